@@ -1,0 +1,328 @@
+//! Ring configuration: which algorithm, which hash, and their parameters.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+use super::error::{excerpt, PlacementError};
+
+/// Default points per unit of weight for the `ring` algorithm.
+pub const DEFAULT_VNODES_PER_WEIGHT: u32 = 160;
+/// Largest accepted points per unit of weight.
+pub const MAX_VNODES_PER_WEIGHT: u32 = 10_000;
+/// Default Maglev table size (prime).
+pub const DEFAULT_TABLE_SIZE: u64 = 65_537;
+/// Largest accepted Maglev table size.
+pub const MAX_TABLE_SIZE: u64 = 1 << 24;
+/// Default replication factor for preference lists.
+pub const DEFAULT_REPLICATION_FACTOR: u32 = 3;
+/// Largest accepted replication factor.
+pub const MAX_REPLICATION_FACTOR: u32 = 64;
+/// Cap on materialized ring points, ketama points or jump buckets.
+pub const MAX_POINTS: u64 = 1 << 23;
+
+/// A placement algorithm.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "&'static str")]
+pub enum Algorithm {
+    /// Virtual-node ring with 64-bit positions (the default).
+    Ring,
+    /// libketama-compatible ring (md5, 32-bit points).
+    Ketama,
+    /// Maglev lookup table.
+    Maglev,
+    /// Jump consistent hash over a persisted bucket order.
+    Jump,
+    /// Weighted highest-random-weight.
+    Rendezvous,
+}
+
+impl Algorithm {
+    /// All algorithms, in their canonical code order.
+    pub const ALL: [Algorithm; 5] = [
+        Algorithm::Ring,
+        Algorithm::Ketama,
+        Algorithm::Maglev,
+        Algorithm::Jump,
+        Algorithm::Rendezvous,
+    ];
+
+    /// The name used in JSON and on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Algorithm::Ring => "ring",
+            Algorithm::Ketama => "ketama",
+            Algorithm::Maglev => "maglev",
+            Algorithm::Jump => "jump",
+            Algorithm::Rendezvous => "rendezvous",
+        }
+    }
+
+    /// The byte that stands for this algorithm in the canonical encoding.
+    pub fn code(self) -> u8 {
+        match self {
+            Algorithm::Ring => 1,
+            Algorithm::Ketama => 2,
+            Algorithm::Maglev => 3,
+            Algorithm::Jump => 4,
+            Algorithm::Rendezvous => 5,
+        }
+    }
+
+    /// The hash an algorithm uses when none is given.
+    pub fn default_hash(self) -> HashFunction {
+        match self {
+            Algorithm::Ketama => HashFunction::Md5,
+            _ => HashFunction::Xxh3,
+        }
+    }
+}
+
+impl FromStr for Algorithm {
+    type Err = PlacementError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Algorithm::ALL
+            .into_iter()
+            .find(|a| a.name() == s)
+            .ok_or_else(|| PlacementError::UnknownAlgorithm(excerpt(s)))
+    }
+}
+
+impl TryFrom<String> for Algorithm {
+    type Error = PlacementError;
+    fn try_from(s: String) -> Result<Self, Self::Error> {
+        s.parse()
+    }
+}
+
+impl From<Algorithm> for &'static str {
+    fn from(a: Algorithm) -> Self {
+        a.name()
+    }
+}
+
+impl fmt::Display for Algorithm {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A 64-bit hash function for keys and point labels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "&'static str")]
+pub enum HashFunction {
+    /// XXH3-64, seed 0, default secret.
+    Xxh3,
+    /// MD5; first 8 digest bytes as a little-endian u64.
+    Md5,
+    /// SHA-256; first 8 digest bytes as a little-endian u64.
+    Sha256,
+    /// MurmurHash3 x64-128, seed 0; the first 64-bit half (h1).
+    Murmur3,
+}
+
+impl HashFunction {
+    /// All hash functions, in their canonical code order.
+    pub const ALL: [HashFunction; 4] = [
+        HashFunction::Xxh3,
+        HashFunction::Md5,
+        HashFunction::Sha256,
+        HashFunction::Murmur3,
+    ];
+
+    /// The name used in JSON and on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            HashFunction::Xxh3 => "xxh3",
+            HashFunction::Md5 => "md5",
+            HashFunction::Sha256 => "sha256",
+            HashFunction::Murmur3 => "murmur3",
+        }
+    }
+
+    /// The byte that stands for this hash in the canonical encoding.
+    pub fn code(self) -> u8 {
+        match self {
+            HashFunction::Xxh3 => 1,
+            HashFunction::Md5 => 2,
+            HashFunction::Sha256 => 3,
+            HashFunction::Murmur3 => 4,
+        }
+    }
+}
+
+impl FromStr for HashFunction {
+    type Err = PlacementError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        HashFunction::ALL
+            .into_iter()
+            .find(|h| h.name() == s)
+            .ok_or_else(|| PlacementError::UnknownHash(excerpt(s)))
+    }
+}
+
+impl TryFrom<String> for HashFunction {
+    type Error = PlacementError;
+    fn try_from(s: String) -> Result<Self, Self::Error> {
+        s.parse()
+    }
+}
+
+impl From<HashFunction> for &'static str {
+    fn from(h: HashFunction) -> Self {
+        h.name()
+    }
+}
+
+impl fmt::Display for HashFunction {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Everything that decides placement apart from the node set.
+///
+/// Deserializing validates; after building one by hand call
+/// [`RingConfig::validate`] (placement building does so too).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(try_from = "RingConfigSpec")]
+pub struct RingConfig {
+    /// The placement algorithm.
+    pub algorithm: Algorithm,
+    /// Hash for keys and labels.
+    pub hash: HashFunction,
+    /// `ring`: points per unit of weight.
+    pub vnodes_per_weight: u32,
+    /// `maglev`: lookup table size, prime.
+    pub table_size: u64,
+    /// Default length of preference lists.
+    pub replication_factor: u32,
+    /// Whether preference lists spread over zones first.
+    pub zone_aware: bool,
+}
+
+impl Default for RingConfig {
+    fn default() -> Self {
+        Self::new(Algorithm::Ring)
+    }
+}
+
+impl RingConfig {
+    /// A config with every parameter at its default for `algorithm`.
+    pub fn new(algorithm: Algorithm) -> Self {
+        Self {
+            algorithm,
+            hash: algorithm.default_hash(),
+            vnodes_per_weight: DEFAULT_VNODES_PER_WEIGHT,
+            table_size: DEFAULT_TABLE_SIZE,
+            replication_factor: DEFAULT_REPLICATION_FACTOR,
+            zone_aware: false,
+        }
+    }
+
+    /// Checks every parameter; called by every constructor path.
+    pub fn validate(&self) -> Result<(), PlacementError> {
+        if self.algorithm == Algorithm::Ketama && self.hash != HashFunction::Md5 {
+            return Err(PlacementError::HashNotSupported {
+                algorithm: "ketama",
+                required: "md5",
+                requested: self.hash.name(),
+            });
+        }
+        if self.vnodes_per_weight == 0 || self.vnodes_per_weight > MAX_VNODES_PER_WEIGHT {
+            return Err(PlacementError::VnodesOutOfRange {
+                value: self.vnodes_per_weight.into(),
+                max: MAX_VNODES_PER_WEIGHT,
+            });
+        }
+        if self.replication_factor == 0 || self.replication_factor > MAX_REPLICATION_FACTOR {
+            return Err(PlacementError::ReplicationOutOfRange {
+                value: self.replication_factor.into(),
+                max: MAX_REPLICATION_FACTOR,
+            });
+        }
+        if self.table_size < 2 || self.table_size > MAX_TABLE_SIZE {
+            return Err(PlacementError::TableSizeOutOfRange {
+                size: self.table_size,
+                nodes: 0,
+                max: MAX_TABLE_SIZE,
+            });
+        }
+        if !is_prime(self.table_size) {
+            return Err(PlacementError::TableSizeNotPrime(self.table_size));
+        }
+        Ok(())
+    }
+}
+
+/// The wire form of a config: every parameter optional, unknown fields refused.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RingConfigSpec {
+    /// Defaults to `ring`.
+    pub algorithm: Option<Algorithm>,
+    /// Defaults to the algorithm's hash.
+    pub hash: Option<HashFunction>,
+    /// Defaults to 160.
+    pub vnodes_per_weight: Option<u64>,
+    /// Defaults to 65537.
+    pub table_size: Option<u64>,
+    /// Defaults to 3.
+    pub replication_factor: Option<u64>,
+    /// Defaults to false.
+    pub zone_aware: Option<bool>,
+}
+
+impl TryFrom<RingConfigSpec> for RingConfig {
+    type Error = PlacementError;
+    fn try_from(spec: RingConfigSpec) -> Result<Self, Self::Error> {
+        let algorithm = spec.algorithm.unwrap_or(Algorithm::Ring);
+        let defaults = RingConfig::new(algorithm);
+        let vnodes = spec
+            .vnodes_per_weight
+            .unwrap_or(defaults.vnodes_per_weight.into());
+        let replication = spec
+            .replication_factor
+            .unwrap_or(defaults.replication_factor.into());
+        let config = RingConfig {
+            algorithm,
+            hash: spec.hash.unwrap_or(defaults.hash),
+            vnodes_per_weight: u32::try_from(vnodes).map_err(|_| {
+                PlacementError::VnodesOutOfRange {
+                    value: vnodes,
+                    max: MAX_VNODES_PER_WEIGHT,
+                }
+            })?,
+            table_size: spec.table_size.unwrap_or(defaults.table_size),
+            replication_factor: u32::try_from(replication).map_err(|_| {
+                PlacementError::ReplicationOutOfRange {
+                    value: replication,
+                    max: MAX_REPLICATION_FACTOR,
+                }
+            })?,
+            zone_aware: spec.zone_aware.unwrap_or(false),
+        };
+        config.validate()?;
+        Ok(config)
+    }
+}
+
+/// Deterministic primality test by trial division; table sizes are at most
+/// 2^24, so this needs at most ~2,000 divisions.
+pub fn is_prime(n: u64) -> bool {
+    if n < 2 {
+        return false;
+    }
+    if n % 2 == 0 {
+        return n == 2;
+    }
+    let mut d = 3;
+    while d * d <= n {
+        if n % d == 0 {
+            return false;
+        }
+        d += 2;
+    }
+    true
+}

@@ -1,0 +1,243 @@
+//! A sorted circle of points shared by the `ring` and `ketama` algorithms.
+//!
+//! Points are kept as two parallel arrays (positions, owners) so a lookup
+//! touches as little memory as possible, plus a bucket index over the top
+//! bits of the position that narrows the search to a handful of points.
+
+use std::cmp::Ordering;
+
+/// Sorted points on a circle of `2^space_bits` positions.
+#[derive(Debug, Clone)]
+pub(crate) struct Continuum {
+    /// Point positions, ascending; ties ordered by owner index.
+    positions: Vec<u64>,
+    /// Index into the placement's node table for each point.
+    owners: Vec<u32>,
+    /// `index[b]` is the first point whose position is at or after the start
+    /// of bucket `b`; it has `2^bits + 1` entries.
+    index: Vec<u32>,
+    /// Position bits dropped to get a bucket number.
+    shift: u32,
+    /// 64 for `ring`, 32 for `ketama`.
+    space_bits: u32,
+}
+
+impl Continuum {
+    /// Builds from points already sorted by `(position, owner)`.
+    pub(crate) fn from_sorted(positions: Vec<u64>, owners: Vec<u32>, space_bits: u32) -> Self {
+        debug_assert_eq!(positions.len(), owners.len());
+        debug_assert!(positions
+            .windows(2)
+            .zip(owners.windows(2))
+            .all(|(p, o)| (p[0], o[0]) <= (p[1], o[1])));
+        // About one point per bucket keeps the final scan short.
+        let bits = (usize::BITS - positions.len().max(1).leading_zeros() - 1).clamp(1, 22);
+        let bits = bits.min(space_bits);
+        let shift = space_bits - bits;
+        let buckets = 1usize << bits;
+        let mut index = Vec::with_capacity(buckets + 1);
+        let mut i = 0usize;
+        for b in 0..buckets as u64 {
+            let start = b << shift;
+            while i < positions.len() && positions[i] < start {
+                i += 1;
+            }
+            index.push(i as u32);
+        }
+        index.push(positions.len() as u32);
+        Self {
+            positions,
+            owners,
+            index,
+            shift,
+            space_bits,
+        }
+    }
+
+    /// Sorts `(position, owner)` pairs by the tie rule and builds.
+    pub(crate) fn from_unsorted(mut points: Vec<(u64, u32)>, space_bits: u32) -> Self {
+        points.sort_unstable();
+        let (positions, owners) = points.into_iter().unzip();
+        Self::from_sorted(positions, owners, space_bits)
+    }
+
+    /// Number of points.
+    pub(crate) fn len(&self) -> usize {
+        self.positions.len()
+    }
+
+    /// Positions, ascending.
+    pub(crate) fn positions(&self) -> &[u64] {
+        &self.positions
+    }
+
+    /// Owner index per point.
+    pub(crate) fn owners(&self) -> &[u32] {
+        &self.owners
+    }
+
+    /// Size of the circle, `2^space_bits`.
+    pub(crate) fn space(&self) -> u128 {
+        1u128 << self.space_bits
+    }
+
+    /// Index of the first point at or after `h`, wrapping to 0; `None` when
+    /// there are no points.
+    #[inline]
+    pub(crate) fn successor(&self, h: u64) -> Option<usize> {
+        if self.positions.is_empty() {
+            return None;
+        }
+        let b = (h >> self.shift) as usize;
+        let lo = self.index[b] as usize;
+        let hi = self.index[b + 1] as usize;
+        let mut i = lo;
+        while i < hi && self.positions[i] < h {
+            i += 1;
+        }
+        Some(if i == self.positions.len() { 0 } else { i })
+    }
+
+    /// The owner index of the point at `i`.
+    #[inline]
+    pub(crate) fn owner_at(&self, i: usize) -> u32 {
+        self.owners[i]
+    }
+
+    /// Owners of the points from `start` clockwise, once round the circle.
+    pub(crate) fn walk(&self, start: usize) -> impl Iterator<Item = u32> + '_ {
+        let n = self.owners.len();
+        (0..n).map(move |k| self.owners[(start + k) % n])
+    }
+
+    /// The non-empty arcs in ascending order. Each point owns the positions
+    /// after its predecessor up to and including itself; the first point's
+    /// arc wraps past the top of the circle, so it comes as two pieces, the
+    /// one ending at the top last.
+    pub(crate) fn arcs(&self) -> impl Iterator<Item = Arc> + '_ {
+        let n = self.positions.len();
+        let top = self.space() - 1;
+        let wrap = (n > 0).then(|| Arc {
+            first: self.positions[n - 1] as u128 + 1,
+            last: top,
+            owner: self.owners[0],
+        });
+        let body = (0..n).map(move |i| Arc {
+            first: if i == 0 {
+                0
+            } else {
+                self.positions[i - 1] as u128 + 1
+            },
+            last: self.positions[i] as u128,
+            owner: self.owners[i],
+        });
+        // The wrap piece is empty when the last point sits at the very top.
+        body.chain(wrap).filter(|a| a.first <= a.last)
+    }
+
+    /// Merges this continuum, with owners renumbered by `remap` and points of
+    /// owners mapped to `None` dropped, with new points sorted by
+    /// `(position, owner)`.
+    pub(crate) fn merged(&self, remap: &[Option<u32>], added: &[(u64, u32)]) -> Self {
+        let kept = self
+            .positions
+            .iter()
+            .zip(&self.owners)
+            .filter_map(|(&p, &o)| remap[o as usize].map(|o| (p, o)));
+        let total = self.len() + added.len();
+        let mut positions = Vec::with_capacity(total);
+        let mut owners = Vec::with_capacity(total);
+        let mut kept = kept.peekable();
+        let mut added = added.iter().copied().peekable();
+        loop {
+            let next = match (kept.peek(), added.peek()) {
+                (Some(a), Some(b)) => match a.cmp(b) {
+                    Ordering::Greater => added.next(),
+                    _ => kept.next(),
+                },
+                (Some(_), None) => kept.next(),
+                (None, Some(_)) => added.next(),
+                (None, None) => break,
+            };
+            let (p, o) = next.expect("peeked");
+            positions.push(p);
+            owners.push(o);
+        }
+        Self::from_sorted(positions, owners, self.space_bits)
+    }
+}
+
+/// An inclusive range of circle positions and the node index owning it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Arc {
+    pub first: u128,
+    pub last: u128,
+    pub owner: u32,
+}
+
+impl Arc {
+    pub(crate) fn len(&self) -> u128 {
+        self.last - self.first + 1
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn small() -> Continuum {
+        // Two points collide at 200: owner 1 sorts before owner 4.
+        Continuum::from_unsorted(vec![(200, 4), (100, 2), (200, 1), (u32::MAX as u64, 3)], 32)
+    }
+
+    #[test]
+    fn successor_takes_first_point_at_or_after_and_wraps() {
+        let c = small();
+        assert_eq!(c.positions(), &[100, 200, 200, u32::MAX as u64]);
+        assert_eq!(c.owners(), &[2, 1, 4, 3]);
+        assert_eq!(c.successor(0), Some(0));
+        assert_eq!(c.successor(100), Some(0));
+        assert_eq!(c.successor(101), Some(1));
+        assert_eq!(c.successor(200), Some(1));
+        assert_eq!(c.successor(201), Some(3));
+        assert_eq!(c.successor(u32::MAX as u64), Some(3));
+    }
+
+    #[test]
+    fn arcs_cover_the_circle_exactly_once() {
+        let c = small();
+        let arcs: Vec<_> = c.arcs().collect();
+        assert_eq!(
+            arcs,
+            vec![
+                Arc {
+                    first: 0,
+                    last: 100,
+                    owner: 2
+                },
+                Arc {
+                    first: 101,
+                    last: 200,
+                    owner: 1
+                },
+                Arc {
+                    first: 201,
+                    last: u32::MAX as u128,
+                    owner: 3
+                },
+            ]
+        );
+        assert_eq!(arcs.iter().map(Arc::len).sum::<u128>(), 1u128 << 32);
+    }
+
+    #[test]
+    fn merge_keeps_the_tie_rule() {
+        let c = small();
+        // Drop owner 3 and renumber 4 -> 3 (renumbering keeps id order, so
+        // it is monotone), then add points, one tying at 200.
+        let remap = [None, Some(1), Some(2), None, Some(3)];
+        let m = c.merged(&remap, &[(150, 5), (200, 0)]);
+        assert_eq!(m.positions(), &[100, 150, 200, 200, 200]);
+        assert_eq!(m.owners(), &[2, 5, 0, 1, 3]);
+    }
+}

@@ -1,0 +1,170 @@
+//! The canonical binary encoding of a materialized placement, and its
+//! SHA-256 fingerprint.
+//!
+//! Layout (all integers little-endian; `docs/placement-spec.md` is the
+//! normative description):
+//!
+//! ```text
+//! magic      8 bytes  "RINGDPL" 0x01
+//! algorithm  u8       1 ring, 2 ketama, 3 maglev, 4 jump, 5 rendezvous
+//! hash       u8       1 xxh3, 2 md5, 3 sha256, 4 murmur3
+//! zone_aware u8       0 or 1
+//! reserved   u8       0
+//! replicas   u32      replication factor
+//! nodes      u32      count, then per active node in id order:
+//!                     u8 id length, id bytes, u8 zone length (0 = none),
+//!                     zone bytes, u32 weight
+//! body, by algorithm:
+//!   ring        u32 count, then count × (u64 position, u32 node)
+//!   ketama      u32 count, then count × (u32 position, u32 node)
+//!   maglev      u32 table size, then size × u32 node
+//!   jump        u32 buckets, then buckets × u32 node (0xFFFFFFFF = hole)
+//!   rendezvous  per node, u64 label hash
+//! ```
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use super::{Layout, Placement};
+
+/// First bytes of every encoding; the last byte is the format version.
+pub const MAGIC: &[u8; 8] = b"RINGDPL\x01";
+
+/// Node number that marks a jump hole.
+pub const HOLE: u32 = u32::MAX;
+
+/// SHA-256 over the canonical encoding; shown as 64 lowercase hex digits.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(into = "String", try_from = "String")]
+pub struct Fingerprint(pub [u8; 32]);
+
+impl Fingerprint {
+    /// Fingerprint of an encoding.
+    pub fn of(encoding: &[u8]) -> Self {
+        Self(Sha256::digest(encoding).into())
+    }
+}
+
+impl fmt::Display for Fingerprint {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for b in self.0 {
+            write!(f, "{b:02x}")?;
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Debug for Fingerprint {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Fingerprint({self})")
+    }
+}
+
+/// Why a fingerprint string did not parse.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("fingerprint must be 64 lowercase hex digits")]
+pub struct BadFingerprint;
+
+impl FromStr for Fingerprint {
+    type Err = BadFingerprint;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let b = s.as_bytes();
+        if b.len() != 64 {
+            return Err(BadFingerprint);
+        }
+        let digit = |c: u8| match c {
+            b'0'..=b'9' => Ok(c - b'0'),
+            b'a'..=b'f' => Ok(c - b'a' + 10),
+            _ => Err(BadFingerprint),
+        };
+        let mut out = [0u8; 32];
+        for (i, pair) in b.chunks_exact(2).enumerate() {
+            out[i] = digit(pair[0])? << 4 | digit(pair[1])?;
+        }
+        Ok(Self(out))
+    }
+}
+
+impl From<Fingerprint> for String {
+    fn from(f: Fingerprint) -> Self {
+        f.to_string()
+    }
+}
+
+impl TryFrom<String> for Fingerprint {
+    type Error = BadFingerprint;
+    fn try_from(s: String) -> Result<Self, Self::Error> {
+        s.parse()
+    }
+}
+
+impl Placement {
+    /// The canonical encoding: everything a thin client needs to place keys
+    /// exactly as this placement does.
+    pub fn encode(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(64 + self.body_len());
+        out.extend_from_slice(MAGIC);
+        out.push(self.config.algorithm.code());
+        out.push(self.config.hash.code());
+        out.push(u8::from(self.config.zone_aware));
+        out.push(0);
+        out.extend_from_slice(&self.config.replication_factor.to_le_bytes());
+        out.extend_from_slice(&(self.nodes.len() as u32).to_le_bytes());
+        for n in &self.nodes {
+            let id = n.id.as_str().as_bytes();
+            out.push(id.len() as u8);
+            out.extend_from_slice(id);
+            let zone = n.zone.as_ref().map_or(&[][..], |z| z.as_str().as_bytes());
+            out.push(zone.len() as u8);
+            out.extend_from_slice(zone);
+            out.extend_from_slice(&n.weight.get().to_le_bytes());
+        }
+        match &self.layout {
+            Layout::Ring(c) => {
+                out.extend_from_slice(&(c.len() as u32).to_le_bytes());
+                for (p, o) in c.positions().iter().zip(c.owners()) {
+                    out.extend_from_slice(&p.to_le_bytes());
+                    out.extend_from_slice(&o.to_le_bytes());
+                }
+            }
+            Layout::Ketama(c) => {
+                out.extend_from_slice(&(c.len() as u32).to_le_bytes());
+                for (p, o) in c.positions().iter().zip(c.owners()) {
+                    out.extend_from_slice(&(*p as u32).to_le_bytes());
+                    out.extend_from_slice(&o.to_le_bytes());
+                }
+            }
+            Layout::Maglev(t) => {
+                out.extend_from_slice(&(t.len() as u32).to_le_bytes());
+                for o in t {
+                    out.extend_from_slice(&o.to_le_bytes());
+                }
+            }
+            Layout::Jump(b) => {
+                out.extend_from_slice(&(b.len() as u32).to_le_bytes());
+                for s in b {
+                    out.extend_from_slice(&s.unwrap_or(HOLE).to_le_bytes());
+                }
+            }
+            Layout::Rendezvous { node_hashes, .. } => {
+                for h in node_hashes {
+                    out.extend_from_slice(&h.to_le_bytes());
+                }
+            }
+        }
+        out
+    }
+
+    fn body_len(&self) -> usize {
+        match &self.layout {
+            Layout::Ring(c) => c.len() * 12,
+            Layout::Ketama(c) => c.len() * 8,
+            Layout::Maglev(t) => t.len() * 4,
+            Layout::Jump(b) => b.len() * 4,
+            Layout::Rendezvous { node_hashes, .. } => node_hashes.len() * 8,
+        }
+    }
+}

@@ -1,0 +1,116 @@
+//! Typed errors for everything the placement core refuses.
+
+use thiserror::Error;
+
+/// Why a ring configuration, a node or a node set was rejected.
+///
+/// Every message names the offending value so that an operator can fix the
+/// input without reading the source.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum PlacementError {
+    /// A node id was empty.
+    #[error("node id must not be empty")]
+    EmptyNodeId,
+    /// A node id was too long or used a character outside the allowed set.
+    #[error("node id `{id}` is invalid: {reason}")]
+    InvalidNodeId {
+        /// The rejected id (truncated to 200 characters).
+        id: String,
+        /// What is wrong with it.
+        reason: &'static str,
+    },
+    /// Two nodes in one set share an id.
+    #[error("node id `{0}` appears more than once")]
+    DuplicateNodeId(String),
+    /// A `hash_key` was empty, too long or contained control characters.
+    #[error("hash_key `{key}` is invalid: {reason}")]
+    InvalidHashKey {
+        /// The rejected key (truncated to 200 characters).
+        key: String,
+        /// What is wrong with it.
+        reason: &'static str,
+    },
+    /// A zone name was empty, too long or used a disallowed character.
+    #[error("zone `{zone}` is invalid: {reason}")]
+    InvalidZone {
+        /// The rejected zone (truncated to 200 characters).
+        zone: String,
+        /// What is wrong with it.
+        reason: &'static str,
+    },
+    /// A weight was zero or above the maximum.
+    #[error("weight {weight} is out of range: weights are integers from 1 to {max}")]
+    WeightOutOfRange {
+        /// The rejected weight.
+        weight: u64,
+        /// The largest accepted weight.
+        max: u32,
+    },
+    /// The algorithm name is not one ringd implements.
+    #[error("unknown algorithm `{0}`: expected one of ring, ketama, maglev, jump, rendezvous")]
+    UnknownAlgorithm(String),
+    /// The hash function name is not one ringd implements.
+    #[error("unknown hash function `{0}`: expected one of xxh3, md5, sha256, murmur3")]
+    UnknownHash(String),
+    /// The algorithm fixes its own hash function and another one was asked for.
+    #[error("algorithm `{algorithm}` only supports hash `{required}`, not `{requested}`")]
+    HashNotSupported {
+        /// The algorithm.
+        algorithm: &'static str,
+        /// The hash it requires.
+        required: &'static str,
+        /// The hash that was requested.
+        requested: &'static str,
+    },
+    /// The Maglev table size is not a prime number.
+    #[error("table_size {0} is not prime: Maglev needs a prime table size such as 65537")]
+    TableSizeNotPrime(u64),
+    /// The Maglev table size is below the node count or above the maximum.
+    #[error("table_size {size} is out of range: it must be at least the active node count ({nodes}) and at most {max}")]
+    TableSizeOutOfRange {
+        /// The rejected size.
+        size: u64,
+        /// Active nodes that need at least one entry each.
+        nodes: usize,
+        /// The largest accepted size.
+        max: u64,
+    },
+    /// Points per weight unit outside the accepted range.
+    #[error("vnodes_per_weight {value} is out of range: it must be from 1 to {max}")]
+    VnodesOutOfRange {
+        /// The rejected value.
+        value: u64,
+        /// The largest accepted value.
+        max: u32,
+    },
+    /// Replication factor outside the accepted range.
+    #[error("replication_factor {value} is out of range: it must be from 1 to {max}")]
+    ReplicationOutOfRange {
+        /// The rejected value.
+        value: u64,
+        /// The largest accepted value.
+        max: u32,
+    },
+    /// The node set would materialize more points, buckets or entries than allowed.
+    #[error("the ring would hold {total} points, over the cap of {cap}: lower vnodes_per_weight or the weights")]
+    TooManyPoints {
+        /// What the node set asks for.
+        total: u64,
+        /// The documented cap.
+        cap: u64,
+    },
+    /// Zone awareness is on and an active node has no zone.
+    #[error("zone_aware is on but active node `{0}` has no zone")]
+    MissingZone(String),
+    /// A persisted jump bucket order does not match the active node set.
+    #[error("jump bucket order does not match the active nodes: {0}")]
+    InvalidBucketOrder(String),
+    /// A canonical encoding could not be decoded.
+    #[error("placement encoding is invalid: {0}")]
+    InvalidEncoding(&'static str),
+}
+
+/// Cuts user-supplied text down to a size that is safe to echo in a message.
+pub(crate) fn excerpt(s: &str) -> String {
+    s.chars().take(200).collect()
+}

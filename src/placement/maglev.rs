@@ -1,0 +1,85 @@
+//! `maglev`: the Maglev lookup table (Eisenbud et al., NSDI 2016), with
+//! weighted population the way Envoy's Maglev load balancer fills it.
+//!
+//! Each node has a permutation of the table's slots,
+//! `(offset + skip × j) mod M`, with `offset = xxh64(label, 0) mod M` and
+//! `skip = xxh64(label, 1) mod (M − 1) + 1`. Nodes take turns, in node order,
+//! claiming their next free slot, in the order of their labels' bytes (ties
+//! by id) as Envoy sorts hosts by their hash key. A node of weight `w` takes a turn in
+//! round `i` (counting from 1) only while `i × w ≥ target`, where `target`
+//! starts at 0 and grows by the largest weight on every turn taken; so the
+//! heaviest nodes claim a slot every round and a node of half that weight
+//! every other round. Integer arithmetic replaces Envoy's normalized
+//! doubles: it is exact, and gives the same tables.
+
+use super::hash::xxh64_seeded;
+use super::node::Node;
+
+/// Marks a slot not yet claimed while filling.
+const EMPTY: u32 = u32::MAX;
+
+/// Offset and skip of a node's permutation.
+pub fn permutation_seeds(label: &str, table_size: u64) -> (u64, u64) {
+    let offset = xxh64_seeded(label.as_bytes(), 0) % table_size;
+    let skip = xxh64_seeded(label.as_bytes(), 1) % (table_size - 1) + 1;
+    (offset, skip)
+}
+
+/// Fills a table of `table_size` slots (prime, at least `nodes.len()`)
+/// with node indices. `nodes` are active and sorted by id.
+pub(crate) fn build(nodes: &[Node], table_size: u64) -> Vec<u32> {
+    let m = table_size as usize;
+    let mut table = vec![EMPTY; m];
+    if nodes.is_empty() {
+        return Vec::new();
+    }
+    struct Entry {
+        node: u32,
+        offset: u64,
+        skip: u64,
+        next: u64,
+        weight: u64,
+        target: u64,
+    }
+    let mut fill_order: Vec<usize> = (0..nodes.len()).collect();
+    fill_order.sort_by(|&a, &b| nodes[a].label().cmp(nodes[b].label()).then(a.cmp(&b)));
+    let mut entries: Vec<Entry> = fill_order
+        .iter()
+        .map(|&i| {
+            let n = &nodes[i];
+            let (offset, skip) = permutation_seeds(n.label(), table_size);
+            Entry {
+                node: i as u32,
+                offset,
+                skip,
+                next: 0,
+                weight: n.weight.get().into(),
+                target: 0,
+            }
+        })
+        .collect();
+    let max_weight = entries.iter().map(|e| e.weight).max().unwrap_or(1);
+    let mut filled = 0usize;
+    let mut round = 1u64;
+    while filled < m {
+        for e in entries.iter_mut() {
+            if filled == m {
+                break;
+            }
+            if round * e.weight < e.target {
+                continue;
+            }
+            e.target += max_weight;
+            let mut slot = ((e.offset + e.skip * e.next) % table_size) as usize;
+            while table[slot] != EMPTY {
+                e.next += 1;
+                slot = ((e.offset + e.skip * e.next) % table_size) as usize;
+            }
+            table[slot] = e.node;
+            e.next += 1;
+            filled += 1;
+        }
+        round += 1;
+    }
+    table
+}

@@ -1,0 +1,400 @@
+//! The placement core: pure, deterministic consistent hashing.
+//!
+//! A [`Placement`] is built from a [`RingConfig`] and a node set and answers
+//! [`Placement::owner`] and [`Placement::preference_list`] for byte-string
+//! keys. It does no I/O, never depends on hash-map iteration order and uses
+//! no randomness, so every process (and every language following
+//! `docs/placement-spec.md`) that builds one from the same inputs, in any
+//! order, places every key identically. [`Placement::fingerprint`] proves it.
+
+pub mod config;
+mod continuum;
+mod diff;
+mod diff_model;
+mod encoding;
+pub mod error;
+pub mod hash;
+pub mod jump;
+pub mod ketama;
+pub mod maglev;
+pub mod node;
+mod ownership;
+mod preference;
+pub mod rendezvous;
+pub mod ring;
+
+use std::sync::OnceLock;
+
+pub use config::{Algorithm, HashFunction, RingConfig, RingConfigSpec};
+pub use diff::{DiffBasis, MovedRange, NodeMovement, PlacementDiff, Transfer};
+pub use encoding::Fingerprint;
+pub use error::PlacementError;
+pub use node::{HashKey, Node, NodeId, NodeState, Weight, Zone};
+pub use ownership::{NodeOwnership, Ownership, OwnershipBasis};
+
+use continuum::Continuum;
+
+/// Materialized placement state for one algorithm.
+#[derive(Debug, Clone)]
+enum Layout {
+    Ring(Continuum),
+    Ketama(Continuum),
+    Maglev(Vec<u32>),
+    Jump(jump::Buckets),
+    Rendezvous {
+        node_hashes: Vec<u64>,
+        weights: Vec<u32>,
+        uniform: bool,
+    },
+}
+
+/// Zone number of each node (numbered by zone name order) and the number of
+/// distinct zones; present only when zone awareness is on.
+#[derive(Debug, Clone)]
+struct Zones {
+    of_node: Vec<u32>,
+    count: usize,
+}
+
+/// An immutable, materialized placement: who owns every key.
+#[derive(Debug)]
+pub struct Placement {
+    config: RingConfig,
+    /// Active nodes, sorted by id; a node's index here is its number in the
+    /// materialized layout and in the canonical encoding.
+    nodes: Vec<Node>,
+    zones: Option<Zones>,
+    layout: Layout,
+    fingerprint: OnceLock<Fingerprint>,
+}
+
+impl Clone for Placement {
+    fn clone(&self) -> Self {
+        Self {
+            config: self.config.clone(),
+            nodes: self.nodes.clone(),
+            zones: self.zones.clone(),
+            layout: self.layout.clone(),
+            fingerprint: self.fingerprint.clone(),
+        }
+    }
+}
+
+impl Node {
+    /// Whether this node owns keys.
+    pub fn is_active(&self) -> bool {
+        self.state == NodeState::Active
+    }
+}
+
+/// Validates a node set and returns its active nodes sorted by id.
+fn active_sorted(config: &RingConfig, nodes: &[Node]) -> Result<Vec<Node>, PlacementError> {
+    config.validate()?;
+    let mut all: Vec<&Node> = nodes.iter().collect();
+    all.sort_by(|a, b| a.id.cmp(&b.id));
+    if let Some(w) = all.windows(2).find(|w| w[0].id == w[1].id) {
+        return Err(PlacementError::DuplicateNodeId(w[0].id.to_string()));
+    }
+    let active: Vec<Node> = all.into_iter().filter(|n| n.is_active()).cloned().collect();
+    if config.zone_aware {
+        if let Some(n) = active.iter().find(|n| n.zone.is_none()) {
+            return Err(PlacementError::MissingZone(n.id.to_string()));
+        }
+    }
+    let total = match config.algorithm {
+        Algorithm::Ring => ring::point_count(config.vnodes_per_weight, &active),
+        Algorithm::Ketama => ketama::point_count(&active),
+        Algorithm::Jump => active.iter().map(|n| u64::from(n.weight.get())).sum(),
+        Algorithm::Maglev | Algorithm::Rendezvous => 0,
+    };
+    if total > config::MAX_POINTS {
+        return Err(PlacementError::TooManyPoints {
+            total,
+            cap: config::MAX_POINTS,
+        });
+    }
+    if config.algorithm == Algorithm::Maglev && (config.table_size as usize) < active.len() {
+        return Err(PlacementError::TableSizeOutOfRange {
+            size: config.table_size,
+            nodes: active.len(),
+            max: config::MAX_TABLE_SIZE,
+        });
+    }
+    Ok(active)
+}
+
+fn zones_of(config: &RingConfig, nodes: &[Node]) -> Option<Zones> {
+    if !config.zone_aware {
+        return None;
+    }
+    let mut names: Vec<&Zone> = nodes.iter().filter_map(|n| n.zone.as_ref()).collect();
+    names.sort();
+    names.dedup();
+    let of_node = nodes
+        .iter()
+        .map(|n| {
+            let z = n.zone.as_ref().expect("validated: active nodes have zones");
+            names.binary_search(&z).expect("zone listed") as u32
+        })
+        .collect();
+    Some(Zones {
+        of_node,
+        count: names.len(),
+    })
+}
+
+impl Placement {
+    /// Builds a placement. For `jump` the bucket order is the initial one
+    /// (nodes in id order); use [`Placement::build_with_buckets`] to restore
+    /// a persisted order, or [`Placement::rebuild`] to derive the next one.
+    pub fn build(config: &RingConfig, nodes: &[Node]) -> Result<Self, PlacementError> {
+        let active = active_sorted(config, nodes)?;
+        let layout = match config.algorithm {
+            Algorithm::Ring => {
+                Layout::Ring(ring::build(config.hash, config.vnodes_per_weight, &active))
+            }
+            Algorithm::Ketama => Layout::Ketama(ketama::build(&active)),
+            Algorithm::Maglev => Layout::Maglev(maglev::build(&active, config.table_size)),
+            Algorithm::Jump => Layout::Jump(Self::bucket_indices(
+                &active,
+                &jump::initial_order(&active),
+            )?),
+            Algorithm::Rendezvous => Self::rendezvous_layout(config, &active),
+        };
+        Ok(Self::assemble(config, active, layout))
+    }
+
+    /// Builds a `jump` placement on a persisted bucket order (as returned by
+    /// [`Placement::bucket_order`]). Other algorithms ignore `buckets`.
+    pub fn build_with_buckets(
+        config: &RingConfig,
+        nodes: &[Node],
+        buckets: &[Option<NodeId>],
+    ) -> Result<Self, PlacementError> {
+        if config.algorithm != Algorithm::Jump {
+            return Self::build(config, nodes);
+        }
+        let active = active_sorted(config, nodes)?;
+        let layout = Layout::Jump(Self::bucket_indices(&active, buckets)?);
+        Ok(Self::assemble(config, active, layout))
+    }
+
+    /// The placement after a change, reusing this one's work where the
+    /// algorithm allows: `ring` keeps the points of unchanged nodes and
+    /// merges in the new ones; `jump` derives the next bucket order from
+    /// this one so unchanged nodes keep their buckets.
+    pub fn rebuild(&self, config: &RingConfig, nodes: &[Node]) -> Result<Self, PlacementError> {
+        match (&self.layout, config.algorithm) {
+            (Layout::Ring(old), Algorithm::Ring) if *config == self.config => {
+                let active = active_sorted(config, nodes)?;
+                let layout = Layout::Ring(self.merged_ring(old, &active));
+                Ok(Self::assemble(config, active, layout))
+            }
+            (Layout::Jump(_), Algorithm::Jump) => {
+                let order = jump::next_order(&self.bucket_order().unwrap_or_default(), nodes);
+                Self::build_with_buckets(config, nodes, &order)
+            }
+            _ => Self::build(config, nodes),
+        }
+    }
+
+    fn merged_ring(&self, old: &Continuum, active: &[Node]) -> Continuum {
+        let mut remap = vec![None; self.nodes.len()];
+        let mut added = Vec::new();
+        for (i, node) in active.iter().enumerate() {
+            match self.index_of(&node.id) {
+                Some(j)
+                    if self.nodes[j].label() == node.label()
+                        && self.nodes[j].weight == node.weight =>
+                {
+                    remap[j] = Some(i as u32)
+                }
+                _ => ring::node_points(
+                    self.config.hash,
+                    self.config.vnodes_per_weight,
+                    node,
+                    i as u32,
+                    &mut added,
+                ),
+            }
+        }
+        added.sort_unstable();
+        old.merged(&remap, &added)
+    }
+
+    fn rendezvous_layout(config: &RingConfig, active: &[Node]) -> Layout {
+        let weights: Vec<u32> = active.iter().map(|n| n.weight.get()).collect();
+        Layout::Rendezvous {
+            node_hashes: active
+                .iter()
+                .map(|n| hash::hash64(config.hash, n.label().as_bytes()))
+                .collect(),
+            uniform: weights.windows(2).all(|w| w[0] == w[1]),
+            weights,
+        }
+    }
+
+    fn bucket_indices(
+        active: &[Node],
+        order: &[Option<NodeId>],
+    ) -> Result<jump::Buckets, PlacementError> {
+        let mut counts = vec![0u32; active.len()];
+        let mut buckets = Vec::with_capacity(order.len());
+        for slot in order {
+            let Some(id) = slot else {
+                buckets.push(None);
+                continue;
+            };
+            let i = active.binary_search_by(|n| n.id.cmp(id)).map_err(|_| {
+                PlacementError::InvalidBucketOrder(format!(
+                    "`{id}` holds a bucket but is not an active node"
+                ))
+            })?;
+            counts[i] += 1;
+            buckets.push(Some(i as u32));
+        }
+        if let Some((n, c)) = active
+            .iter()
+            .zip(&counts)
+            .find(|(n, &c)| c != n.weight.get())
+        {
+            return Err(PlacementError::InvalidBucketOrder(format!(
+                "`{}` has weight {} but holds {} buckets",
+                n.id,
+                n.weight.get(),
+                c
+            )));
+        }
+        if matches!(buckets.last(), Some(None)) {
+            return Err(PlacementError::InvalidBucketOrder(
+                "the last bucket is a hole".into(),
+            ));
+        }
+        Ok(buckets)
+    }
+
+    fn assemble(config: &RingConfig, nodes: Vec<Node>, layout: Layout) -> Self {
+        Self {
+            config: config.clone(),
+            zones: zones_of(config, &nodes),
+            nodes,
+            layout,
+            fingerprint: OnceLock::new(),
+        }
+    }
+
+    /// The configuration this placement was built with.
+    pub fn config(&self) -> &RingConfig {
+        &self.config
+    }
+
+    /// Active nodes in id order.
+    pub fn nodes(&self) -> &[Node] {
+        &self.nodes
+    }
+
+    /// Position of `id` in [`Placement::nodes`].
+    pub fn index_of(&self, id: &NodeId) -> Option<usize> {
+        self.nodes.binary_search_by(|n| n.id.cmp(id)).ok()
+    }
+
+    /// For `jump`, the persisted bucket order (`None` marks a hole).
+    pub fn bucket_order(&self) -> Option<Vec<Option<NodeId>>> {
+        match &self.layout {
+            Layout::Jump(b) => Some(
+                b.iter()
+                    .map(|s| s.map(|i| self.nodes[i as usize].id.clone()))
+                    .collect(),
+            ),
+            _ => None,
+        }
+    }
+
+    /// The key's position in the algorithm's hash space: 32 bits for
+    /// `ketama`, 64 bits otherwise.
+    #[inline]
+    pub fn key_hash(&self, key: &[u8]) -> u64 {
+        match self.layout {
+            Layout::Ketama(_) => u64::from(ketama::key_hash(key)),
+            _ => hash::hash64(self.config.hash, key),
+        }
+    }
+
+    /// Index (into [`Placement::nodes`]) of the node owning `key`.
+    #[inline]
+    pub fn owner_index(&self, key: &[u8]) -> Option<usize> {
+        self.owner_of_hash(self.key_hash(key))
+    }
+
+    /// Owner of a key already hashed with [`Placement::key_hash`].
+    #[inline]
+    pub fn owner_of_hash(&self, h: u64) -> Option<usize> {
+        let i = match &self.layout {
+            Layout::Ring(c) | Layout::Ketama(c) => c.owner_at(c.successor(h)?),
+            Layout::Maglev(t) => *t.get((h % self.config.table_size) as usize)?,
+            Layout::Jump(b) if !b.is_empty() => b[jump::lookup(b, h)].expect("live bucket"),
+            Layout::Jump(_) => return None,
+            Layout::Rendezvous {
+                node_hashes,
+                weights,
+                uniform,
+            } => rendezvous::owner(h, node_hashes, weights, *uniform)?,
+        };
+        Some(i as usize)
+    }
+
+    /// The node owning `key`, or `None` when no node is active.
+    #[inline]
+    pub fn owner(&self, key: &[u8]) -> Option<&NodeId> {
+        self.owner_index(key).map(|i| &self.nodes[i].id)
+    }
+
+    /// Indices of up to `r` distinct nodes for `key`, owner first, in the
+    /// algorithm's successor order (zones first when zone awareness is on).
+    pub fn preference_indices(&self, key: &[u8], r: usize) -> Vec<usize> {
+        let h = self.key_hash(key);
+        let n = self.nodes.len();
+        let zones = self.zones.as_ref().map(|z| (&z.of_node[..], z.count));
+        let picked = match &self.layout {
+            Layout::Ring(c) | Layout::Ketama(c) => match c.successor(h) {
+                Some(start) => preference::select(c.walk(start), r, n, zones),
+                None => Vec::new(),
+            },
+            Layout::Maglev(t) if !t.is_empty() => {
+                let start = (h % self.config.table_size) as usize;
+                let walk = (0..t.len()).map(|k| t[(start + k) % t.len()]);
+                preference::select(walk, r, n, zones)
+            }
+            Layout::Jump(b) if !b.is_empty() => {
+                let start = jump::lookup(b, h);
+                let walk = (0..b.len()).filter_map(|k| b[(start + k) % b.len()]);
+                preference::select(walk, r, n, zones)
+            }
+            Layout::Maglev(_) | Layout::Jump(_) => Vec::new(),
+            Layout::Rendezvous {
+                node_hashes,
+                weights,
+                uniform,
+            } => {
+                let ranked = rendezvous::ranked(h, node_hashes, weights, *uniform);
+                preference::select(ranked.into_iter(), r, n, zones)
+            }
+        };
+        picked.into_iter().map(|i| i as usize).collect()
+    }
+
+    /// Up to `r` distinct nodes for `key`: exactly `min(r, active nodes)`.
+    pub fn preference_list(&self, key: &[u8], r: usize) -> Vec<&NodeId> {
+        self.preference_indices(key, r)
+            .into_iter()
+            .map(|i| &self.nodes[i].id)
+            .collect()
+    }
+
+    /// SHA-256 of the canonical encoding, computed once.
+    pub fn fingerprint(&self) -> Fingerprint {
+        *self
+            .fingerprint
+            .get_or_init(|| Fingerprint::of(&self.encode()))
+    }
+}

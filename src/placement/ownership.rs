@@ -1,0 +1,123 @@
+//! Exact ownership: each node's share of the keyspace next to its weight.
+
+use serde::{Serialize, Serializer};
+
+use super::{Layout, NodeId, Placement};
+
+/// What the ownership units count.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OwnershipBasis {
+    /// Arc lengths on the hash circle (`ring`: 2^64 positions, `ketama`: 2^32).
+    Arcs,
+    /// Maglev table entries.
+    TableEntries,
+    /// Live jump buckets: exact in jump's uniform model.
+    Buckets,
+    /// Weights: exact in rendezvous' exponential-race model.
+    Weights,
+}
+
+/// One node's share.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct NodeOwnership {
+    /// The node.
+    pub id: NodeId,
+    /// Keyspace units owned, out of [`Ownership::total_units`]. Serialized
+    /// as a decimal string: it can exceed what JSON numbers carry exactly.
+    #[serde(serialize_with = "as_decimal")]
+    pub units: u128,
+    /// `units / total_units`.
+    pub share: f64,
+    /// The node's weight over the total weight.
+    pub expected_share: f64,
+    /// `share / expected_share`: 1.0 is perfect balance.
+    pub ratio: f64,
+}
+
+/// Every active node's share of the keyspace, computed from the layout in
+/// one pass (O(points) or O(table)), never by sampling keys.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Ownership {
+    /// What the units count.
+    pub basis: OwnershipBasis,
+    /// Size of the keyspace in units; the nodes' units sum to exactly this.
+    #[serde(serialize_with = "as_decimal")]
+    pub total_units: u128,
+    /// Per node, in id order.
+    pub nodes: Vec<NodeOwnership>,
+    /// The largest [`NodeOwnership::ratio`]: how far the most loaded node
+    /// is above its fair share (with equal weights, max share over mean
+    /// share); 0 with no nodes.
+    pub max_over_mean: f64,
+}
+
+impl Placement {
+    /// Keyspace units owned by each node (index order) and their total.
+    pub(crate) fn units(&self) -> (OwnershipBasis, Vec<u128>, u128) {
+        let mut units = vec![0u128; self.nodes.len()];
+        let (basis, total) = match &self.layout {
+            Layout::Ring(c) | Layout::Ketama(c) => {
+                for arc in c.arcs() {
+                    units[arc.owner as usize] += arc.len();
+                }
+                (OwnershipBasis::Arcs, c.space())
+            }
+            Layout::Maglev(t) => {
+                for &i in t {
+                    units[i as usize] += 1;
+                }
+                (OwnershipBasis::TableEntries, t.len() as u128)
+            }
+            Layout::Jump(b) => {
+                for i in b.iter().flatten() {
+                    units[*i as usize] += 1;
+                }
+                (OwnershipBasis::Buckets, units.iter().sum())
+            }
+            Layout::Rendezvous { weights, .. } => {
+                for (u, &w) in units.iter_mut().zip(weights) {
+                    *u = w.into();
+                }
+                (OwnershipBasis::Weights, units.iter().sum())
+            }
+        };
+        // With no active node nothing is owned; report an empty total.
+        let total = if self.nodes.is_empty() { 0 } else { total };
+        (basis, units, total)
+    }
+
+    /// Each node's exact share of the keyspace and its weight share.
+    pub fn ownership(&self) -> Ownership {
+        let (basis, units, total) = self.units();
+        let weight_total: u64 = self.nodes.iter().map(|n| u64::from(n.weight.get())).sum();
+        let nodes: Vec<NodeOwnership> = self
+            .nodes
+            .iter()
+            .zip(units)
+            .map(|(n, u)| {
+                let share = u as f64 / total as f64;
+                let expected = f64::from(n.weight.get()) / weight_total as f64;
+                NodeOwnership {
+                    id: n.id.clone(),
+                    units: u,
+                    share,
+                    expected_share: expected,
+                    ratio: share / expected,
+                }
+            })
+            .collect();
+        let max_over_mean = nodes.iter().map(|n| n.ratio).fold(0.0, f64::max);
+        Ownership {
+            basis,
+            total_units: total,
+            nodes,
+            max_over_mean,
+        }
+    }
+}
+
+/// Writes a `u128` as a decimal string.
+pub(crate) fn as_decimal<S: Serializer>(v: &u128, s: S) -> Result<S::Ok, S::Error> {
+    s.collect_str(v)
+}
