@@ -310,6 +310,28 @@ impl Placement {
         }
     }
 
+    /// For `ring` and `ketama`, the points on the circle in ascending order
+    /// with their owners (ties in the documented order).
+    pub fn points(&self) -> Option<impl Iterator<Item = (u64, &NodeId)> + '_> {
+        match &self.layout {
+            Layout::Ring(c) | Layout::Ketama(c) => Some(
+                c.positions()
+                    .iter()
+                    .zip(c.owners())
+                    .map(|(&p, &o)| (p, &self.nodes[o as usize].id)),
+            ),
+            _ => None,
+        }
+    }
+
+    /// For `maglev`, the lookup table as indices into [`Placement::nodes`].
+    pub fn maglev_table(&self) -> Option<&[u32]> {
+        match &self.layout {
+            Layout::Maglev(t) => Some(t),
+            _ => None,
+        }
+    }
+
     /// The key's position in the algorithm's hash space: 32 bits for
     /// `ketama`, 64 bits otherwise.
     #[inline]
