@@ -106,8 +106,10 @@ fn unknown_algorithm_hash_and_fields() {
 
 #[test]
 fn zone_awareness_needs_zones() {
-    let mut c = RingConfig::default();
-    c.zone_aware = true;
+    let c = RingConfig {
+        zone_aware: true,
+        ..RingConfig::default()
+    };
     let nodes = [node("a").with_zone(Zone::new("z1").unwrap()), node("b")];
     assert_eq!(
         Placement::build(&c, &nodes).unwrap_err().to_string(),
