@@ -1,18 +1,23 @@
 //! A sorted circle of points shared by the `ring` and `ketama` algorithms.
 //!
-//! Points are kept as two parallel arrays (positions, owners) so a lookup
-//! touches as little memory as possible, plus a bucket index over the top
-//! bits of the position that narrows the search to a handful of points.
+//! Each point keeps its position and owner side by side, so the point a
+//! lookup lands on costs one cache miss, and a bucket index over the top
+//! bits of the position narrows the search to a handful of points.
 
 use std::cmp::Ordering;
+
+/// One point: a position and the index of the node owning it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) struct Point {
+    pub pos: u64,
+    pub owner: u32,
+}
 
 /// Sorted points on a circle of `2^space_bits` positions.
 #[derive(Debug, Clone)]
 pub(crate) struct Continuum {
-    /// Point positions, ascending; ties ordered by owner index.
-    positions: Vec<u64>,
-    /// Index into the placement's node table for each point.
-    owners: Vec<u32>,
+    /// Points ascending by position; ties ordered by owner index.
+    points: Vec<Point>,
     /// `index[b]` is the first point whose position is at or after the start
     /// of bucket `b`; it has `2^bits + 1` entries.
     index: Vec<u32>,
@@ -24,14 +29,10 @@ pub(crate) struct Continuum {
 
 impl Continuum {
     /// Builds from points already sorted by `(position, owner)`.
-    pub(crate) fn from_sorted(positions: Vec<u64>, owners: Vec<u32>, space_bits: u32) -> Self {
-        debug_assert_eq!(positions.len(), owners.len());
-        debug_assert!(positions
-            .windows(2)
-            .zip(owners.windows(2))
-            .all(|(p, o)| (p[0], o[0]) <= (p[1], o[1])));
+    pub(crate) fn from_sorted(points: Vec<Point>, space_bits: u32) -> Self {
+        debug_assert!(points.windows(2).all(|w| w[0] <= w[1]));
         // About one point per bucket keeps the final scan short.
-        let bits = (usize::BITS - positions.len().max(1).leading_zeros() - 1).clamp(1, 22);
+        let bits = (usize::BITS - points.len().max(1).leading_zeros() - 1).clamp(1, 22);
         let bits = bits.min(space_bits);
         let shift = space_bits - bits;
         let buckets = 1usize << bits;
@@ -39,15 +40,14 @@ impl Continuum {
         let mut i = 0usize;
         for b in 0..buckets as u64 {
             let start = b << shift;
-            while i < positions.len() && positions[i] < start {
+            while i < points.len() && points[i].pos < start {
                 i += 1;
             }
             index.push(i as u32);
         }
-        index.push(positions.len() as u32);
+        index.push(points.len() as u32);
         Self {
-            positions,
-            owners,
+            points,
             index,
             shift,
             space_bits,
@@ -57,23 +57,21 @@ impl Continuum {
     /// Sorts `(position, owner)` pairs by the tie rule and builds.
     pub(crate) fn from_unsorted(mut points: Vec<(u64, u32)>, space_bits: u32) -> Self {
         points.sort_unstable();
-        let (positions, owners) = points.into_iter().unzip();
-        Self::from_sorted(positions, owners, space_bits)
+        let points = points
+            .into_iter()
+            .map(|(pos, owner)| Point { pos, owner })
+            .collect();
+        Self::from_sorted(points, space_bits)
     }
 
     /// Number of points.
     pub(crate) fn len(&self) -> usize {
-        self.positions.len()
+        self.points.len()
     }
 
-    /// Positions, ascending.
-    pub(crate) fn positions(&self) -> &[u64] {
-        &self.positions
-    }
-
-    /// Owner index per point.
-    pub(crate) fn owners(&self) -> &[u32] {
-        &self.owners
+    /// The points, ascending.
+    pub(crate) fn points(&self) -> &[Point] {
+        &self.points
     }
 
     /// Size of the circle, `2^space_bits`.
@@ -85,29 +83,29 @@ impl Continuum {
     /// there are no points.
     #[inline]
     pub(crate) fn successor(&self, h: u64) -> Option<usize> {
-        if self.positions.is_empty() {
+        if self.points.is_empty() {
             return None;
         }
         let b = (h >> self.shift) as usize;
         let lo = self.index[b] as usize;
         let hi = self.index[b + 1] as usize;
         let mut i = lo;
-        while i < hi && self.positions[i] < h {
+        while i < hi && self.points[i].pos < h {
             i += 1;
         }
-        Some(if i == self.positions.len() { 0 } else { i })
+        Some(if i == self.points.len() { 0 } else { i })
     }
 
     /// The owner index of the point at `i`.
     #[inline]
     pub(crate) fn owner_at(&self, i: usize) -> u32 {
-        self.owners[i]
+        self.points[i].owner
     }
 
     /// Owners of the points from `start` clockwise, once round the circle.
     pub(crate) fn walk(&self, start: usize) -> impl Iterator<Item = u32> + '_ {
-        let n = self.owners.len();
-        (0..n).map(move |k| self.owners[(start + k) % n])
+        let n = self.points.len();
+        (0..n).map(move |k| self.points[(start + k) % n].owner)
     }
 
     /// The non-empty arcs in ascending order. Each point owns the positions
@@ -115,21 +113,21 @@ impl Continuum {
     /// arc wraps past the top of the circle, so it comes as two pieces, the
     /// one ending at the top last.
     pub(crate) fn arcs(&self) -> impl Iterator<Item = Arc> + '_ {
-        let n = self.positions.len();
+        let n = self.points.len();
         let top = self.space() - 1;
         let wrap = (n > 0).then(|| Arc {
-            first: self.positions[n - 1] as u128 + 1,
+            first: self.points[n - 1].pos as u128 + 1,
             last: top,
-            owner: self.owners[0],
+            owner: self.points[0].owner,
         });
         let body = (0..n).map(move |i| Arc {
             first: if i == 0 {
                 0
             } else {
-                self.positions[i - 1] as u128 + 1
+                self.points[i - 1].pos as u128 + 1
             },
-            last: self.positions[i] as u128,
-            owner: self.owners[i],
+            last: self.points[i].pos as u128,
+            owner: self.points[i].owner,
         });
         // The wrap piece is empty when the last point sits at the very top.
         body.chain(wrap).filter(|a| a.first <= a.last)
@@ -139,16 +137,15 @@ impl Continuum {
     /// owners mapped to `None` dropped, with new points sorted by
     /// `(position, owner)`.
     pub(crate) fn merged(&self, remap: &[Option<u32>], added: &[(u64, u32)]) -> Self {
-        let kept = self
-            .positions
-            .iter()
-            .zip(&self.owners)
-            .filter_map(|(&p, &o)| remap[o as usize].map(|o| (p, o)));
-        let total = self.len() + added.len();
-        let mut positions = Vec::with_capacity(total);
-        let mut owners = Vec::with_capacity(total);
+        let kept = self.points.iter().filter_map(|p| {
+            remap[p.owner as usize].map(|owner| Point { pos: p.pos, owner })
+        });
+        let mut points = Vec::with_capacity(self.len() + added.len());
         let mut kept = kept.peekable();
-        let mut added = added.iter().copied().peekable();
+        let mut added = added
+            .iter()
+            .map(|&(pos, owner)| Point { pos, owner })
+            .peekable();
         loop {
             let next = match (kept.peek(), added.peek()) {
                 (Some(a), Some(b)) => match a.cmp(b) {
@@ -159,11 +156,9 @@ impl Continuum {
                 (None, Some(_)) => added.next(),
                 (None, None) => break,
             };
-            let (p, o) = next.expect("peeked");
-            positions.push(p);
-            owners.push(o);
+            points.push(next.expect("peeked"));
         }
-        Self::from_sorted(positions, owners, self.space_bits)
+        Self::from_sorted(points, self.space_bits)
     }
 }
 
@@ -193,8 +188,8 @@ mod tests {
     #[test]
     fn successor_takes_first_point_at_or_after_and_wraps() {
         let c = small();
-        assert_eq!(c.positions(), &[100, 200, 200, u32::MAX as u64]);
-        assert_eq!(c.owners(), &[2, 1, 4, 3]);
+        let pairs: Vec<(u64, u32)> = c.points().iter().map(|p| (p.pos, p.owner)).collect();
+        assert_eq!(pairs, [(100, 2), (200, 1), (200, 4), (u32::MAX as u64, 3)]);
         assert_eq!(c.successor(0), Some(0));
         assert_eq!(c.successor(100), Some(0));
         assert_eq!(c.successor(101), Some(1));
@@ -237,7 +232,7 @@ mod tests {
         // it is monotone), then add points, one tying at 200.
         let remap = [None, Some(1), Some(2), None, Some(3)];
         let m = c.merged(&remap, &[(150, 5), (200, 0)]);
-        assert_eq!(m.positions(), &[100, 150, 200, 200, 200]);
-        assert_eq!(m.owners(), &[2, 5, 0, 1, 3]);
+        let pairs: Vec<(u64, u32)> = m.points().iter().map(|p| (p.pos, p.owner)).collect();
+        assert_eq!(pairs, [(100, 2), (150, 5), (200, 0), (200, 1), (200, 3)]);
     }
 }

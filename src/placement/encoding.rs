@@ -125,16 +125,16 @@ impl Placement {
         match &self.layout {
             Layout::Ring(c) => {
                 out.extend_from_slice(&(c.len() as u32).to_le_bytes());
-                for (p, o) in c.positions().iter().zip(c.owners()) {
-                    out.extend_from_slice(&p.to_le_bytes());
-                    out.extend_from_slice(&o.to_le_bytes());
+                for p in c.points() {
+                    out.extend_from_slice(&p.pos.to_le_bytes());
+                    out.extend_from_slice(&p.owner.to_le_bytes());
                 }
             }
             Layout::Ketama(c) => {
                 out.extend_from_slice(&(c.len() as u32).to_le_bytes());
-                for (p, o) in c.positions().iter().zip(c.owners()) {
-                    out.extend_from_slice(&(*p as u32).to_le_bytes());
-                    out.extend_from_slice(&o.to_le_bytes());
+                for p in c.points() {
+                    out.extend_from_slice(&(p.pos as u32).to_le_bytes());
+                    out.extend_from_slice(&p.owner.to_le_bytes());
                 }
             }
             Layout::Maglev(t) => {

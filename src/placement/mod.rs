@@ -315,10 +315,9 @@ impl Placement {
     pub fn points(&self) -> Option<impl Iterator<Item = (u64, &NodeId)> + '_> {
         match &self.layout {
             Layout::Ring(c) | Layout::Ketama(c) => Some(
-                c.positions()
+                c.points()
                     .iter()
-                    .zip(c.owners())
-                    .map(|(&p, &o)| (p, &self.nodes[o as usize].id)),
+                    .map(|p| (p.pos, &self.nodes[p.owner as usize].id)),
             ),
             _ => None,
         }
