@@ -5,3 +5,8 @@
 //! (and every client, in any language) builds on.
 
 pub mod placement;
+
+/// Compiles and runs the README's Rust example as a doctest so it stays true.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

@@ -194,7 +194,7 @@ pub struct RingConfig {
     pub hash: HashFunction,
     /// `ring`: points per unit of weight.
     pub vnodes_per_weight: u32,
-    /// `maglev`: lookup table size, prime.
+    /// `maglev`: lookup table size, prime (checked only for `maglev`).
     pub table_size: u64,
     /// Default length of preference lists.
     pub replication_factor: u32,
@@ -241,6 +241,9 @@ impl RingConfig {
                 value: self.replication_factor.into(),
                 max: MAX_REPLICATION_FACTOR,
             });
+        }
+        if self.algorithm != Algorithm::Maglev {
+            return Ok(());
         }
         if self.table_size < 2 || self.table_size > MAX_TABLE_SIZE {
             return Err(PlacementError::TableSizeOutOfRange {

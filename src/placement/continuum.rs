@@ -137,9 +137,10 @@ impl Continuum {
     /// owners mapped to `None` dropped, with new points sorted by
     /// `(position, owner)`.
     pub(crate) fn merged(&self, remap: &[Option<u32>], added: &[(u64, u32)]) -> Self {
-        let kept = self.points.iter().filter_map(|p| {
-            remap[p.owner as usize].map(|owner| Point { pos: p.pos, owner })
-        });
+        let kept = self
+            .points
+            .iter()
+            .filter_map(|p| remap[p.owner as usize].map(|owner| Point { pos: p.pos, owner }));
         let mut points = Vec::with_capacity(self.len() + added.len());
         let mut kept = kept.peekable();
         let mut added = added

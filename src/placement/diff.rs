@@ -90,6 +90,8 @@ pub struct PlacementDiff {
 pub(crate) struct Tally<'a> {
     from: &'a Placement,
     to: &'a Placement,
+    /// For each old node index, the new index of the same id (or `NONE`).
+    old_to_new: Vec<u32>,
     /// (old index or u32::MAX for none, new index or u32::MAX) → mass.
     flows: BTreeMap<(u32, u32), f64>,
     ranges: Vec<MovedRange>,
@@ -99,20 +101,34 @@ pub(crate) const NONE: u32 = u32::MAX;
 
 impl<'a> Tally<'a> {
     pub(crate) fn new(from: &'a Placement, to: &'a Placement) -> Self {
+        // Both node lists are sorted by id, so one merge pass pairs them up;
+        // the sweeps then compare owners as integers, not strings.
+        let mut old_to_new = vec![NONE; from.nodes.len()];
+        let mut j = 0;
+        for (i, n) in from.nodes.iter().enumerate() {
+            while j < to.nodes.len() && to.nodes[j].id < n.id {
+                j += 1;
+            }
+            if j < to.nodes.len() && to.nodes[j].id == n.id {
+                old_to_new[i] = j as u32;
+            }
+        }
         Self {
             from,
             to,
+            old_to_new,
             flows: BTreeMap::new(),
             ranges: Vec::new(),
         }
     }
 
     /// Whether old index `a` and new index `b` are the same node.
+    #[inline]
     pub(crate) fn same(&self, a: u32, b: u32) -> bool {
-        match (a, b) {
-            (NONE, NONE) => true,
-            (NONE, _) | (_, NONE) => false,
-            _ => self.from.nodes[a as usize].id == self.to.nodes[b as usize].id,
+        if a == NONE {
+            b == NONE
+        } else {
+            b != NONE && self.old_to_new[a as usize] == b
         }
     }
 

@@ -12,8 +12,8 @@
 //! reserved   u8       0
 //! replicas   u32      replication factor
 //! nodes      u32      count, then per active node in id order:
-//!                     u8 id length, id bytes, u8 zone length (0 = none),
-//!                     zone bytes, u32 weight
+//!                     u8 id length, id bytes, u8 zone length (0 = none,
+//!                     and always 0 unless zone_aware), zone bytes, u32 weight
 //! body, by algorithm:
 //!   ring        u32 count, then count × (u64 position, u32 node)
 //!   ketama      u32 count, then count × (u32 position, u32 node)
@@ -117,7 +117,11 @@ impl Placement {
             let id = n.id.as_str().as_bytes();
             out.push(id.len() as u8);
             out.extend_from_slice(id);
-            let zone = n.zone.as_ref().map_or(&[][..], |z| z.as_str().as_bytes());
+            // Zones only matter to placement when zone awareness is on.
+            let zone = match (&n.zone, self.config.zone_aware) {
+                (Some(z), true) => z.as_str().as_bytes(),
+                _ => &[][..],
+            };
             out.push(zone.len() as u8);
             out.extend_from_slice(zone);
             out.extend_from_slice(&n.weight.get().to_le_bytes());

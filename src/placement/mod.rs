@@ -238,6 +238,12 @@ impl Placement {
         active: &[Node],
         order: &[Option<NodeId>],
     ) -> Result<jump::Buckets, PlacementError> {
+        if order.len() as u64 > config::MAX_POINTS {
+            return Err(PlacementError::TooManyPoints {
+                total: order.len() as u64,
+                cap: config::MAX_POINTS,
+            });
+        }
         let mut counts = vec![0u32; active.len()];
         let mut buckets = Vec::with_capacity(order.len());
         for slot in order {
@@ -404,7 +410,9 @@ impl Placement {
         picked.into_iter().map(|i| i as usize).collect()
     }
 
-    /// Up to `r` distinct nodes for `key`: exactly `min(r, active nodes)`.
+    /// Up to `r` distinct nodes for `key`: exactly `min(r, active nodes)`,
+    /// except under `ketama`, where (as in libketama) a node whose weight
+    /// share rounds down to zero points owns nothing and is never listed.
     pub fn preference_list(&self, key: &[u8], r: usize) -> Vec<&NodeId> {
         self.preference_indices(key, r)
             .into_iter()
