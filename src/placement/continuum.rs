@@ -1,8 +1,8 @@
 //! A sorted circle of points shared by the `ring` and `ketama` algorithms.
 //!
-//! Each point keeps its position and owner side by side, so the point a
-//! lookup lands on costs one cache miss, and a bucket index over the top
-//! bits of the position narrows the search to a handful of points.
+//! Each point keeps its position and owner side by side, and a bucket table
+//! over the top bits of the position either names the owner outright (most
+//! buckets hold no point) or narrows the search to a point or two.
 
 use std::cmp::Ordering;
 
@@ -18,9 +18,8 @@ pub(crate) struct Point {
 pub(crate) struct Continuum {
     /// Points ascending by position; ties ordered by owner index.
     points: Vec<Point>,
-    /// `index[b]` is the first point whose position is at or after the start
-    /// of bucket `b`; it has `2^bits + 1` entries.
-    index: Vec<u32>,
+    /// One entry per bucket of positions (the top bits of a position).
+    buckets: Vec<Bucket>,
     /// Position bits dropped to get a bucket number.
     shift: u32,
     /// 64 for `ring`, 32 for `ketama`.
@@ -31,24 +30,10 @@ impl Continuum {
     /// Builds from points already sorted by `(position, owner)`.
     pub(crate) fn from_sorted(points: Vec<Point>, space_bits: u32) -> Self {
         debug_assert!(points.windows(2).all(|w| w[0] <= w[1]));
-        // About one point per bucket keeps the final scan short.
-        let bits = (usize::BITS - points.len().max(1).leading_zeros() - 1).clamp(1, 22);
-        let bits = bits.min(space_bits);
-        let shift = space_bits - bits;
-        let buckets = 1usize << bits;
-        let mut index = Vec::with_capacity(buckets + 1);
-        let mut i = 0usize;
-        for b in 0..buckets as u64 {
-            let start = b << shift;
-            while i < points.len() && points[i].pos < start {
-                i += 1;
-            }
-            index.push(i as u32);
-        }
-        index.push(points.len() as u32);
+        let (buckets, shift) = bucket_table(&points, space_bits);
         Self {
             points,
-            index,
+            buckets,
             shift,
             space_bits,
         }
@@ -83,23 +68,32 @@ impl Continuum {
     /// there are no points.
     #[inline]
     pub(crate) fn successor(&self, h: u64) -> Option<usize> {
-        if self.points.is_empty() {
-            return None;
-        }
-        let b = (h >> self.shift) as usize;
-        let lo = self.index[b] as usize;
-        let hi = self.index[b + 1] as usize;
-        let mut i = lo;
-        while i < hi && self.points[i].pos < h {
-            i += 1;
-        }
-        Some(if i == self.points.len() { 0 } else { i })
+        let bucket = self.buckets.get((h >> self.shift) as usize)?;
+        Some(self.scan(bucket.first as usize, h))
     }
 
-    /// The owner index of the point at `i`.
+    /// From point `i`, the first point at or after `h`, wrapping.
     #[inline]
-    pub(crate) fn owner_at(&self, i: usize) -> u32 {
-        self.points[i].owner
+    fn scan(&self, mut i: usize, h: u64) -> usize {
+        while i < self.points.len() && self.points[i].pos < h {
+            i += 1;
+        }
+        if i == self.points.len() {
+            0
+        } else {
+            i
+        }
+    }
+
+    /// The owner index of the first point at or after `h`, wrapping; the
+    /// same answer as `owner_at(successor(h))`, faster.
+    #[inline]
+    pub(crate) fn owner(&self, h: u64) -> Option<u32> {
+        let bucket = self.buckets.get((h >> self.shift) as usize)?;
+        if bucket.owner != MIXED {
+            return Some(bucket.owner);
+        }
+        Some(self.points[self.scan(bucket.first as usize, h)].owner)
     }
 
     /// Owners of the points from `start` clockwise, once round the circle.
@@ -161,6 +155,55 @@ impl Continuum {
         }
         Self::from_sorted(points, self.space_bits)
     }
+}
+
+/// Marks a bucket whose positions do not all have the same owner.
+const MIXED: u32 = u32::MAX;
+
+/// A bucket of positions: the first point at or after its start, and the
+/// owner of every position in it when that is a single node (else `MIXED`).
+/// Most lookups are answered by reading one bucket.
+#[derive(Debug, Clone, Copy)]
+struct Bucket {
+    first: u32,
+    owner: u32,
+}
+
+/// Builds the bucket table with one to two buckets per point, capped at
+/// 2^20 buckets (8 MiB) so building it stays cheap next to the points.
+/// Empty when there are no points. Returns the table and its shift.
+fn bucket_table(points: &[Point], space_bits: u32) -> (Vec<Bucket>, u32) {
+    if points.is_empty() {
+        return (Vec::new(), space_bits);
+    }
+    let bits = (usize::BITS - points.len().leading_zeros())
+        .clamp(1, 20)
+        .min(space_bits);
+    let shift = space_bits - bits;
+    let mut buckets = Vec::with_capacity(1 << bits);
+    let mut i = 0usize;
+    for b in 0..1u64 << bits {
+        let start = b << shift;
+        while i < points.len() && points[i].pos < start {
+            i += 1;
+        }
+        // The bucket's last position belongs to the first point at or after
+        // it; when that is also the first point at or after the start, the
+        // whole bucket has one owner.
+        let last = start | ((1u64 << shift) - 1);
+        let owner = if i == points.len() {
+            points[0].owner
+        } else if points[i].pos >= last {
+            points[i].owner
+        } else {
+            MIXED
+        };
+        buckets.push(Bucket {
+            first: i as u32,
+            owner,
+        });
+    }
+    (buckets, shift)
 }
 
 /// An inclusive range of circle positions and the node index owning it.

@@ -357,7 +357,7 @@ impl Placement {
     #[inline]
     pub fn owner_of_hash(&self, h: u64) -> Option<usize> {
         let i = match &self.layout {
-            Layout::Ring(c) | Layout::Ketama(c) => c.owner_at(c.successor(h)?),
+            Layout::Ring(c) | Layout::Ketama(c) => c.owner(h)?,
             Layout::Maglev(t) => *t.get((h % self.config.table_size) as usize)?,
             Layout::Jump(b) if !b.is_empty() => b[jump::lookup(b, h)].expect("live bucket"),
             Layout::Jump(_) => return None,
