@@ -1,0 +1,73 @@
+//! Validating a node set and deriving what placement needs from it.
+
+use super::config::{self, Algorithm, RingConfig};
+use super::error::PlacementError;
+use super::node::{Node, Zone};
+use super::{ketama, ring};
+
+/// Zone number of each node (numbered by zone name order) and the number of
+/// distinct zones; present only when zone awareness is on.
+#[derive(Debug, Clone)]
+pub(crate) struct Zones {
+    pub of_node: Vec<u32>,
+    pub count: usize,
+}
+
+/// Validates a node set and returns its active nodes sorted by id.
+pub(crate) fn active_sorted(
+    config: &RingConfig,
+    nodes: &[Node],
+) -> Result<Vec<Node>, PlacementError> {
+    config.validate()?;
+    let mut all: Vec<&Node> = nodes.iter().collect();
+    all.sort_by(|a, b| a.id.cmp(&b.id));
+    if let Some(w) = all.windows(2).find(|w| w[0].id == w[1].id) {
+        return Err(PlacementError::DuplicateNodeId(w[0].id.to_string()));
+    }
+    let active: Vec<Node> = all.into_iter().filter(|n| n.is_active()).cloned().collect();
+    if config.zone_aware {
+        if let Some(n) = active.iter().find(|n| n.zone.is_none()) {
+            return Err(PlacementError::MissingZone(n.id.to_string()));
+        }
+    }
+    let total = match config.algorithm {
+        Algorithm::Ring => ring::point_count(config.vnodes_per_weight, &active),
+        Algorithm::Ketama => ketama::point_count(&active),
+        Algorithm::Jump => active.iter().map(|n| u64::from(n.weight.get())).sum(),
+        Algorithm::Maglev | Algorithm::Rendezvous => 0,
+    };
+    if total > config::MAX_POINTS {
+        return Err(PlacementError::TooManyPoints {
+            total,
+            cap: config::MAX_POINTS,
+        });
+    }
+    if config.algorithm == Algorithm::Maglev && (config.table_size as usize) < active.len() {
+        return Err(PlacementError::TableSizeOutOfRange {
+            size: config.table_size,
+            nodes: active.len(),
+            max: config::MAX_TABLE_SIZE,
+        });
+    }
+    Ok(active)
+}
+
+pub(crate) fn zones_of(config: &RingConfig, nodes: &[Node]) -> Option<Zones> {
+    if !config.zone_aware {
+        return None;
+    }
+    let mut names: Vec<&Zone> = nodes.iter().filter_map(|n| n.zone.as_ref()).collect();
+    names.sort();
+    names.dedup();
+    let of_node = nodes
+        .iter()
+        .map(|n| {
+            let z = n.zone.as_ref().expect("validated: active nodes have zones");
+            names.binary_search(&z).expect("zone listed") as u32
+        })
+        .collect();
+    Some(Zones {
+        of_node,
+        count: names.len(),
+    })
+}
