@@ -21,6 +21,15 @@ fn node(id: &str, weight: u64) -> Node {
     Node::new(NodeId::new(id).unwrap()).with_weight(Weight::new(weight).unwrap())
 }
 
+/// Nodes from a reference file's list, naming the id and weight fields.
+fn nodes_from(list: &Value, id: &str, weight: &str) -> Vec<Node> {
+    list.as_array()
+        .unwrap()
+        .iter()
+        .map(|n| node(n[id].as_str().unwrap(), n[weight].as_u64().unwrap()))
+        .collect()
+}
+
 #[test]
 fn ketama_matches_libketama_on_every_reference_case() {
     let doc = reference("libketama.json");
@@ -28,12 +37,7 @@ fn ketama_matches_libketama_on_every_reference_case() {
     assert_eq!(cases.len(), 6);
     for case in cases {
         let name = case["name"].as_str().unwrap();
-        let servers: Vec<Node> = case["servers"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|s| node(s["addr"].as_str().unwrap(), s["memory"].as_u64().unwrap()))
-            .collect();
+        let servers = nodes_from(&case["servers"], "addr", "memory");
         let p = Placement::build(&RingConfig::new(Algorithm::Ketama), &servers).unwrap();
 
         // Point counts, including the float quirks (156 for 61 servers).
@@ -154,12 +158,7 @@ fn maglev_reproduces_envoys_published_tables() {
     assert_eq!(cases.len(), 6);
     for case in cases {
         let name = case["name"].as_str().unwrap();
-        let hosts: Vec<Node> = case["hosts"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|h| node(h["hashed"].as_str().unwrap(), h["weight"].as_u64().unwrap()))
-            .collect();
+        let hosts = nodes_from(&case["hosts"], "hashed", "weight");
         let mut config = RingConfig::new(Algorithm::Maglev);
         config.table_size = case["table_size"].as_u64().unwrap();
         let p = Placement::build(&config, &hosts).unwrap();

@@ -101,16 +101,18 @@ fn trivial(tally: &mut Tally<'_>, old: &[Option<u32>], new: &[Option<u32>]) {
 
 /// Movement between two rendezvous placements.
 pub(crate) fn rendezvous(tally: &mut Tally<'_>, from: &Placement, to: &Placement) {
-    let weights = |p: &Placement| match &p.layout {
-        Layout::Rendezvous { weights, .. } => weights.clone(),
-        _ => unreachable!("called on rendezvous layouts"),
-    };
+    fn weights(p: &Placement) -> &[u32] {
+        match &p.layout {
+            Layout::Rendezvous { weights, .. } => weights,
+            _ => unreachable!("called on rendezvous layouts"),
+        }
+    }
     let (w_old, w_new) = (weights(from), weights(to));
     // A node keeps its draws only while its label is unchanged, so the model
     // identifies nodes by (id, label); a re-labelled node is a removal plus
     // an addition.
     let mut nodes: BTreeMap<(&NodeId, &str), Entry> = BTreeMap::new();
-    for (i, (n, &w)) in from.nodes.iter().zip(&w_old).enumerate() {
+    for (i, (n, &w)) in from.nodes.iter().zip(w_old).enumerate() {
         nodes.insert(
             (&n.id, n.label()),
             Entry {
@@ -121,7 +123,7 @@ pub(crate) fn rendezvous(tally: &mut Tally<'_>, from: &Placement, to: &Placement
             },
         );
     }
-    for (j, (n, &v)) in to.nodes.iter().zip(&w_new).enumerate() {
+    for (j, (n, &v)) in to.nodes.iter().zip(w_new).enumerate() {
         let e = nodes.entry((&n.id, n.label())).or_insert(Entry {
             w: 0.0,
             v: 0.0,

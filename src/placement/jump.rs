@@ -83,8 +83,6 @@ pub fn next_order(previous: &[Option<NodeId>], nodes: &[Node]) -> Vec<Option<Nod
             })
         })
         .collect();
-    let held: Vec<(NodeId, u32)> = held.into_iter().map(|(k, v)| (k.clone(), v)).collect();
-    let held_by = |id: &NodeId| held.iter().find(|(h, _)| h == id).map_or(0, |(_, c)| *c);
     // Then give missing buckets out in id order, lowest hole first.
     let mut holes = order
         .iter()
@@ -94,7 +92,7 @@ pub fn next_order(previous: &[Option<NodeId>], nodes: &[Node]) -> Vec<Option<Nod
         .collect::<Vec<_>>()
         .into_iter();
     for node in &active {
-        for _ in held_by(&node.id)..node.weight.get() {
+        for _ in held.get(&node.id).copied().unwrap_or(0)..node.weight.get() {
             match holes.next() {
                 Some(i) => order[i] = Some(node.id.clone()),
                 None => order.push(Some(node.id.clone())),

@@ -51,7 +51,7 @@ enum Layout {
 }
 
 /// An immutable, materialized placement: who owns every key.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Placement {
     config: RingConfig,
     /// Active nodes, sorted by id; a node's index here is its number in the
@@ -60,25 +60,6 @@ pub struct Placement {
     zones: Option<Zones>,
     layout: Layout,
     fingerprint: OnceLock<Fingerprint>,
-}
-
-impl Clone for Placement {
-    fn clone(&self) -> Self {
-        Self {
-            config: self.config.clone(),
-            nodes: self.nodes.clone(),
-            zones: self.zones.clone(),
-            layout: self.layout.clone(),
-            fingerprint: self.fingerprint.clone(),
-        }
-    }
-}
-
-impl Node {
-    /// Whether this node owns keys.
-    pub fn is_active(&self) -> bool {
-        self.state == NodeState::Active
-    }
 }
 
 impl Placement {

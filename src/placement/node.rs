@@ -275,6 +275,11 @@ impl Node {
         self
     }
 
+    /// Whether this node owns keys.
+    pub fn is_active(&self) -> bool {
+        self.state == NodeState::Active
+    }
+
     /// The bytes hashed to place this node: the hash key, else the id.
     pub fn label(&self) -> &str {
         self.hash_key
