@@ -36,6 +36,17 @@ fn lookup(c: &mut Criterion) {
     let mut group = c.benchmark_group("lookup");
     group.warm_up_time(Duration::from_millis(500));
     group.measurement_time(Duration::from_secs(2));
+    // The floor every algorithm pays: hashing the key.
+    let mut i = 0usize;
+    group.bench_function("xxh3-key-hash-only", |b| {
+        b.iter(|| {
+            i = (i + 1) & 1023;
+            black_box(ringd::placement::hash::hash64(
+                ringd::placement::HashFunction::Xxh3,
+                black_box(&keys[i]),
+            ))
+        })
+    });
     for n in [10, 100, 1_000, 10_000] {
         let ns = nodes(n);
         for alg in Algorithm::ALL {

@@ -243,6 +243,26 @@ mod tests {
     }
 
     #[test]
+    fn bucket_answers_equal_the_successor_search() {
+        // Clustered points (many buckets with several points, ties, a point
+        // on a bucket's last position) next to empty stretches.
+        let mut pts = vec![(0, 0), (5, 1), (5, 2), (6, 3), (u32::MAX as u64, 4)];
+        pts.extend((0..40u64).map(|k| ((1 << 30) + k * 7, (k % 5) as u32)));
+        pts.push(((1 << 31) - 1, 2));
+        let c = Continuum::from_unsorted(pts, 32);
+        let near = |p: u64| [p.saturating_sub(1), p, p + 1];
+        let probes = c
+            .points()
+            .iter()
+            .flat_map(|p| near(p.pos))
+            .chain((0..5000u64).map(|k| k.wrapping_mul(0x9E37_79B9) & 0xFFFF_FFFF));
+        for h in probes.filter(|&h| h <= u32::MAX as u64) {
+            let expected = c.points()[c.successor(h).unwrap()].owner;
+            assert_eq!(c.owner(h), Some(expected), "h = {h}");
+        }
+    }
+
+    #[test]
     fn arcs_cover_the_circle_exactly_once() {
         let c = small();
         let arcs: Vec<_> = c.arcs().collect();

@@ -10,20 +10,29 @@ use xxhash_rust::{xxh3::xxh3_64, xxh64::xxh64};
 use super::config::HashFunction;
 
 /// Hashes `bytes` to 64 bits with `f`.
-#[inline]
+///
+/// Kept small enough to inline into every lookup: the default hash is
+/// called directly, the others through out-of-line functions.
+#[inline(always)]
 pub fn hash64(f: HashFunction, bytes: &[u8]) -> u64 {
     match f {
         HashFunction::Xxh3 => xxh3_64(bytes),
-        HashFunction::Md5 => {
-            let d = Md5::digest(bytes);
-            u64::from_le_bytes(d[..8].try_into().expect("md5 digest is 16 bytes"))
-        }
-        HashFunction::Sha256 => {
-            let d = Sha256::digest(bytes);
-            u64::from_le_bytes(d[..8].try_into().expect("sha256 digest is 32 bytes"))
-        }
+        HashFunction::Md5 => md5_64(bytes),
+        HashFunction::Sha256 => sha256_64(bytes),
         HashFunction::Murmur3 => murmur3_x64_128(bytes, 0).0,
     }
+}
+
+#[inline(never)]
+fn md5_64(bytes: &[u8]) -> u64 {
+    let d = Md5::digest(bytes);
+    u64::from_le_bytes(d[..8].try_into().expect("md5 digest is 16 bytes"))
+}
+
+#[inline(never)]
+fn sha256_64(bytes: &[u8]) -> u64 {
+    let d = Sha256::digest(bytes);
+    u64::from_le_bytes(d[..8].try_into().expect("sha256 digest is 32 bytes"))
 }
 
 /// XXH64 with an explicit seed, as Envoy's Maglev uses for host permutations.
@@ -52,6 +61,7 @@ pub fn fmix64(mut k: u64) -> u64 {
 
 /// MurmurHash3 x64-128 (Austin Appleby's `MurmurHash3_x64_128`), returning
 /// the two 64-bit halves `(h1, h2)`.
+#[inline(never)]
 pub fn murmur3_x64_128(data: &[u8], seed: u32) -> (u64, u64) {
     const C1: u64 = 0x87c3_7b91_1142_53d5;
     const C2: u64 = 0x4cf5_ad43_2745_937f;
