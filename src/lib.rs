@@ -2,9 +2,16 @@
 //!
 //! The crate is layered so that dependencies point one way:
 //! [`placement`] is the pure, deterministic core that every other part
-//! (and every client, in any language) builds on.
+//! (and every client, in any language) builds on. [`ring`] adds rings,
+//! nodes and snapshots; [`store`] persists them; [`service`] holds the
+//! rules between storage and the API.
 
 pub mod placement;
+pub mod ring;
+#[cfg(feature = "server")]
+pub mod service;
+#[cfg(feature = "server")]
+pub mod store;
 
 /// Compiles and runs the README's Rust example as a doctest so it stays true.
 #[cfg(doctest)]

@@ -1,0 +1,54 @@
+//! Changes: the operations that turn one ring version into the next.
+
+use serde::{Deserialize, Serialize};
+
+use super::record::NodeRecord;
+use crate::placement::{NodeId, RingConfig};
+
+/// Most operations one change may carry.
+pub const MAX_OPS: usize = 10_000;
+
+/// One operation of a change.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "snake_case", deny_unknown_fields)]
+pub enum ChangeOp {
+    /// Register a node or replace its record.
+    Upsert {
+        /// The full record.
+        node: NodeRecord,
+    },
+    /// Remove a node.
+    Remove {
+        /// The node to remove; it must exist.
+        id: NodeId,
+    },
+    /// Replace the ring's configuration.
+    SetConfig {
+        /// The new configuration.
+        config: RingConfig,
+    },
+}
+
+/// Who made a change, by the token they presented.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    /// Presented the admin token.
+    Admin,
+    /// No admin token is configured, so mutations are open.
+    Anonymous,
+}
+
+/// What produced a version, as recorded in its snapshot.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChangeRecord {
+    /// The operations, in the order applied.
+    pub ops: Vec<ChangeOp>,
+    /// Free-text reason given by the operator.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub reason: Option<String>,
+    /// The acting token's role.
+    pub role: Role,
+    /// Share of the keyspace that changed owner against the previous version.
+    pub moved_fraction: f64,
+}

@@ -1,0 +1,56 @@
+//! Rings as the service keeps them: names, node records, changes and
+//! immutable numbered snapshots. Pure data and rules; no I/O.
+
+mod change;
+mod name;
+mod record;
+mod snapshot;
+
+pub use change::{ChangeOp, ChangeRecord, Role, MAX_OPS};
+pub use name::{RingName, MAX_RING_NAME_LEN};
+pub use record::{NodeRecord, NodeRecordSpec, MAX_LABELS};
+pub use snapshot::{Proposal, Snapshot};
+
+use thiserror::Error;
+
+use crate::placement::{NodeId, PlacementError};
+
+/// Why a ring-level request was refused.
+#[derive(Debug, Clone, PartialEq, Error)]
+pub enum RingError {
+    /// The ring name breaks the naming rules.
+    #[error("ring name `{0}` is invalid: use 1–63 characters of a-z, 0-9, '.', '_' and '-', starting with a letter or digit")]
+    InvalidRingName(String),
+    /// The body's node id differs from the one in the path.
+    #[error("the body names node `{body}` but the path names `{path}`")]
+    IdMismatch {
+        /// From the body.
+        body: NodeId,
+        /// From the path.
+        path: NodeId,
+    },
+    /// An upsert op carried no node id.
+    #[error("an upsert op needs `node.id`")]
+    MissingNodeId,
+    /// A node address is empty, too long or has spaces or control characters.
+    #[error("address `{0}` is invalid: 1–255 characters without spaces or control characters")]
+    InvalidAddress(String),
+    /// Over [`MAX_LABELS`] labels.
+    #[error("{0} labels given; a node may carry at most 32")]
+    TooManyLabels(usize),
+    /// A label key or value breaks the rules.
+    #[error("label `{0}` is invalid: keys are 1–63 characters of letters, digits, '.', '_', '-' and '/', values at most 255 characters without control characters")]
+    InvalidLabel(String),
+    /// A remove op names a node the ring does not have.
+    #[error("node `{0}` is not in the ring")]
+    UnknownNode(NodeId),
+    /// A change with no ops.
+    #[error("a change needs at least one op")]
+    EmptyChange,
+    /// A change with more than [`MAX_OPS`] ops.
+    #[error("{0} ops given; a change may carry at most 10000")]
+    TooManyOps(usize),
+    /// The placement core refused the result.
+    #[error(transparent)]
+    Placement(#[from] PlacementError),
+}

@@ -1,0 +1,133 @@
+//! What a ring stores about each node.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::RingError;
+use crate::placement::{HashKey, Node, NodeId, NodeState, Weight, Zone};
+
+/// Most labels a node may carry.
+pub const MAX_LABELS: usize = 32;
+
+/// A node as registered by an operator: the placement inputs plus the
+/// address clients connect to and free-form labels.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(try_from = "NodeRecordSpec")]
+pub struct NodeRecord {
+    /// Identity within the ring.
+    pub id: NodeId,
+    /// Where clients reach the node (`host:port`, URL …); not interpreted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub address: Option<String>,
+    /// Relative capacity.
+    pub weight: Weight,
+    /// Failure domain.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub zone: Option<Zone>,
+    /// Free-form metadata, not used by placement.
+    pub labels: BTreeMap<String, String>,
+    /// `active` nodes own keys; `draining` nodes keep their record only.
+    pub state: NodeState,
+    /// Hashed instead of the id, so a replacement can take over positions.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hash_key: Option<HashKey>,
+}
+
+impl NodeRecord {
+    /// A node with defaults: weight 1, active, no address, zone or labels.
+    pub fn new(id: NodeId) -> Self {
+        Self {
+            id,
+            address: None,
+            weight: Weight::ONE,
+            zone: None,
+            labels: BTreeMap::new(),
+            state: NodeState::Active,
+            hash_key: None,
+        }
+    }
+
+    /// The placement core's view of this node.
+    pub fn to_node(&self) -> Node {
+        Node {
+            id: self.id.clone(),
+            hash_key: self.hash_key.clone(),
+            weight: self.weight,
+            zone: self.zone.clone(),
+            state: self.state,
+        }
+    }
+}
+
+/// The wire form of a node: the body of `PUT …/nodes/{node}` (where `id`
+/// comes from the path) and of an `upsert` op.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NodeRecordSpec {
+    /// Required in an `upsert` op; taken from the path otherwise.
+    pub id: Option<NodeId>,
+    /// Defaults to none.
+    pub address: Option<String>,
+    /// Defaults to 1.
+    pub weight: Option<Weight>,
+    /// Defaults to none.
+    pub zone: Option<Zone>,
+    /// Defaults to none.
+    #[serde(default)]
+    pub labels: BTreeMap<String, String>,
+    /// Defaults to `active`.
+    pub state: Option<NodeState>,
+    /// Defaults to none (the id is hashed).
+    pub hash_key: Option<HashKey>,
+}
+
+impl NodeRecordSpec {
+    /// Validates the spec into a record, with `id` if the spec has none.
+    pub fn into_record(self, id: Option<NodeId>) -> Result<NodeRecord, RingError> {
+        let id = match (self.id, id) {
+            (Some(body), Some(path)) if body != path => {
+                return Err(RingError::IdMismatch { body, path });
+            }
+            (Some(id), _) | (None, Some(id)) => id,
+            (None, None) => return Err(RingError::MissingNodeId),
+        };
+        if let Some(a) = &self.address {
+            if a.is_empty()
+                || a.len() > 255
+                || a.chars().any(|c| c.is_control() || c.is_whitespace())
+            {
+                return Err(RingError::InvalidAddress(a.chars().take(100).collect()));
+            }
+        }
+        if self.labels.len() > MAX_LABELS {
+            return Err(RingError::TooManyLabels(self.labels.len()));
+        }
+        for (k, v) in &self.labels {
+            let key_ok = !k.is_empty()
+                && k.len() <= 63
+                && k.starts_with(|c: char| c.is_ascii_alphanumeric())
+                && k.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-' | '/'));
+            if !key_ok || v.len() > 255 || v.chars().any(char::is_control) {
+                return Err(RingError::InvalidLabel(k.chars().take(100).collect()));
+            }
+        }
+        Ok(NodeRecord {
+            id,
+            address: self.address,
+            weight: self.weight.unwrap_or(Weight::ONE),
+            zone: self.zone,
+            labels: self.labels,
+            state: self.state.unwrap_or_default(),
+            hash_key: self.hash_key,
+        })
+    }
+}
+
+impl TryFrom<NodeRecordSpec> for NodeRecord {
+    type Error = RingError;
+    fn try_from(spec: NodeRecordSpec) -> Result<Self, Self::Error> {
+        spec.into_record(None)
+    }
+}

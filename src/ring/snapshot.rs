@@ -1,0 +1,153 @@
+//! Immutable, numbered ring snapshots and how one leads to the next.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use time::OffsetDateTime;
+
+use super::change::{ChangeOp, ChangeRecord, Role};
+use super::record::NodeRecord;
+use super::{RingError, RingName};
+use crate::placement::{Fingerprint, Node, NodeId, Placement, PlacementDiff, RingConfig};
+
+/// One version of a ring: complete and self-describing. Clients that hold
+/// the same snapshot place every key identically.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Snapshot {
+    /// The ring.
+    pub ring: RingName,
+    /// Starts at 1 when the ring is created; +1 per accepted change.
+    pub version: u64,
+    /// When the version was committed.
+    #[serde(with = "time::serde::rfc3339")]
+    pub created_at: OffsetDateTime,
+    /// Algorithm, hash and parameters.
+    pub config: RingConfig,
+    /// Every node, active or draining, sorted by id.
+    pub nodes: Vec<NodeRecord>,
+    /// SHA-256 of the placement's canonical encoding.
+    pub fingerprint: Fingerprint,
+    /// For `jump`, the persisted bucket order (`null` marks a hole).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub buckets: Option<Vec<Option<NodeId>>>,
+    /// What produced this version.
+    pub change: ChangeRecord,
+}
+
+/// A change applied to a snapshot, not yet committed.
+#[derive(Debug, Clone)]
+pub struct Proposal {
+    /// The would-be next snapshot.
+    pub snapshot: Snapshot,
+    /// Its placement.
+    pub placement: Placement,
+    /// Movement against the current version.
+    pub diff: PlacementDiff,
+}
+
+fn placement_nodes(nodes: &[NodeRecord]) -> Vec<Node> {
+    nodes.iter().map(NodeRecord::to_node).collect()
+}
+
+impl Snapshot {
+    /// Version 1 of a new ring: the config and no nodes.
+    pub fn first(
+        ring: RingName,
+        config: RingConfig,
+        role: Role,
+        now: OffsetDateTime,
+    ) -> Result<(Self, Placement), RingError> {
+        let placement = Placement::build(&config, &[])?;
+        let snapshot = Snapshot {
+            ring,
+            version: 1,
+            created_at: now,
+            fingerprint: placement.fingerprint(),
+            buckets: placement.bucket_order(),
+            change: ChangeRecord {
+                ops: vec![ChangeOp::SetConfig {
+                    config: config.clone(),
+                }],
+                reason: Some("ring created".into()),
+                role,
+                moved_fraction: 0.0,
+            },
+            config,
+            nodes: Vec::new(),
+        };
+        Ok((snapshot, placement))
+    }
+
+    /// Rebuilds this snapshot's placement.
+    pub fn placement(&self) -> Result<Placement, RingError> {
+        let nodes = placement_nodes(&self.nodes);
+        Ok(match &self.buckets {
+            Some(b) => Placement::build_with_buckets(&self.config, &nodes, b)?,
+            None => Placement::build(&self.config, &nodes)?,
+        })
+    }
+
+    /// Applies `ops` in order on top of this snapshot, whose placement is
+    /// `current`. Returns `None` when the result equals this snapshot (a
+    /// no-op creates no version).
+    pub fn propose(
+        &self,
+        current: &Placement,
+        ops: Vec<ChangeOp>,
+        reason: Option<String>,
+        role: Role,
+        now: OffsetDateTime,
+    ) -> Result<Option<Proposal>, RingError> {
+        if ops.is_empty() {
+            return Err(RingError::EmptyChange);
+        }
+        if ops.len() > super::change::MAX_OPS {
+            return Err(RingError::TooManyOps(ops.len()));
+        }
+        let mut config = self.config.clone();
+        let mut nodes: BTreeMap<NodeId, NodeRecord> = self
+            .nodes
+            .iter()
+            .map(|n| (n.id.clone(), n.clone()))
+            .collect();
+        for op in &ops {
+            match op {
+                ChangeOp::Upsert { node } => {
+                    nodes.insert(node.id.clone(), node.clone());
+                }
+                ChangeOp::Remove { id } => {
+                    nodes
+                        .remove(id)
+                        .ok_or_else(|| RingError::UnknownNode(id.clone()))?;
+                }
+                ChangeOp::SetConfig { config: c } => config = c.clone(),
+            }
+        }
+        let nodes: Vec<NodeRecord> = nodes.into_values().collect();
+        if config == self.config && nodes == self.nodes {
+            return Ok(None);
+        }
+        let placement = current.rebuild(&config, &placement_nodes(&nodes))?;
+        let diff = current.diff(&placement);
+        let snapshot = Snapshot {
+            ring: self.ring.clone(),
+            version: self.version + 1,
+            created_at: now,
+            config,
+            nodes,
+            fingerprint: placement.fingerprint(),
+            buckets: placement.bucket_order(),
+            change: ChangeRecord {
+                ops,
+                reason,
+                role,
+                moved_fraction: diff.moved_fraction,
+            },
+        };
+        Ok(Some(Proposal {
+            snapshot,
+            placement,
+            diff,
+        }))
+    }
+}

@@ -1,0 +1,217 @@
+//! The embedded store: one SQLite file, for single-node deployments.
+//!
+//! Every snapshot is a row holding its JSON; a per-ring row holds the
+//! latest and oldest retained versions, and a commit checks and moves the
+//! latest version inside one write transaction (the compare-and-swap).
+//! The file is opened in WAL mode with `synchronous=FULL`: once a write
+//! returns `Ok`, it survives a crash of the process or the machine.
+
+mod ops;
+mod schema;
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use async_trait::async_trait;
+use rusqlite::{Connection, ErrorCode};
+use tokio::sync::broadcast;
+
+use super::{HistoryEntry, Store, StoreError, StoreEvent};
+use crate::ring::{RingName, Snapshot};
+
+pub use schema::SCHEMA_VERSION;
+
+/// Events buffered per subscriber before a slow one starts missing them
+/// (it then sees `RecvError::Lagged` and should re-read the store).
+const EVENT_CAPACITY: usize = 1024;
+
+/// A [`Store`] in one SQLite file.
+///
+/// rusqlite is blocking, so every operation runs on tokio's blocking pool;
+/// the async runtime is never blocked on disk. Operations are serialized
+/// on one connection: SQLite allows a single writer anyway, and reads are
+/// short point lookups.
+pub struct SqliteStore {
+    conn: Arc<Mutex<Connection>>,
+    events: broadcast::Sender<StoreEvent>,
+    retention: u64,
+    path: PathBuf,
+}
+
+impl SqliteStore {
+    /// Opens the database at `path`, creating it and its parent
+    /// directories if missing and applying pending schema migrations.
+    /// Each ring keeps its newest `retention` versions (at least 1: a ring
+    /// always keeps its latest version).
+    ///
+    /// Blocks on disk I/O; call it at startup, not from an async task.
+    /// Fails with [`StoreError::SchemaTooNew`] if the file was written by a
+    /// newer ringd, without modifying it.
+    pub fn open(path: &Path, retention: u64) -> Result<SqliteStore, StoreError> {
+        let conn = schema::open(path)?;
+        Ok(SqliteStore {
+            conn: Arc::new(Mutex::new(conn)),
+            events: broadcast::channel(EVENT_CAPACITY).0,
+            retention: retention.max(1),
+            path: path.to_path_buf(),
+        })
+    }
+
+    /// The database file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// How many versions each ring keeps.
+    pub fn retention(&self) -> u64 {
+        self.retention
+    }
+
+    /// Runs `op` on the connection on the blocking pool.
+    ///
+    /// `op` gets the event sender so that it can publish while still
+    /// holding the connection: events then go out in commit order, which
+    /// subscribers rely on to apply versions one after another.
+    async fn run<T, F>(&self, op: F) -> Result<T, StoreError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut Connection, &broadcast::Sender<StoreEvent>) -> Result<T, StoreError>
+            + Send
+            + 'static,
+    {
+        let conn = Arc::clone(&self.conn);
+        let events = self.events.clone();
+        tokio::task::spawn_blocking(move || {
+            // A panic while the lock was held cannot leave a half-applied
+            // write: rusqlite rolls back an unfinished transaction when it
+            // is dropped during unwinding. So the connection is still
+            // sound and poisoning can be ignored.
+            let mut conn = conn.lock().unwrap_or_else(PoisonError::into_inner);
+            op(&mut conn, &events)
+        })
+        .await
+        .map_err(|e| StoreError::Unavailable(format!("store task failed: {e}")))?
+    }
+}
+
+impl fmt::Debug for SqliteStore {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SqliteStore")
+            .field("path", &self.path)
+            .field("retention", &self.retention)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Maps a SQLite failure to a store error: damaged files and values of the
+/// wrong type are corruption (retrying will not help); everything else
+/// (locked, I/O, disk full …) is unavailability.
+fn db_err(e: rusqlite::Error) -> StoreError {
+    use rusqlite::Error as E;
+    match &e {
+        E::SqliteFailure(f, _)
+            if matches!(f.code, ErrorCode::DatabaseCorrupt | ErrorCode::NotADatabase) =>
+        {
+            StoreError::Corrupt(e.to_string())
+        }
+        E::FromSqlConversionFailure(..)
+        | E::IntegralValueOutOfRange(..)
+        | E::InvalidColumnType(..)
+        | E::Utf8Error(..) => StoreError::Corrupt(e.to_string()),
+        _ => StoreError::Unavailable(e.to_string()),
+    }
+}
+
+/// Publishes an event; having no subscribers is normal, not an error.
+fn publish(events: &broadcast::Sender<StoreEvent>, event: StoreEvent) {
+    let _ = events.send(event);
+}
+
+#[async_trait]
+impl Store for SqliteStore {
+    async fn create_ring(&self, first: &Snapshot) -> Result<(), StoreError> {
+        let first = Arc::new(first.clone());
+        self.run(move |conn, events| {
+            ops::create_ring(conn, &first)?;
+            publish(events, StoreEvent::Committed(first));
+            Ok(())
+        })
+        .await
+    }
+
+    async fn delete_ring(&self, ring: &RingName) -> Result<(), StoreError> {
+        let ring = ring.clone();
+        self.run(move |conn, events| {
+            ops::delete_ring(conn, &ring)?;
+            publish(events, StoreEvent::Deleted(ring));
+            Ok(())
+        })
+        .await
+    }
+
+    async fn list_rings(&self) -> Result<Vec<Snapshot>, StoreError> {
+        self.run(|conn, _| ops::list_rings(conn)).await
+    }
+
+    async fn latest(&self, ring: &RingName) -> Result<Snapshot, StoreError> {
+        let ring = ring.clone();
+        self.run(move |conn, _| ops::latest(conn, &ring)).await
+    }
+
+    async fn snapshot(&self, ring: &RingName, version: u64) -> Result<Snapshot, StoreError> {
+        let ring = ring.clone();
+        self.run(move |conn, _| ops::snapshot(conn, &ring, version))
+            .await
+    }
+
+    async fn history(&self, ring: &RingName) -> Result<Vec<HistoryEntry>, StoreError> {
+        let ring = ring.clone();
+        self.run(move |conn, _| ops::history(conn, &ring)).await
+    }
+
+    async fn commit(&self, next: &Snapshot) -> Result<(), StoreError> {
+        let next = Arc::new(next.clone());
+        let retention = self.retention;
+        self.run(move |conn, events| {
+            ops::commit(conn, retention, &next)?;
+            publish(events, StoreEvent::Committed(next));
+            Ok(())
+        })
+        .await
+    }
+
+    fn subscribe(&self) -> broadcast::Receiver<StoreEvent> {
+        self.events.subscribe()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The settings durability depends on are per connection, so they can
+    /// only be checked from inside.
+    #[test]
+    fn connection_is_durable() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SqliteStore::open(&dir.path().join("ringd.db"), 10).unwrap();
+        let conn = store.conn.lock().unwrap();
+        let pragma =
+            |name: &str| -> i64 { conn.pragma_query_value(None, name, |r| r.get(0)).unwrap() };
+        let mode: String = conn
+            .pragma_query_value(None, "journal_mode", |r| r.get(0))
+            .unwrap();
+        assert_eq!(mode, "wal");
+        assert_eq!(pragma("synchronous"), 2, "FULL");
+        assert_eq!(pragma("foreign_keys"), 1);
+        assert_eq!(pragma("user_version"), SCHEMA_VERSION as i64);
+    }
+
+    #[test]
+    fn retention_is_at_least_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SqliteStore::open(&dir.path().join("ringd.db"), 0).unwrap();
+        assert_eq!(store.retention(), 1);
+    }
+}

@@ -1,0 +1,247 @@
+//! The SQLite store: the shared conformance cases, plus what only a file
+//! on disk can show (reopening, schema versions, damage, being killed).
+#![cfg(feature = "server")]
+
+mod store_conformance;
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+
+use ringd::store::sqlite::{SqliteStore, SCHEMA_VERSION};
+use ringd::store::{Store, StoreError, DEFAULT_RETENTION};
+use store_conformance::{add_node, chain, first, name, store_all};
+use tempfile::TempDir;
+
+/// A fresh store in its own temporary directory, deleted with the guard.
+async fn open(retention: u64) -> (TempDir, Arc<dyn Store>) {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SqliteStore::open(&dir.path().join("ringd.db"), retention).unwrap();
+    (dir, Arc::new(store))
+}
+
+store_conformance_tests!(open);
+
+/// Sets a column of one stored version directly in the file.
+fn tamper(db: &Path, column: &str, version: i64, value: &str) {
+    let conn = rusqlite::Connection::open(db).unwrap();
+    let sql = format!("UPDATE snapshots SET {column} = ?1 WHERE version = ?2");
+    assert_eq!(
+        conn.execute(&sql, rusqlite::params![value, version])
+            .unwrap(),
+        1
+    );
+}
+
+#[tokio::test]
+async fn data_survives_reopen() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("ringd.db");
+    let versions = chain("cache", 5);
+    {
+        let store = SqliteStore::open(&db, 3).unwrap();
+        store_all(&store, &versions).await;
+        let (other, _) = first("other");
+        store.create_ring(&other).await.unwrap();
+    }
+    // A larger retention does not bring pruned versions back.
+    let store = SqliteStore::open(&db, DEFAULT_RETENTION).unwrap();
+    assert_eq!(store.latest(&name("cache")).await.unwrap(), versions[4]);
+    let kept: Vec<u64> = store
+        .history(&name("cache"))
+        .await
+        .unwrap()
+        .iter()
+        .map(|h| h.version)
+        .collect();
+    assert_eq!(kept, vec![3, 4, 5]);
+    assert!(matches!(
+        store.snapshot(&name("cache"), 2).await,
+        Err(StoreError::VersionPruned {
+            version: 2,
+            oldest: 3
+        })
+    ));
+    let names: Vec<String> = store
+        .list_rings()
+        .await
+        .unwrap()
+        .iter()
+        .map(|s| s.ring.to_string())
+        .collect();
+    assert_eq!(names, ["cache", "other"]);
+    drop(store);
+
+    // A smaller retention applies from the next commit.
+    let store = SqliteStore::open(&db, 2).unwrap();
+    let (v6, _) = add_node(&versions[4], &versions[4].placement().unwrap(), "node-6");
+    store.commit(&v6).await.unwrap();
+    let kept: Vec<u64> = store
+        .history(&name("cache"))
+        .await
+        .unwrap()
+        .iter()
+        .map(|h| h.version)
+        .collect();
+    assert_eq!(kept, vec![5, 6]);
+}
+
+#[tokio::test]
+async fn too_new_schema_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("ringd.db");
+    drop(SqliteStore::open(&db, DEFAULT_RETENTION).unwrap());
+    assert_eq!(SCHEMA_VERSION, 1);
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    conn.pragma_update(None, "user_version", 2).unwrap();
+    drop(conn);
+
+    let err = SqliteStore::open(&db, DEFAULT_RETENTION).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            StoreError::SchemaTooNew {
+                found: 2,
+                supported: 1
+            }
+        ),
+        "{err:?}"
+    );
+    assert!(err.to_string().contains("upgrade ringd"), "{err}");
+    // Refusing leaves the file as the newer binary wrote it.
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    let v: i64 = conn
+        .pragma_query_value(None, "user_version", |r| r.get(0))
+        .unwrap();
+    assert_eq!(v, 2);
+}
+
+#[tokio::test]
+async fn open_creates_missing_parent_directories() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("var/lib/ringd/ringd.db");
+    let store = SqliteStore::open(&db, DEFAULT_RETENTION).unwrap();
+    assert!(db.is_file());
+    assert_eq!(store.path(), db);
+    assert_eq!(store.list_rings().await.unwrap(), vec![]);
+}
+
+#[tokio::test]
+async fn damaged_rows_are_reported_as_corrupt() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("ringd.db");
+    let versions = chain("cache", 3);
+    store_all(
+        &SqliteStore::open(&db, DEFAULT_RETENTION).unwrap(),
+        &versions,
+    )
+    .await;
+    tamper(&db, "snapshot", 2, "{not json");
+    tamper(&db, "change", 3, "[]");
+    // Version 1's row now claims to be version 3.
+    tamper(
+        &db,
+        "snapshot",
+        1,
+        &serde_json::to_string(&versions[2]).unwrap(),
+    );
+
+    let store = SqliteStore::open(&db, DEFAULT_RETENTION).unwrap();
+    let ring = name("cache");
+    for v in [1, 2] {
+        let err = store.snapshot(&ring, v).await.unwrap_err();
+        assert!(matches!(err, StoreError::Corrupt(_)), "v{v}: {err:?}");
+    }
+    assert!(matches!(
+        store.history(&ring).await,
+        Err(StoreError::Corrupt(_))
+    ));
+    // Undamaged data stays readable.
+    assert_eq!(store.latest(&ring).await.unwrap(), versions[2]);
+}
+
+#[test]
+fn a_file_that_is_not_a_database_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("ringd.db");
+    std::fs::write(&db, vec![b'x'; 4096]).unwrap();
+    let err = SqliteStore::open(&db, DEFAULT_RETENTION).unwrap_err();
+    assert!(matches!(err, StoreError::Corrupt(_)), "{err:?}");
+}
+
+/// Set in the child process of `acknowledged_commits_survive_kill`.
+const WRITER_DB: &str = "RINGD_TEST_WRITER_DB";
+
+/// The child half of `acknowledged_commits_survive_kill`: commits forever,
+/// printing each version once `commit` has returned. Does nothing in a
+/// normal test run.
+#[tokio::test]
+async fn writer_child() {
+    let Some(db) = std::env::var_os(WRITER_DB) else {
+        return;
+    };
+    let store = SqliteStore::open(Path::new(&db), DEFAULT_RETENTION).unwrap();
+    let (mut snapshot, mut placement) = first("cache");
+    store.create_ring(&snapshot).await.unwrap();
+    println!("acked 1");
+    loop {
+        let node = format!("node-{}", snapshot.version % 50);
+        (snapshot, placement) = add_node(&snapshot, &placement, &node);
+        store.commit(&snapshot).await.unwrap();
+        println!("acked {}", snapshot.version);
+    }
+}
+
+/// SIGKILL a process in the middle of committing: every version it was
+/// told was committed is there, the file opens cleanly and nothing is
+/// half-written. (A process kill leaves the OS page cache intact; power
+/// loss is covered by `synchronous=FULL`, which this cannot simulate.)
+#[test]
+fn acknowledged_commits_survive_kill() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("ringd.db");
+    let mut child = Command::new(std::env::current_exe().unwrap())
+        .args(["writer_child", "--exact", "--nocapture", "--test-threads=1"])
+        .env(WRITER_DB, &db)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let acked_in = |line: &str| {
+        line.strip_prefix("acked ")
+            .map(|v| v.parse::<u64>().unwrap())
+    };
+    let mut acked = 0;
+    while acked < 40 {
+        let line = lines.next().expect("the writer exited early").unwrap();
+        acked = acked_in(&line).unwrap_or(acked);
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    // Acknowledgements already in the pipe when the kill landed count too.
+    for line in lines {
+        acked = acked_in(&line.unwrap()).unwrap_or(acked);
+    }
+
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let store = SqliteStore::open(&db, DEFAULT_RETENTION).unwrap();
+        let ring = name("cache");
+        let latest = store.latest(&ring).await.unwrap();
+        // At most one commit can have landed without being printed.
+        assert!(
+            latest.version == acked || latest.version == acked + 1,
+            "acked {acked}, stored {}",
+            latest.version
+        );
+        let history = store.history(&ring).await.unwrap();
+        let versions: Vec<u64> = history.iter().map(|h| h.version).collect();
+        assert_eq!(versions, (1..=latest.version).collect::<Vec<_>>());
+        for v in 1..=latest.version {
+            let s = store.snapshot(&ring, v).await.unwrap();
+            assert_eq!(s.placement().unwrap().fingerprint(), s.fingerprint);
+        }
+    });
+}
