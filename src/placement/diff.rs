@@ -278,7 +278,9 @@ fn cover(c: &Continuum) -> Box<dyn Iterator<Item = Arc> + '_> {
 }
 
 fn sweep_arcs(tally: &mut Tally<'_>, a: &Continuum, b: &Continuum) {
-    let space = a.space() as f64;
+    // Sum exact arc lengths per (from, to) and divide once at the end, so
+    // that fractions carry a single rounding.
+    let mut moved: BTreeMap<(u32, u32), u128> = BTreeMap::new();
     let mut xs = cover(a);
     let mut ys = cover(b);
     let (mut x, mut y) = (xs.next(), ys.next());
@@ -286,7 +288,7 @@ fn sweep_arcs(tally: &mut Tally<'_>, a: &Continuum, b: &Continuum) {
     while let (Some(xa), Some(ya)) = (x, y) {
         let end = xa.last.min(ya.last);
         if !tally.same(xa.owner, ya.owner) {
-            tally.flow(xa.owner, ya.owner, (end - cursor + 1) as f64 / space);
+            *moved.entry((xa.owner, ya.owner)).or_insert(0) += end - cursor + 1;
             tally.range(cursor as u64, end as u64, xa.owner, ya.owner);
         }
         cursor = end + 1;
@@ -297,16 +299,23 @@ fn sweep_arcs(tally: &mut Tally<'_>, a: &Continuum, b: &Continuum) {
             y = ys.next();
         }
     }
+    let space = a.space() as f64;
+    for ((from, to), units) in moved {
+        tally.flow(from, to, units as f64 / space);
+    }
 }
 
 fn sweep_tables(tally: &mut Tally<'_>, a: &[u32], b: &[u32], size: u64) {
-    let unit = 1.0 / size as f64;
+    let mut moved: BTreeMap<(u32, u32), u64> = BTreeMap::new();
     for slot in 0..size as usize {
         let x = a.get(slot).copied().unwrap_or(NONE);
         let y = b.get(slot).copied().unwrap_or(NONE);
         if !tally.same(x, y) {
-            tally.flow(x, y, unit);
+            *moved.entry((x, y)).or_insert(0) += 1;
             tally.range(slot as u64, slot as u64, x, y);
         }
+    }
+    for ((from, to), slots) in moved {
+        tally.flow(from, to, slots as f64 / size as f64);
     }
 }
