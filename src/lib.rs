@@ -4,10 +4,16 @@
 //! [`placement`] is the pure, deterministic core that every other part
 //! (and every client, in any language) builds on. [`ring`] adds rings,
 //! nodes and snapshots; [`store`] persists them; [`service`] holds the
-//! rules between storage and the API.
+//! rules between storage and [`api`], the REST API that [`server`] runs.
 
+#[cfg(feature = "server")]
+pub mod api;
+#[cfg(feature = "server")]
+pub mod cli;
 pub mod placement;
 pub mod ring;
+#[cfg(feature = "server")]
+pub mod server;
 #[cfg(feature = "server")]
 pub mod service;
 #[cfg(feature = "server")]

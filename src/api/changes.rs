@@ -1,0 +1,296 @@
+//! `POST /v1/rings/{ring}/changes`: several ops as one new version, or a
+//! dry run that shows what they would move.
+
+use axum::extract::State;
+use axum::http::{header, HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+use super::auth::Writer;
+use super::extract::{etag, expected_version, from_value, ring_name, ApiJson, ApiPath};
+use super::model::RingSummary;
+use super::movement::DiffView;
+use super::nodes::NodeInput;
+use super::problem::{ApiError, Problem};
+use super::rings::RingConfigInput;
+use super::AppState;
+use crate::placement::{NodeId, RingConfig, RingConfigSpec};
+use crate::ring::{ChangeOp, NodeRecordSpec, RingName, MAX_OPS};
+use crate::service::{ChangeOutcome, ChangeRequest};
+
+/// Longest accepted `reason`, in bytes.
+pub const MAX_REASON_LEN: usize = 1_024;
+
+/// The body of `POST …/changes`, as parsed.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ChangeBody {
+    // Parsed op by op in `parse_ops`, so errors name the exact field.
+    ops: Vec<serde_json::Value>,
+    #[serde(default)]
+    expected_version: Option<u64>,
+    #[serde(default)]
+    reason: Option<String>,
+    #[serde(default)]
+    dry_run: bool,
+}
+
+/// One operation of a change.
+#[derive(Debug, Clone, ToSchema)]
+#[serde(tag = "op", rename_all = "snake_case")]
+pub enum OpInput {
+    /// `{"op":"upsert","node":{…}}`: register a node or replace its
+    /// record; `node.id` is required.
+    Upsert {
+        /// The full record; omitted fields take their defaults.
+        node: NodeInput,
+    },
+    /// `{"op":"remove","id":"…"}`: remove a node; it must exist.
+    Remove {
+        /// The node to remove.
+        id: String,
+    },
+    /// `{"op":"set_config","config":{…}}`: replace the configuration.
+    SetConfig {
+        /// The new configuration.
+        config: RingConfigInput,
+    },
+}
+
+/// The body of `POST …/changes`.
+#[derive(Debug, Clone, ToSchema)]
+#[schema(example = json!({
+    "ops": [{"op": "upsert", "node": {"id": "cache-d", "weight": 1}}],
+    "expected_version": 4,
+    "reason": "add cache-d",
+    "dry_run": true
+}))]
+#[serde(deny_unknown_fields)]
+pub struct ChangeInput {
+    /// Applied in order as one new version; 1–10000 ops. Each op is an
+    /// object with `"op"` set to `upsert`, `remove` or `set_config`.
+    pub ops: Vec<OpInput>,
+    /// Apply only if the ring is at this version (or send `If-Match`).
+    pub expected_version: Option<u64>,
+    /// Free-text reason recorded in the version, at most 1024 bytes.
+    pub reason: Option<String>,
+    /// Compute the result and the movement but commit nothing.
+    #[schema(default = false)]
+    pub dry_run: Option<bool>,
+}
+
+/// What a change did (or, for a dry run, would do).
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct ChangeResult {
+    /// The ring.
+    pub ring: String,
+    /// True when nothing was committed because the request was a dry run.
+    pub dry_run: bool,
+    /// False when the change alters nothing: no version was created.
+    pub changed: bool,
+    /// The version the change was computed against.
+    pub base_version: u64,
+    /// The new version; for a dry run the would-be version; for a no-op
+    /// the current one.
+    pub version: u64,
+    /// Summary of `version`.
+    pub summary: RingSummary,
+    /// Movement from `base_version` to `version`; absent for a no-op.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub diff: Option<DiffView>,
+}
+
+impl ChangeResult {
+    /// Describes `outcome` for `ring`.
+    pub fn from_outcome(ring: &RingName, outcome: &ChangeOutcome) -> Self {
+        let (dry_run, changed, base, snapshot, diff) = match outcome {
+            ChangeOutcome::Committed { current, diff } => (
+                false,
+                true,
+                current.snapshot.version - 1,
+                &*current.snapshot,
+                Some(diff),
+            ),
+            ChangeOutcome::Unchanged { current } => (
+                false,
+                false,
+                current.snapshot.version,
+                &*current.snapshot,
+                None,
+            ),
+            ChangeOutcome::Preview {
+                snapshot,
+                diff,
+                base_version,
+            } => (true, true, *base_version, snapshot, Some(diff)),
+        };
+        Self {
+            ring: ring.to_string(),
+            dry_run,
+            changed,
+            base_version: base,
+            version: snapshot.version,
+            summary: snapshot.into(),
+            diff: diff.map(DiffView::from),
+        }
+    }
+
+    /// The response: `status`, with the resulting version as the ETag
+    /// unless nothing was committed.
+    pub fn respond(self, status: StatusCode) -> Response {
+        if self.dry_run {
+            return (status, Json(self)).into_response();
+        }
+        (status, [(header::ETAG, etag(self.version))], Json(self)).into_response()
+    }
+}
+
+/// Parses the ops of a change one by one. Parsing them as a tagged enum
+/// in one go would report every error at `ops[i]`; this way a bad weight
+/// is reported at `ops[i].node.weight`.
+pub fn parse_ops(values: Vec<serde_json::Value>) -> Result<Vec<ChangeOp>, ApiError> {
+    if values.len() > MAX_OPS {
+        return Err(ApiError::invalid(
+            "ops",
+            format!(
+                "{} ops given; a change may carry at most {MAX_OPS}",
+                values.len()
+            ),
+        ));
+    }
+    values
+        .into_iter()
+        .enumerate()
+        .map(|(i, value)| parse_op(value, &format!("ops[{i}]")))
+        .collect()
+}
+
+fn parse_op(value: serde_json::Value, at: &str) -> Result<ChangeOp, ApiError> {
+    let serde_json::Value::Object(mut fields) = value else {
+        return Err(ApiError::invalid(
+            at,
+            format!("`{at}` must be an object with an \"op\" field"),
+        ));
+    };
+    let kind = match fields.remove("op") {
+        Some(serde_json::Value::String(k)) => k,
+        _ => {
+            return Err(ApiError::invalid(
+                format!("{at}.op"),
+                format!("`{at}.op` must be one of \"upsert\", \"remove\" or \"set_config\""),
+            ))
+        }
+    };
+    let operand = match kind.as_str() {
+        "upsert" => "node",
+        "remove" => "id",
+        "set_config" => "config",
+        other => {
+            return Err(ApiError::invalid(
+                format!("{at}.op"),
+                format!(
+                    "unknown op `{}` at `{at}.op`: expected upsert, remove or set_config",
+                    other.chars().take(100).collect::<String>()
+                ),
+            ))
+        }
+    };
+    let value = fields.remove(operand).ok_or_else(|| {
+        ApiError::invalid(
+            format!("{at}.{operand}"),
+            format!("a `{kind}` op needs `{operand}`"),
+        )
+    })?;
+    if let Some(extra) = fields.keys().next() {
+        return Err(ApiError::invalid(
+            format!("{at}.{extra}"),
+            format!(
+                "unknown field `{extra}` in a `{kind}` op, which takes only `op` and `{operand}`"
+            ),
+        ));
+    }
+    let here = format!("{at}.{operand}");
+    Ok(match operand {
+        "node" => {
+            let spec: NodeRecordSpec = from_value(value, &here)?;
+            let node = spec
+                .into_record(None)
+                .map_err(|e| ApiError::from(e).within(&here))?;
+            ChangeOp::Upsert { node }
+        }
+        "id" => ChangeOp::Remove {
+            id: from_value::<NodeId>(value, &here)?,
+        },
+        _ => {
+            let spec: RingConfigSpec = from_value(value, &here)?;
+            let config = RingConfig::try_from(spec).map_err(|e| ApiError::from(e).within(&here))?;
+            ChangeOp::SetConfig { config }
+        }
+    })
+}
+
+/// Checks a free-text reason.
+pub fn check_reason(reason: &Option<String>) -> Result<(), ApiError> {
+    match reason {
+        Some(r) if r.len() > MAX_REASON_LEN => Err(ApiError::invalid(
+            "reason",
+            format!(
+                "reason is {} bytes; at most {MAX_REASON_LEN} are kept",
+                r.len()
+            ),
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// Apply a change.
+///
+/// Applies every op, in order, as one new version (+1). A change that
+/// alters nothing creates no version and returns the current one with
+/// `changed: false`. With `dry_run: true` nothing is committed; the answer
+/// is the would-be version's summary and the full diff against the current
+/// version (moved fraction, per-node gains and losses, transfers and the
+/// first 1,000 moved ranges).
+#[utoipa::path(
+    post,
+    path = "/v1/rings/{ring}/changes",
+    tag = "changes",
+    params(
+        ("ring" = String, Path, description = super::RING_NAME_RULES),
+        ("If-Match" = Option<String>, Header, description = "`\"<version>\"`: apply only at this version (or use `expected_version`)."),
+    ),
+    request_body(content = ChangeInput, content_type = "application/json"),
+    responses(
+        (status = 200, description = "Committed, unchanged (`changed: false`) or previewed (`dry_run: true`)", body = ChangeResult),
+        (status = 400, description = "Invalid op, node, config, reason or precondition; unknown field; malformed JSON", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "No valid admin token", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "A read token on a mutation", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such ring, or a `remove` of a node the ring does not have", body = Problem, content_type = "application/problem+json"),
+        (status = 412, description = "The ring is not at the expected version; `current_version` in the body", body = Problem, content_type = "application/problem+json"),
+        (status = 413, description = "Body over 1 MiB", body = Problem, content_type = "application/problem+json"),
+        (status = 415, description = "Body not sent as application/json", body = Problem, content_type = "application/problem+json"),
+        (status = 503, description = "Store unavailable, or other writers kept winning; retry", body = Problem, content_type = "application/problem+json"),
+    ),
+    security(("bearer" = []))
+)]
+pub async fn post_changes(
+    State(state): State<AppState>,
+    Writer(role): Writer,
+    ApiPath(ring): ApiPath<String>,
+    headers: HeaderMap,
+    ApiJson(body): ApiJson<ChangeBody>,
+) -> Result<Response, ApiError> {
+    let ring = ring_name(&ring)?;
+    let expected = expected_version(&headers, body.expected_version)?;
+    check_reason(&body.reason)?;
+    let request = ChangeRequest {
+        ops: parse_ops(body.ops)?,
+        expected_version: expected,
+        reason: body.reason,
+        dry_run: body.dry_run,
+    };
+    let outcome = state.service.apply(&ring, request, role).await?;
+    Ok(ChangeResult::from_outcome(&ring, &outcome).respond(StatusCode::OK))
+}

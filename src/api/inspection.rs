@@ -1,0 +1,392 @@
+//! Inspection: key lookups (single and batch), exact ownership, and the
+//! movement between two versions.
+
+use axum::extract::State;
+use axum::Json;
+use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
+
+use super::auth::Reader;
+use super::extract::{optional_version, ring_name, ApiJson, ApiPath, ApiQuery};
+use super::movement::DiffView;
+use super::problem::{ApiError, Problem, ProblemKind};
+use super::AppState;
+use crate::placement::config::MAX_REPLICATION_FACTOR;
+use crate::placement::{OwnershipBasis, Placement};
+
+/// Most keys one `POST …/lookup` accepts.
+pub const MAX_LOOKUP_KEYS: usize = 10_000;
+
+/// Query of `GET …/lookup`.
+#[derive(Debug, Clone, Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct LookupQuery {
+    /// The key; its UTF-8 bytes are hashed.
+    pub key: String,
+    /// How many distinct nodes to list, 1–64; defaults to the ring's
+    /// `replication_factor`.
+    pub replicas: Option<u32>,
+    /// Look up in this retained version; defaults to the latest.
+    pub version: Option<u64>,
+}
+
+/// Where one key lives.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct KeyPlacement {
+    /// The key.
+    pub key: String,
+    /// The key's position in the algorithm's hash space, as a decimal string.
+    pub hash: String,
+    /// The owning node; `null` when no node is active.
+    pub owner: Option<String>,
+    /// Up to `replicas` distinct nodes, owner first.
+    pub replicas: Vec<String>,
+}
+
+/// The answer to `GET …/lookup`.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct LookupResult {
+    /// The version looked up in.
+    pub version: u64,
+    /// The key.
+    pub key: String,
+    /// The key's position in the algorithm's hash space, as a decimal string.
+    pub hash: String,
+    /// The owning node; `null` when no node is active.
+    pub owner: Option<String>,
+    /// Up to `replicas` distinct nodes, owner first.
+    pub replicas: Vec<String>,
+}
+
+/// The body of `POST …/lookup`.
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+#[schema(example = json!({"keys": ["user:1", "user:2"], "replicas": 2}))]
+pub struct LookupBatch {
+    /// Up to 10,000 keys; their UTF-8 bytes are hashed.
+    pub keys: Vec<String>,
+    /// How many distinct nodes to list per key, 1–64; defaults to the
+    /// ring's `replication_factor`.
+    #[serde(default)]
+    pub replicas: Option<u32>,
+    /// Look up in this retained version; defaults to the latest.
+    #[serde(default)]
+    pub version: Option<u64>,
+}
+
+/// The answer to `POST …/lookup`.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct LookupBatchResult {
+    /// The version looked up in.
+    pub version: u64,
+    /// Replicas listed per key.
+    pub replicas: u32,
+    /// One entry per key, in the order the keys were given.
+    pub results: Vec<KeyPlacement>,
+}
+
+fn replicas(placement: &Placement, requested: Option<u32>) -> Result<u32, ApiError> {
+    match requested {
+        None => Ok(placement.config().replication_factor),
+        Some(r) if (1..=MAX_REPLICATION_FACTOR).contains(&r) => Ok(r),
+        Some(r) => Err(ApiError::invalid(
+            "replicas",
+            format!("replicas {r} is out of range: ask for 1 to {MAX_REPLICATION_FACTOR}"),
+        )),
+    }
+}
+
+fn place(placement: &Placement, key: String, r: u32) -> KeyPlacement {
+    let hash = placement.key_hash(key.as_bytes());
+    let replicas: Vec<String> = placement
+        .preference_list(key.as_bytes(), r as usize)
+        .into_iter()
+        .map(ToString::to_string)
+        .collect();
+    KeyPlacement {
+        owner: placement.owner(key.as_bytes()).map(ToString::to_string),
+        hash: hash.to_string(),
+        key,
+        replicas,
+    }
+}
+
+/// Look up a key.
+///
+/// The owner and preference list of one key. Keys are hashed as their
+/// UTF-8 bytes.
+#[utoipa::path(
+    get,
+    path = "/v1/rings/{ring}/lookup",
+    tag = "inspection",
+    params(("ring" = String, Path, description = super::RING_NAME_RULES), LookupQuery),
+    responses(
+        (status = 200, description = "Where the key lives", body = LookupResult),
+        (status = 400, description = "Missing key, replicas out of range, unknown parameter", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "No valid read token", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such ring, or the version never existed", body = Problem, content_type = "application/problem+json"),
+        (status = 410, description = "The version has been pruned", body = Problem, content_type = "application/problem+json"),
+    ),
+    security(("bearer" = []))
+)]
+pub async fn lookup(
+    State(state): State<AppState>,
+    _: Reader,
+    ApiPath(ring): ApiPath<String>,
+    ApiQuery(query): ApiQuery<LookupQuery>,
+) -> Result<Json<LookupResult>, ApiError> {
+    let ring = ring_name(&ring)?;
+    let version = optional_version(query.version)?;
+    let (version, placement) = state.service.placement(&ring, version).await?;
+    let r = replicas(&placement, query.replicas)?;
+    let p = place(&placement, query.key, r);
+    Ok(Json(LookupResult {
+        version,
+        key: p.key,
+        hash: p.hash,
+        owner: p.owner,
+        replicas: p.replicas,
+    }))
+}
+
+/// Look up many keys.
+///
+/// Up to 10,000 keys in one request; results come back in the order the
+/// keys were given. A read, so the read token suffices.
+#[utoipa::path(
+    post,
+    path = "/v1/rings/{ring}/lookup",
+    tag = "inspection",
+    params(("ring" = String, Path, description = super::RING_NAME_RULES)),
+    request_body(content = LookupBatch, content_type = "application/json"),
+    responses(
+        (status = 200, description = "Where each key lives", body = LookupBatchResult),
+        (status = 400, description = "Over 10,000 keys, replicas out of range, unknown field, malformed JSON", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "No valid read token", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such ring, or the version never existed", body = Problem, content_type = "application/problem+json"),
+        (status = 410, description = "The version has been pruned", body = Problem, content_type = "application/problem+json"),
+        (status = 413, description = "Body over 1 MiB", body = Problem, content_type = "application/problem+json"),
+        (status = 415, description = "Body not sent as application/json", body = Problem, content_type = "application/problem+json"),
+    ),
+    security(("bearer" = []))
+)]
+pub async fn lookup_batch(
+    State(state): State<AppState>,
+    _: Reader,
+    ApiPath(ring): ApiPath<String>,
+    ApiJson(body): ApiJson<LookupBatch>,
+) -> Result<Json<LookupBatchResult>, ApiError> {
+    let ring = ring_name(&ring)?;
+    if body.keys.len() > MAX_LOOKUP_KEYS {
+        return Err(ApiError::new(
+            ProblemKind::TooManyKeys,
+            format!(
+                "{} keys given; one request accepts at most {MAX_LOOKUP_KEYS}: split the batch",
+                body.keys.len()
+            ),
+        )
+        .with_field("keys"));
+    }
+    let version = optional_version(body.version)?;
+    let (version, placement) = state.service.placement(&ring, version).await?;
+    let r = replicas(&placement, body.replicas)?;
+    let results = body
+        .keys
+        .into_iter()
+        .map(|key| place(&placement, key, r))
+        .collect();
+    Ok(Json(LookupBatchResult {
+        version,
+        replicas: r,
+        results,
+    }))
+}
+
+/// Query of `GET …/ownership`.
+#[derive(Debug, Clone, Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct VersionQuery {
+    /// A retained version; defaults to the latest.
+    pub version: Option<u64>,
+}
+
+/// What ownership units count.
+#[derive(Debug, Clone, Copy, Serialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum OwnershipBasisName {
+    /// Arc lengths on the hash circle (`ring`: 2^64 positions, `ketama`: 2^32).
+    Arcs,
+    /// Maglev table entries.
+    TableEntries,
+    /// Live jump buckets.
+    Buckets,
+    /// Weights (rendezvous).
+    Weights,
+}
+
+/// One node's share of the keyspace.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct NodeShare {
+    /// The node.
+    pub id: String,
+    /// Units owned, as a decimal string (it can exceed 2^64).
+    pub units: String,
+    /// Share of the keyspace owned.
+    pub share: f64,
+    /// The node's weight over the total weight.
+    pub expected_share: f64,
+    /// `share / expected_share`; 1.0 is perfect balance.
+    pub ratio: f64,
+}
+
+/// Exact ownership of a version.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct OwnershipView {
+    /// The ring.
+    pub ring: String,
+    /// The version described.
+    pub version: u64,
+    /// What the units count.
+    pub basis: OwnershipBasisName,
+    /// Size of the keyspace in units, as a decimal string.
+    pub total_units: String,
+    /// Per active node, in id order.
+    pub nodes: Vec<NodeShare>,
+    /// The largest `ratio`: the most loaded node against its fair share
+    /// (with equal weights, max share over mean share); 0 with no nodes.
+    pub max_over_mean: f64,
+}
+
+/// Read ownership.
+///
+/// Each active node's exact share of the keyspace (computed from the
+/// layout, not sampled), its share by weight and their ratio, plus the
+/// largest ratio.
+#[utoipa::path(
+    get,
+    path = "/v1/rings/{ring}/ownership",
+    tag = "inspection",
+    params(("ring" = String, Path, description = super::RING_NAME_RULES), VersionQuery),
+    responses(
+        (status = 200, description = "Ownership", body = OwnershipView),
+        (status = 400, description = "Invalid ring name or version", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "No valid read token", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such ring, or the version never existed", body = Problem, content_type = "application/problem+json"),
+        (status = 410, description = "The version has been pruned", body = Problem, content_type = "application/problem+json"),
+    ),
+    security(("bearer" = []))
+)]
+pub async fn ownership(
+    State(state): State<AppState>,
+    _: Reader,
+    ApiPath(ring): ApiPath<String>,
+    ApiQuery(query): ApiQuery<VersionQuery>,
+) -> Result<Json<OwnershipView>, ApiError> {
+    let ring = ring_name(&ring)?;
+    let version = optional_version(query.version)?;
+    let (version, placement) = state.service.placement(&ring, version).await?;
+    let o = placement.ownership();
+    Ok(Json(OwnershipView {
+        ring: ring.to_string(),
+        version,
+        basis: match o.basis {
+            OwnershipBasis::Arcs => OwnershipBasisName::Arcs,
+            OwnershipBasis::TableEntries => OwnershipBasisName::TableEntries,
+            OwnershipBasis::Buckets => OwnershipBasisName::Buckets,
+            OwnershipBasis::Weights => OwnershipBasisName::Weights,
+        },
+        total_units: o.total_units.to_string(),
+        nodes: o
+            .nodes
+            .into_iter()
+            .map(|n| NodeShare {
+                id: n.id.to_string(),
+                units: n.units.to_string(),
+                share: n.share,
+                expected_share: n.expected_share,
+                ratio: n.ratio,
+            })
+            .collect(),
+        max_over_mean: o.max_over_mean,
+    }))
+}
+
+/// Query of `GET …/diff`.
+#[derive(Debug, Clone, Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct DiffQuery {
+    /// The older version.
+    pub from: u64,
+    /// The newer version; defaults to the latest.
+    pub to: Option<u64>,
+}
+
+/// The movement between two versions.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct DiffResult {
+    /// The ring.
+    pub ring: String,
+    /// The version compared from.
+    pub from: u64,
+    /// The version compared to.
+    pub to: u64,
+    /// What moves from `from` to `to`.
+    pub diff: DiffView,
+}
+
+/// Compare two versions.
+///
+/// What moves from one retained version to another: the moved fraction,
+/// each node's gain and loss, the transfers and the first 1,000 moved
+/// ranges. Exact unless the two versions hash keys differently (then
+/// `basis` is `sampled`).
+#[utoipa::path(
+    get,
+    path = "/v1/rings/{ring}/diff",
+    tag = "inspection",
+    params(("ring" = String, Path, description = super::RING_NAME_RULES), DiffQuery),
+    responses(
+        (status = 200, description = "The movement", body = DiffResult),
+        (status = 400, description = "Invalid ring name, missing `from`", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "No valid read token", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such ring, or a version never existed", body = Problem, content_type = "application/problem+json"),
+        (status = 410, description = "A version has been pruned", body = Problem, content_type = "application/problem+json"),
+    ),
+    security(("bearer" = []))
+)]
+pub async fn diff(
+    State(state): State<AppState>,
+    _: Reader,
+    ApiPath(ring): ApiPath<String>,
+    ApiQuery(query): ApiQuery<DiffQuery>,
+) -> Result<Json<DiffResult>, ApiError> {
+    let ring = ring_name(&ring)?;
+    // Version errors name the parameter they came from.
+    let rename = |name: &'static str| {
+        move |e: ApiError| match e.field.as_deref() {
+            Some("version") => e.with_field(name),
+            _ => e,
+        }
+    };
+    let from = optional_version(Some(query.from)).map_err(rename("from"))?;
+    let to = optional_version(query.to).map_err(rename("to"))?;
+    let (from, old) = state
+        .service
+        .placement(&ring, from)
+        .await
+        .map_err(|e| rename("from")(e.into()))?;
+    let (to, new) = state
+        .service
+        .placement(&ring, to)
+        .await
+        .map_err(|e| rename("to")(e.into()))?;
+    Ok(Json(DiffResult {
+        ring: ring.to_string(),
+        from,
+        to,
+        diff: DiffView::from(&old.diff(&new)),
+    }))
+}

@@ -1,0 +1,168 @@
+//! Request metrics in the Prometheus text format, without a metrics crate:
+//! a counter and a latency histogram per (method, route template, status).
+//!
+//! Routes are labelled by template (`/v1/rings/{ring}`), never by the
+//! concrete path, so the number of series stays bounded whatever clients
+//! send.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use crate::ring::Snapshot;
+
+/// Upper bounds of the latency histogram buckets, in seconds.
+const BUCKETS: [f64; 14] = [
+    0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 5.0,
+];
+
+#[derive(Debug, Default, Clone)]
+struct Series {
+    count: u64,
+    sum: f64,
+    /// Per bucket, observations at or below its bound (not cumulative).
+    buckets: [u64; BUCKETS.len()],
+}
+
+/// Series by route template, then by (method, status). Nested so that
+/// recording a request allocates nothing once its series exists.
+type Table = BTreeMap<String, BTreeMap<(&'static str, u16), Series>>;
+
+/// Request counts and latencies.
+#[derive(Debug, Default)]
+pub struct Metrics {
+    series: Mutex<Table>,
+}
+
+impl Metrics {
+    /// Empty metrics.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Records one request.
+    pub fn observe(&self, method: &'static str, route: &str, status: u16, latency: Duration) {
+        let secs = latency.as_secs_f64();
+        let mut table = self.series.lock().expect("metrics lock");
+        let by_route = match table.get_mut(route) {
+            Some(m) => m,
+            None => table.entry(route.to_owned()).or_default(),
+        };
+        let s = by_route.entry((method, status)).or_default();
+        s.count += 1;
+        s.sum += secs;
+        if let Some(i) = BUCKETS.iter().position(|&b| secs <= b) {
+            s.buckets[i] += 1;
+        }
+    }
+
+    /// The Prometheus text exposition: request series, then each ring's
+    /// latest version and node counts from `rings`.
+    pub fn render(&self, rings: &[Snapshot]) -> String {
+        let table = self.series.lock().expect("metrics lock").clone();
+        let series: Vec<(String, &Series)> = table
+            .iter()
+            .flat_map(|(route, m)| {
+                m.iter()
+                    .map(move |((method, status), s)| (labels(route, method, *status), s))
+            })
+            .collect();
+        let mut out = String::new();
+        out.push_str("# HELP ringd_http_requests_total HTTP requests by route template, method and status.\n");
+        out.push_str("# TYPE ringd_http_requests_total counter\n");
+        for (l, s) in &series {
+            let _ = writeln!(out, "ringd_http_requests_total{{{l}}} {}", s.count);
+        }
+        out.push_str(
+            "# HELP ringd_http_request_duration_seconds Time to produce the response head.\n",
+        );
+        out.push_str("# TYPE ringd_http_request_duration_seconds histogram\n");
+        for (l, s) in &series {
+            let mut cumulative = 0;
+            for (bound, n) in BUCKETS.iter().zip(s.buckets) {
+                cumulative += n;
+                let _ = writeln!(
+                    out,
+                    "ringd_http_request_duration_seconds_bucket{{{l},le=\"{bound}\"}} {cumulative}"
+                );
+            }
+            let _ = writeln!(
+                out,
+                "ringd_http_request_duration_seconds_bucket{{{l},le=\"+Inf\"}} {}",
+                s.count
+            );
+            let _ = writeln!(
+                out,
+                "ringd_http_request_duration_seconds_sum{{{l}}} {}",
+                s.sum
+            );
+            let _ = writeln!(
+                out,
+                "ringd_http_request_duration_seconds_count{{{l}}} {}",
+                s.count
+            );
+        }
+        out.push_str("# HELP ringd_ring_version Latest version of each ring.\n");
+        out.push_str("# TYPE ringd_ring_version gauge\n");
+        for r in rings {
+            let _ = writeln!(
+                out,
+                "ringd_ring_version{{ring=\"{}\"}} {}",
+                r.ring, r.version
+            );
+        }
+        out.push_str("# HELP ringd_ring_nodes Nodes of each ring's latest version, by state.\n");
+        out.push_str("# TYPE ringd_ring_nodes gauge\n");
+        for r in rings {
+            let active = r.nodes.iter().filter(|n| n.to_node().is_active()).count();
+            let draining = r.nodes.len() - active;
+            let _ = writeln!(
+                out,
+                "ringd_ring_nodes{{ring=\"{}\",state=\"active\"}} {active}",
+                r.ring
+            );
+            let _ = writeln!(
+                out,
+                "ringd_ring_nodes{{ring=\"{}\",state=\"draining\"}} {draining}",
+                r.ring
+            );
+        }
+        out
+    }
+}
+
+/// Label text; route templates and methods contain no quote or backslash
+/// that would need escaping, but escape anyway so output stays parseable.
+fn labels(route: &str, method: &str, status: u16) -> String {
+    format!(
+        "route=\"{}\",method=\"{}\",status=\"{status}\"",
+        escape(route),
+        escape(method)
+    )
+}
+
+fn escape(s: &str) -> String {
+    s.replace('\\', "\\\\")
+        .replace('"', "\\\"")
+        .replace('\n', "\\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn histogram_is_cumulative() {
+        let m = Metrics::new();
+        m.observe("GET", "/healthz", 200, Duration::from_micros(50));
+        m.observe("GET", "/healthz", 200, Duration::from_millis(2));
+        let text = m.render(&[]);
+        assert!(text.contains(
+            "ringd_http_requests_total{route=\"/healthz\",method=\"GET\",status=\"200\"} 2"
+        ));
+        assert!(text.contains("le=\"0.0001\"} 1"));
+        assert!(text.contains("le=\"0.0025\"} 2"));
+        assert!(text.contains("le=\"+Inf\"} 2"));
+    }
+}

@@ -1,0 +1,183 @@
+//! The REST API v1: routes, shared state and cross-cutting layers.
+//!
+//! One file per resource; each handler carries its own OpenAPI annotation
+//! and [`openapi::ApiDoc`] gathers them. Every error is a problem+json body
+//! built by [`problem::ApiError`], including axum's own rejections, unknown
+//! routes and wrong methods.
+
+pub mod auth;
+pub mod changes;
+pub mod extract;
+pub mod inspection;
+pub mod metrics;
+pub mod model;
+pub mod movement;
+pub mod nodes;
+pub mod openapi;
+pub mod ops;
+pub mod problem;
+pub mod rings;
+pub mod snapshots;
+
+use std::any::Any;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::Instant;
+
+use axum::extract::{DefaultBodyLimit, MatchedPath, Request, State};
+use axum::http::Method;
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::Router;
+use tower_http::catch_panic::CatchPanicLayer;
+
+use self::auth::AuthConfig;
+use self::metrics::Metrics;
+use self::problem::{ApiError, ProblemKind};
+use crate::service::RingService;
+
+/// Allowed ring names, for the OpenAPI descriptions.
+pub const RING_NAME_RULES: &str = "Ring name: 1–63 characters of `a-z`, `0-9`, `.`, `_` and `-`, starting with a lowercase letter or digit.";
+/// Allowed node ids, for the OpenAPI descriptions.
+pub const NODE_ID_RULES: &str = "Node id: 1–128 characters of `A-Z`, `a-z`, `0-9`, `.`, `_`, `-` and `:`, starting with a letter or digit.";
+
+/// What every handler shares.
+#[derive(Clone)]
+pub struct AppState {
+    /// The ring service.
+    pub service: Arc<RingService>,
+    /// Which tokens are required.
+    pub auth: Arc<AuthConfig>,
+    /// Request metrics.
+    pub metrics: Arc<Metrics>,
+    /// Cleared when shutdown begins, so `/readyz` turns away new traffic.
+    pub ready: Arc<AtomicBool>,
+}
+
+impl AppState {
+    /// State for `service` with `auth`, ready to serve.
+    pub fn new(service: Arc<RingService>, auth: AuthConfig) -> Self {
+        Self {
+            service,
+            auth: Arc::new(auth),
+            metrics: Arc::new(Metrics::new()),
+            ready: Arc::new(AtomicBool::new(true)),
+        }
+    }
+}
+
+/// The complete application: API routes, operations endpoints, the
+/// OpenAPI document and Swagger UI, with body limit, metrics and logging.
+pub fn router(state: AppState) -> Router {
+    let rings = Router::new()
+        .route("/v1/rings", get(rings::list_rings))
+        .route(
+            "/v1/rings/{ring}",
+            get(rings::get_ring)
+                .put(rings::put_ring)
+                .delete(rings::delete_ring),
+        )
+        .route("/v1/rings/{ring}/nodes", get(nodes::list_nodes))
+        .route(
+            "/v1/rings/{ring}/nodes/{node}",
+            get(nodes::get_node)
+                .put(nodes::put_node)
+                .delete(nodes::delete_node),
+        )
+        .route("/v1/rings/{ring}/changes", post(changes::post_changes))
+        .route("/v1/rings/{ring}/snapshot", get(snapshots::latest_snapshot))
+        .route(
+            "/v1/rings/{ring}/snapshots/{version}",
+            get(snapshots::snapshot_version),
+        )
+        .route(
+            "/v1/rings/{ring}/snapshots/{version}/table",
+            get(snapshots::snapshot_table),
+        )
+        .route("/v1/rings/{ring}/history", get(snapshots::history))
+        .route(
+            "/v1/rings/{ring}/lookup",
+            get(inspection::lookup).post(inspection::lookup_batch),
+        )
+        .route("/v1/rings/{ring}/ownership", get(inspection::ownership))
+        .route("/v1/rings/{ring}/diff", get(inspection::diff))
+        .route("/healthz", get(ops::healthz))
+        .route("/readyz", get(ops::readyz))
+        .route("/metrics", get(ops::metrics));
+    rings
+        .merge(openapi::docs_router())
+        .fallback(route_not_found)
+        .method_not_allowed_fallback(method_not_allowed)
+        // Last line of defence: a bug that panics in a handler still gets
+        // a problem+json 500 (and a log line) instead of a dropped connection.
+        .layer(CatchPanicLayer::custom(|_: Box<dyn Any + Send>| {
+            ApiError::new(
+                ProblemKind::Internal,
+                "the server hit a bug while handling this request",
+            )
+            .into_response()
+        }))
+        .layer(middleware::from_fn_with_state(state.clone(), observe))
+        // axum buffers bodies through this limit; `extract::ApiJson` turns
+        // the overflow into a 413 problem.
+        .layer(DefaultBodyLimit::max(extract::MAX_BODY))
+        .with_state(state)
+}
+
+async fn route_not_found(request: Request) -> ApiError {
+    ApiError::new(
+        ProblemKind::RouteNotFound,
+        format!(
+            "no route for `{}`; see /openapi.json or /docs for the API",
+            request.uri().path()
+        ),
+    )
+}
+
+async fn method_not_allowed(request: Request) -> ApiError {
+    ApiError::new(
+        ProblemKind::MethodNotAllowed,
+        format!(
+            "`{}` does not accept {}; see /openapi.json for the methods it does",
+            request.uri().path(),
+            request.method()
+        ),
+    )
+}
+
+/// Records metrics and writes one log line per request. Logs the route
+/// template and path but never headers, so tokens stay out of the logs.
+async fn observe(State(state): State<AppState>, request: Request, next: Next) -> Response {
+    let start = Instant::now();
+    // Methods are a label: only standard ones, so clients cannot create
+    // unbounded series by inventing methods.
+    let method = match *request.method() {
+        Method::GET => "GET",
+        Method::HEAD => "HEAD",
+        Method::POST => "POST",
+        Method::PUT => "PUT",
+        Method::DELETE => "DELETE",
+        Method::PATCH => "PATCH",
+        Method::OPTIONS => "OPTIONS",
+        _ => "other",
+    };
+    let path = request.uri().path().to_owned();
+    // The template, not the path: a bounded set of labels.
+    let matched = request.extensions().get::<MatchedPath>().cloned();
+    let route = matched.as_ref().map_or("unmatched", MatchedPath::as_str);
+    let response = next.run(request).await;
+    let latency = start.elapsed();
+    let status = response.status().as_u16();
+    state.metrics.observe(method, route, status, latency);
+    tracing::info!(
+        target: "ringd::http",
+        method,
+        route,
+        path = %path,
+        status,
+        latency_ms = latency.as_secs_f64() * 1e3,
+        "request"
+    );
+    response
+}

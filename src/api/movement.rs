@@ -1,0 +1,142 @@
+//! Wire types for movement between two versions: the dry-run preview,
+//! the result of a change and `GET …/diff`.
+
+use serde::Serialize;
+use utoipa::ToSchema;
+
+use crate::placement::{DiffBasis, NodeId, PlacementDiff};
+
+/// Most moved ranges one response lists; the rest are counted only, so a
+/// diff of a large ring stays a reasonable size.
+pub const MAX_MOVED_RANGES: usize = 1_000;
+
+/// How a diff was computed.
+#[derive(Debug, Clone, Copy, Serialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum DiffBasisName {
+    /// Exact, by sweeping hash ranges.
+    Ranges,
+    /// Exact, by comparing Maglev tables.
+    TableEntries,
+    /// Exact in jump's uniform model.
+    JumpModel,
+    /// Exact in rendezvous' model.
+    RendezvousModel,
+    /// Estimated from 65,536 sample keys (the versions hash differently).
+    Sampled,
+}
+
+impl From<DiffBasis> for DiffBasisName {
+    fn from(b: DiffBasis) -> Self {
+        match b {
+            DiffBasis::Ranges => Self::Ranges,
+            DiffBasis::TableEntries => Self::TableEntries,
+            DiffBasis::JumpModel => Self::JumpModel,
+            DiffBasis::RendezvousModel => Self::RendezvousModel,
+            DiffBasis::Sampled => Self::Sampled,
+        }
+    }
+}
+
+/// One node's change in share.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct NodeMovementView {
+    /// The node.
+    pub id: String,
+    /// Share before (0 if it was not active).
+    pub before: f64,
+    /// Share after (0 if it is no longer active).
+    pub after: f64,
+    /// Share it receives from other nodes.
+    pub gained: f64,
+    /// Share it hands to other nodes.
+    pub lost: f64,
+}
+
+/// Keyspace moving between two nodes; `null` means no owner.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct TransferView {
+    /// Previous owner.
+    pub from: Option<String>,
+    /// New owner.
+    pub to: Option<String>,
+    /// Share of the keyspace.
+    pub fraction: f64,
+}
+
+/// A run of hash positions (or Maglev slots) that changes owner;
+/// inclusive bounds as decimal strings.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct MovedRangeView {
+    /// First position or slot.
+    pub first: String,
+    /// Last position or slot.
+    pub last: String,
+    /// Previous owner.
+    pub from: Option<String>,
+    /// New owner.
+    pub to: Option<String>,
+}
+
+/// The movement between two versions.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct DiffView {
+    /// How it was computed.
+    pub basis: DiffBasisName,
+    /// Share of all keys whose owner changes.
+    pub moved_fraction: f64,
+    /// Every node active on either side, in id order.
+    pub nodes: Vec<NodeMovementView>,
+    /// Non-zero transfers, ordered by (from, to).
+    pub transfers: Vec<TransferView>,
+    /// The first 1,000 moved ranges in ascending order (none for `jump`
+    /// and `rendezvous`).
+    pub moved_ranges: Vec<MovedRangeView>,
+    /// How many moved ranges there are in all.
+    pub moved_ranges_total: usize,
+    /// Whether `moved_ranges` was cut at 1,000.
+    pub moved_ranges_truncated: bool,
+}
+
+impl From<&PlacementDiff> for DiffView {
+    fn from(d: &PlacementDiff) -> Self {
+        let id = |n: &Option<NodeId>| n.as_ref().map(ToString::to_string);
+        Self {
+            basis: d.basis.into(),
+            moved_fraction: d.moved_fraction,
+            nodes: d
+                .nodes
+                .iter()
+                .map(|n| NodeMovementView {
+                    id: n.id.to_string(),
+                    before: n.before,
+                    after: n.after,
+                    gained: n.gained,
+                    lost: n.lost,
+                })
+                .collect(),
+            transfers: d
+                .transfers
+                .iter()
+                .map(|t| TransferView {
+                    from: id(&t.from),
+                    to: id(&t.to),
+                    fraction: t.fraction,
+                })
+                .collect(),
+            moved_ranges: d
+                .moved_ranges
+                .iter()
+                .take(MAX_MOVED_RANGES)
+                .map(|r| MovedRangeView {
+                    first: r.first.to_string(),
+                    last: r.last.to_string(),
+                    from: id(&r.from),
+                    to: id(&r.to),
+                })
+                .collect(),
+            moved_ranges_total: d.moved_ranges.len(),
+            moved_ranges_truncated: d.moved_ranges.len() > MAX_MOVED_RANGES,
+        }
+    }
+}

@@ -1,0 +1,253 @@
+//! `/v1/rings/{ring}/nodes`: list, read, register, update and remove
+//! nodes. Each PUT or DELETE is a one-op change (one new version).
+
+use std::collections::BTreeMap;
+
+use axum::extract::State;
+use axum::http::{header, HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
+
+use super::auth::{Reader, Writer};
+use super::changes::{check_reason, ChangeResult};
+use super::extract::{etag, expected_version, node_id, ring_name, ApiJson, ApiPath, ApiQuery};
+use super::model::{NodeStateName, NodeView};
+use super::problem::{ApiError, Problem, ProblemKind};
+use super::AppState;
+use crate::ring::{ChangeOp, NodeRecordSpec};
+use crate::service::{ChangeOutcome, ChangeRequest};
+
+/// The body of `PUT …/nodes/{node}` (and `node` in an `upsert` op): every
+/// field but the id optional, unknown fields refused.
+#[derive(Debug, Clone, ToSchema)]
+#[schema(example = json!({"address": "10.0.0.4:11211", "weight": 2, "zone": "eu-1a"}))]
+#[serde(deny_unknown_fields)]
+pub struct NodeInput {
+    /// Taken from the path in `PUT …/nodes/{node}` (if given it must
+    /// match); required in an `upsert` op. 1–128 characters of
+    /// `[A-Za-z0-9._:-]`, starting with a letter or digit.
+    pub id: Option<String>,
+    /// Where clients reach the node: 1–255 characters, no spaces or
+    /// control characters.
+    pub address: Option<String>,
+    /// Relative capacity, an integer from 1 to 1000000; defaults to 1.
+    pub weight: Option<u64>,
+    /// Failure domain: 1–64 characters of `[A-Za-z0-9._:-]`, starting with a
+    /// letter or digit.
+    pub zone: Option<String>,
+    /// Up to 32 labels; keys are 1–63 characters of letters, digits, `.`,
+    /// `_`, `-` and `/` starting with a letter or digit; values at most 255
+    /// characters without control characters.
+    pub labels: Option<BTreeMap<String, String>>,
+    /// `active` (default) or `draining`: a draining node keeps its record
+    /// but owns no keys.
+    pub state: Option<NodeStateName>,
+    /// Hashed instead of the id (1–255 bytes, no control characters), so a
+    /// replacement node can take over a dead one's positions.
+    pub hash_key: Option<String>,
+}
+
+/// Conditions and a reason a node mutation may carry in its query string.
+#[derive(Debug, Clone, Default, Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct NodeChangeQuery {
+    /// Apply only if the ring is at this version (same as `If-Match: "<version>"`).
+    pub expected_version: Option<u64>,
+    /// Free-text reason recorded in the version, at most 1024 bytes.
+    pub reason: Option<String>,
+}
+
+/// A ring's nodes at its latest version.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct NodeList {
+    /// The ring.
+    pub ring: String,
+    /// The version listed.
+    pub version: u64,
+    /// Every node, active or draining, sorted by id.
+    pub nodes: Vec<NodeView>,
+}
+
+/// List nodes.
+#[utoipa::path(
+    get,
+    path = "/v1/rings/{ring}/nodes",
+    tag = "nodes",
+    params(("ring" = String, Path, description = super::RING_NAME_RULES)),
+    responses(
+        (status = 200, description = "The nodes", body = NodeList, headers(("ETag" = String, description = "`\"<version>\"`"))),
+        (status = 400, description = "Invalid ring name", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "No valid read token", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such ring", body = Problem, content_type = "application/problem+json"),
+    ),
+    security(("bearer" = []))
+)]
+pub async fn list_nodes(
+    State(state): State<AppState>,
+    _: Reader,
+    ApiPath(ring): ApiPath<String>,
+) -> Result<Response, ApiError> {
+    let ring = ring_name(&ring)?;
+    let current = state.service.current(&ring).await?;
+    let s = &current.snapshot;
+    let list = NodeList {
+        ring: ring.to_string(),
+        version: s.version,
+        nodes: s.nodes.iter().map(NodeView::from).collect(),
+    };
+    Ok(([(header::ETAG, etag(s.version))], Json(list)).into_response())
+}
+
+/// Read a node.
+#[utoipa::path(
+    get,
+    path = "/v1/rings/{ring}/nodes/{node}",
+    tag = "nodes",
+    params(
+        ("ring" = String, Path, description = super::RING_NAME_RULES),
+        ("node" = String, Path, description = super::NODE_ID_RULES),
+    ),
+    responses(
+        (status = 200, description = "The node at the latest version", body = NodeView, headers(("ETag" = String, description = "`\"<version>\"` of the ring"))),
+        (status = 400, description = "Invalid ring name or node id", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "No valid read token", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such ring or node", body = Problem, content_type = "application/problem+json"),
+    ),
+    security(("bearer" = []))
+)]
+pub async fn get_node(
+    State(state): State<AppState>,
+    _: Reader,
+    ApiPath((ring, node)): ApiPath<(String, String)>,
+) -> Result<Response, ApiError> {
+    let ring = ring_name(&ring)?;
+    let id = node_id(&node)?;
+    let current = state.service.current(&ring).await?;
+    let s = &current.snapshot;
+    let record = s.nodes.iter().find(|n| n.id == id).ok_or_else(|| {
+        ApiError::new(
+            ProblemKind::NodeNotFound,
+            format!(
+                "node `{id}` is not in ring `{ring}` at version {}",
+                s.version
+            ),
+        )
+        .with_field("node")
+    })?;
+    Ok((
+        [(header::ETAG, etag(s.version))],
+        Json(NodeView::from(record)),
+    )
+        .into_response())
+}
+
+/// Register or update a node.
+///
+/// A one-op change: +1 version, unless the record is identical to the
+/// current one (then `changed: false` and no new version). 201 when the
+/// node is new, 200 otherwise.
+#[utoipa::path(
+    put,
+    path = "/v1/rings/{ring}/nodes/{node}",
+    tag = "nodes",
+    params(
+        ("ring" = String, Path, description = super::RING_NAME_RULES),
+        ("node" = String, Path, description = super::NODE_ID_RULES),
+        ("If-Match" = Option<String>, Header, description = "`\"<version>\"`: apply only at this version."),
+        NodeChangeQuery,
+    ),
+    request_body(content = NodeInput, content_type = "application/json"),
+    responses(
+        (status = 201, description = "Registered: a new version", body = ChangeResult),
+        (status = 200, description = "Updated, or unchanged (`changed: false`)", body = ChangeResult),
+        (status = 400, description = "Invalid id, weight, zone, address, label, state or hash_key; unknown field; malformed JSON", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "No valid admin token", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "A read token on a mutation", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such ring", body = Problem, content_type = "application/problem+json"),
+        (status = 412, description = "Precondition failed; `current_version` in the body", body = Problem, content_type = "application/problem+json"),
+        (status = 413, description = "Body over 1 MiB", body = Problem, content_type = "application/problem+json"),
+        (status = 415, description = "Body not sent as application/json", body = Problem, content_type = "application/problem+json"),
+    ),
+    security(("bearer" = []))
+)]
+pub async fn put_node(
+    State(state): State<AppState>,
+    Writer(role): Writer,
+    ApiPath((ring, node)): ApiPath<(String, String)>,
+    ApiQuery(query): ApiQuery<NodeChangeQuery>,
+    headers: HeaderMap,
+    ApiJson(spec): ApiJson<NodeRecordSpec>,
+) -> Result<Response, ApiError> {
+    let ring = ring_name(&ring)?;
+    let id = node_id(&node)?;
+    let expected = expected_version(&headers, query.expected_version)?;
+    check_reason(&query.reason)?;
+    let record = spec.into_record(Some(id.clone()))?;
+    let existed = state
+        .service
+        .current(&ring)
+        .await?
+        .snapshot
+        .nodes
+        .iter()
+        .any(|n| n.id == id);
+    let request = ChangeRequest {
+        ops: vec![ChangeOp::Upsert { node: record }],
+        expected_version: expected,
+        reason: query.reason,
+        dry_run: false,
+    };
+    let outcome = state.service.apply(&ring, request, role).await?;
+    let status = match outcome {
+        ChangeOutcome::Committed { .. } if !existed => StatusCode::CREATED,
+        _ => StatusCode::OK,
+    };
+    Ok(ChangeResult::from_outcome(&ring, &outcome).respond(status))
+}
+
+/// Remove a node.
+///
+/// A one-op change: +1 version.
+#[utoipa::path(
+    delete,
+    path = "/v1/rings/{ring}/nodes/{node}",
+    tag = "nodes",
+    params(
+        ("ring" = String, Path, description = super::RING_NAME_RULES),
+        ("node" = String, Path, description = super::NODE_ID_RULES),
+        ("If-Match" = Option<String>, Header, description = "`\"<version>\"`: apply only at this version."),
+        NodeChangeQuery,
+    ),
+    responses(
+        (status = 200, description = "Removed: a new version", body = ChangeResult),
+        (status = 400, description = "Invalid ring name, node id or precondition", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "No valid admin token", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "A read token on a mutation", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such ring or node", body = Problem, content_type = "application/problem+json"),
+        (status = 412, description = "Precondition failed; `current_version` in the body", body = Problem, content_type = "application/problem+json"),
+    ),
+    security(("bearer" = []))
+)]
+pub async fn delete_node(
+    State(state): State<AppState>,
+    Writer(role): Writer,
+    ApiPath((ring, node)): ApiPath<(String, String)>,
+    ApiQuery(query): ApiQuery<NodeChangeQuery>,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    let ring = ring_name(&ring)?;
+    let id = node_id(&node)?;
+    let expected = expected_version(&headers, query.expected_version)?;
+    check_reason(&query.reason)?;
+    let request = ChangeRequest {
+        ops: vec![ChangeOp::Remove { id }],
+        expected_version: expected,
+        reason: query.reason,
+        dry_run: false,
+    };
+    let outcome = state.service.apply(&ring, request, role).await?;
+    Ok(ChangeResult::from_outcome(&ring, &outcome).respond(StatusCode::OK))
+}

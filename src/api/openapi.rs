@@ -1,0 +1,119 @@
+//! The OpenAPI document, gathered from the annotations beside each
+//! handler, and Swagger UI served from assets compiled into the binary.
+//!
+//! `openapi/openapi.json` is this document, committed; the
+//! `openapi_drift` test fails when the two differ.
+
+use axum::Router;
+use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
+use utoipa::{Modify, OpenApi};
+use utoipa_swagger_ui::SwaggerUi;
+
+use super::{changes, inspection, nodes, ops, rings, snapshots, AppState};
+
+const DESCRIPTION: &str = "\
+ringd keeps the one true list of nodes, weights and placement algorithm for \
+consistent-hashing rings. Every accepted change becomes an immutable, numbered \
+snapshot; clients holding the same version place every key identically.
+
+**Names.** Ring name: 1–63 characters of `a-z`, `0-9`, `.`, `_` and `-`, starting \
+with a lowercase letter or digit. Node id: 1–128 characters of `A-Z`, `a-z`, \
+`0-9`, `.`, `_`, `-` and `:`, starting with a letter or digit. Zones follow the \
+node-id rules with at most 64 characters. Weights are integers from 1 to 1000000.
+
+**Versions.** A ring starts at version 1; every accepted change adds exactly 1; \
+a change that alters nothing creates no version. Every mutation accepts \
+`If-Match: \"<version>\"` or `expected_version` and answers 412, with \
+`current_version` in the body, when the ring has moved on. Reads of the latest \
+state carry `ETag: \"<version>\"` and honour `If-None-Match`.
+
+**Errors** are RFC 9457 `application/problem+json` bodies with `type` \
+(`urn:ringd:problem:<slug>`), `title`, `status`, `detail` and, when one input is \
+to blame, `field`. Validation errors are 400 (never 422); unknown ring, node or \
+version 404; pruned version 410; precondition 412; body over 1 MiB 413; body \
+not JSON 415; store unavailable 503.
+
+**Auth.** With an admin token configured, mutations need \
+`Authorization: Bearer <admin token>` (401 without it, 403 with the read \
+token). With a read token configured, reads need the read or the admin token. \
+`/healthz`, `/readyz`, `/openapi.json` and `/docs` are always open.";
+
+/// The OpenAPI document of the v1 API.
+#[derive(OpenApi)]
+#[openapi(
+    info(title = "ringd", description = DESCRIPTION, license(name = "Apache-2.0")),
+    paths(
+        rings::list_rings,
+        rings::put_ring,
+        rings::get_ring,
+        rings::delete_ring,
+        nodes::list_nodes,
+        nodes::get_node,
+        nodes::put_node,
+        nodes::delete_node,
+        changes::post_changes,
+        snapshots::latest_snapshot,
+        snapshots::snapshot_version,
+        snapshots::snapshot_table,
+        snapshots::history,
+        inspection::lookup,
+        inspection::lookup_batch,
+        inspection::ownership,
+        inspection::diff,
+        ops::healthz,
+        ops::readyz,
+        ops::metrics,
+    ),
+    modifiers(&BearerAuth),
+    tags(
+        (name = "rings", description = "Create, list, read and delete rings."),
+        (name = "nodes", description = "Register, update and remove nodes; each is a one-op change."),
+        (name = "changes", description = "Several ops as one version, with dry runs."),
+        (name = "snapshots", description = "Immutable versions, their placement tables and the history."),
+        (name = "inspection", description = "Lookups, ownership and diffs."),
+        (name = "operations", description = "Health, readiness and metrics."),
+    )
+)]
+pub struct ApiDoc;
+
+/// Declares the `bearer` scheme the operations refer to.
+struct BearerAuth;
+
+impl Modify for BearerAuth {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        let components = openapi.components.get_or_insert_with(Default::default);
+        components.add_security_scheme(
+            "bearer",
+            SecurityScheme::Http(
+                HttpBuilder::new()
+                    .scheme(HttpAuthScheme::Bearer)
+                    .description(Some(
+                        "The admin token (`--admin-token`) for mutations; the read or admin token for reads when `--read-token` is set.",
+                    ))
+                    .build(),
+            ),
+        );
+    }
+}
+
+/// The document.
+pub fn document() -> utoipa::openapi::OpenApi {
+    ApiDoc::openapi()
+}
+
+/// The document as pretty JSON with a final newline: the exact content of
+/// `openapi/openapi.json`.
+pub fn document_json() -> String {
+    let mut json = document()
+        .to_pretty_json()
+        .expect("the OpenAPI document serializes");
+    json.push('\n');
+    json
+}
+
+/// `/openapi.json` and Swagger UI at `/docs`, from vendored assets.
+pub fn docs_router() -> Router<AppState> {
+    SwaggerUi::new("/docs")
+        .url("/openapi.json", document())
+        .into()
+}

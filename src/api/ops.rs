@@ -1,0 +1,93 @@
+//! Operations endpoints: liveness, readiness and Prometheus metrics.
+
+use std::sync::atomic::Ordering;
+
+use axum::extract::State;
+use axum::http::{header, HeaderValue};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use serde::Serialize;
+use utoipa::ToSchema;
+
+use super::auth::Reader;
+use super::problem::{ApiError, Problem, ProblemKind};
+use super::AppState;
+use crate::ring::RingName;
+use crate::store::StoreError;
+
+/// A health answer.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct Health {
+    /// `ok` (alive) or `ready` (serving).
+    pub status: &'static str,
+}
+
+/// Liveness.
+///
+/// 200 while the process serves HTTP at all. Needs no token.
+#[utoipa::path(
+    get,
+    path = "/healthz",
+    tag = "operations",
+    responses((status = 200, description = "Alive", body = Health))
+)]
+pub async fn healthz() -> Json<Health> {
+    Json(Health { status: "ok" })
+}
+
+/// Readiness.
+///
+/// 200 when the store answers and the service is not shutting down; 503
+/// otherwise. Needs no token.
+#[utoipa::path(
+    get,
+    path = "/readyz",
+    tag = "operations",
+    responses(
+        (status = 200, description = "Ready", body = Health),
+        (status = 503, description = "Shutting down, or the store does not answer", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+pub async fn readyz(State(state): State<AppState>) -> Result<Json<Health>, ApiError> {
+    if !state.ready.load(Ordering::Relaxed) {
+        return Err(ApiError::new(
+            ProblemKind::Unavailable,
+            "ringd is shutting down",
+        ));
+    }
+    // A cheap round trip: reading a ring that normally does not exist
+    // touches the store without loading any real ring.
+    let probe = RingName::new("readyz-probe").expect("a valid ring name");
+    match state.service.store().latest(&probe).await {
+        Ok(_) | Err(StoreError::RingNotFound(_)) => Ok(Json(Health { status: "ready" })),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Metrics.
+///
+/// Prometheus text format: `ringd_http_requests_total` and the
+/// `ringd_http_request_duration_seconds` histogram by route template,
+/// method and status; `ringd_ring_version` and `ringd_ring_nodes` per ring.
+#[utoipa::path(
+    get,
+    path = "/metrics",
+    tag = "operations",
+    responses(
+        (status = 200, description = "Metrics", content_type = "text/plain; version=0.0.4", body = String),
+        (status = 401, description = "No valid read token", body = Problem, content_type = "application/problem+json"),
+    ),
+    security(("bearer" = []))
+)]
+pub async fn metrics(State(state): State<AppState>, _: Reader) -> Result<Response, ApiError> {
+    let rings = state.service.list().await?;
+    let body = state.metrics.render(&rings);
+    Ok((
+        [(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"),
+        )],
+        body,
+    )
+        .into_response())
+}

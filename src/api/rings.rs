@@ -1,0 +1,250 @@
+//! `/v1/rings` and `/v1/rings/{ring}`: create, list, read and delete rings.
+
+use axum::extract::State;
+use axum::http::{header, HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
+
+use super::auth::{Reader, Writer};
+use super::extract::{etag, expected_version, not_modified, ring_name, ApiJson, ApiPath, ApiQuery};
+use super::model::{AlgorithmName, HashName, RingSummary};
+use super::problem::{ApiError, Problem, ProblemKind};
+use super::AppState;
+use crate::placement::{RingConfig, RingConfigSpec};
+use crate::ring::RingName;
+use crate::service::{Created, ServiceError};
+use crate::store::StoreError;
+
+/// The body of `PUT /v1/rings/{ring}`: every field optional, unknown
+/// fields refused.
+#[derive(Debug, Clone, ToSchema)]
+#[schema(example = json!({"algorithm": "ring", "replication_factor": 3}))]
+#[serde(deny_unknown_fields)]
+pub struct RingConfigInput {
+    /// Defaults to `ring`.
+    pub algorithm: Option<AlgorithmName>,
+    /// Defaults to `md5` for `ketama` (its only hash), `xxh3` otherwise.
+    pub hash: Option<HashName>,
+    /// `ring`: points per unit of weight, 1–10000; defaults to 160.
+    pub vnodes_per_weight: Option<u64>,
+    /// `maglev`: a prime table size, at least the active node count and
+    /// at most 16777216; defaults to 65537.
+    pub table_size: Option<u64>,
+    /// Default preference-list length, 1–64; defaults to 3.
+    pub replication_factor: Option<u64>,
+    /// Spread preference lists over zones first (every active node then
+    /// needs a zone); defaults to false.
+    pub zone_aware: Option<bool>,
+}
+
+/// Conditions a mutation may carry in its query string.
+#[derive(Debug, Clone, Default, Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct PreconditionQuery {
+    /// Apply only if the ring is at this version (same as `If-Match: "<version>"`).
+    pub expected_version: Option<u64>,
+}
+
+/// Every ring.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct RingList {
+    /// Latest version of each ring, by name.
+    pub rings: Vec<RingSummary>,
+}
+
+/// Checks a creation's `If-Match`/`expected_version` precondition against
+/// the ring's current version. A ring that does not exist fails any
+/// precondition: without it the answer would be 201, so it applies.
+async fn check_precondition(
+    state: &AppState,
+    ring: &RingName,
+    expected: Option<u64>,
+) -> Result<(), ApiError> {
+    let Some(expected) = expected else {
+        return Ok(());
+    };
+    match state.service.current(ring).await {
+        Ok(c) if c.snapshot.version == expected => Ok(()),
+        Ok(c) => Err(ServiceError::PreconditionFailed {
+            expected,
+            current: c.snapshot.version,
+        }
+        .into()),
+        Err(ServiceError::Store(StoreError::RingNotFound(_))) => Err(ApiError::new(
+            ProblemKind::PreconditionFailed,
+            format!("ring `{ring}` does not exist, so it is not at version {expected}"),
+        )),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Create a ring.
+///
+/// Creates the ring at version 1 with the given configuration and no
+/// nodes. Repeating the request with an identical configuration returns
+/// 200 and changes nothing; a different configuration returns 409 (change
+/// an existing ring's configuration with a `set_config` op).
+#[utoipa::path(
+    put,
+    path = "/v1/rings/{ring}",
+    tag = "rings",
+    params(
+        ("ring" = String, Path, description = super::RING_NAME_RULES),
+        ("If-Match" = Option<String>, Header, description = "`\"<version>\"`: the ring must exist at this version."),
+        PreconditionQuery,
+    ),
+    request_body(content = RingConfigInput, content_type = "application/json"),
+    responses(
+        (status = 201, description = "Created at version 1", body = RingSummary),
+        (status = 200, description = "An identical ring already exists; nothing changed", body = RingSummary),
+        (status = 400, description = "Invalid ring name, unknown field or algorithm, parameter out of range, malformed JSON", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "No valid admin token", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "A read token on a mutation", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "The ring exists with a different configuration", body = Problem, content_type = "application/problem+json"),
+        (status = 412, description = "Precondition failed; `current_version` in the body", body = Problem, content_type = "application/problem+json"),
+        (status = 413, description = "Body over 1 MiB", body = Problem, content_type = "application/problem+json"),
+        (status = 415, description = "Body not sent as application/json", body = Problem, content_type = "application/problem+json"),
+    ),
+    security(("bearer" = []))
+)]
+pub async fn put_ring(
+    State(state): State<AppState>,
+    Writer(role): Writer,
+    ApiPath(ring): ApiPath<String>,
+    ApiQuery(query): ApiQuery<PreconditionQuery>,
+    headers: HeaderMap,
+    ApiJson(spec): ApiJson<RingConfigSpec>,
+) -> Result<Response, ApiError> {
+    let ring = ring_name(&ring)?;
+    // Parsed as the spec first so cross-field rules (ketama needs md5 …)
+    // are reported against the field they concern.
+    let config = RingConfig::try_from(spec)?;
+    let expected = expected_version(&headers, query.expected_version)?;
+    check_precondition(&state, &ring, expected).await?;
+    let (created, current) = state
+        .service
+        .create_ring(ring.clone(), config, role)
+        .await?;
+    let status = match created {
+        Created::New => StatusCode::CREATED,
+        Created::Existing => StatusCode::OK,
+    };
+    let headers = [
+        (header::ETAG, etag(current.snapshot.version)),
+        (
+            header::LOCATION,
+            format!("/v1/rings/{ring}")
+                .parse()
+                .expect("ring names are valid header text"),
+        ),
+    ];
+    Ok((status, headers, Json(RingSummary::from(&*current.snapshot))).into_response())
+}
+
+/// List rings.
+#[utoipa::path(
+    get,
+    path = "/v1/rings",
+    tag = "rings",
+    responses(
+        (status = 200, description = "Every ring's latest version", body = RingList),
+        (status = 401, description = "No valid read token", body = Problem, content_type = "application/problem+json"),
+    ),
+    security(("bearer" = []))
+)]
+pub async fn list_rings(
+    State(state): State<AppState>,
+    _: Reader,
+) -> Result<Json<RingList>, ApiError> {
+    let rings = state.service.list().await?;
+    Ok(Json(RingList {
+        rings: rings.iter().map(RingSummary::from).collect(),
+    }))
+}
+
+/// Read a ring.
+///
+/// The configuration, latest version, node counts and fingerprint. Carries
+/// `ETag: "<version>"`; `If-None-Match` with that tag returns 304.
+#[utoipa::path(
+    get,
+    path = "/v1/rings/{ring}",
+    tag = "rings",
+    params(("ring" = String, Path, description = super::RING_NAME_RULES)),
+    responses(
+        (status = 200, description = "The ring", body = RingSummary, headers(("ETag" = String, description = "`\"<version>\"`"))),
+        (status = 304, description = "Not modified since the version in If-None-Match"),
+        (status = 400, description = "Invalid ring name", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "No valid read token", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such ring", body = Problem, content_type = "application/problem+json"),
+    ),
+    security(("bearer" = []))
+)]
+pub async fn get_ring(
+    State(state): State<AppState>,
+    _: Reader,
+    ApiPath(ring): ApiPath<String>,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    let ring = ring_name(&ring)?;
+    let current = state.service.current(&ring).await?;
+    let version = current.snapshot.version;
+    if not_modified(&headers, version) {
+        return Ok((StatusCode::NOT_MODIFIED, [(header::ETAG, etag(version))]).into_response());
+    }
+    Ok((
+        [(header::ETAG, etag(version))],
+        Json(RingSummary::from(&*current.snapshot)),
+    )
+        .into_response())
+}
+
+/// Delete a ring.
+///
+/// Deletes the ring and every version of it. With a precondition, the ring
+/// must be at that version.
+#[utoipa::path(
+    delete,
+    path = "/v1/rings/{ring}",
+    tag = "rings",
+    params(
+        ("ring" = String, Path, description = super::RING_NAME_RULES),
+        ("If-Match" = Option<String>, Header, description = "`\"<version>\"`: delete only at this version."),
+        PreconditionQuery,
+    ),
+    responses(
+        (status = 204, description = "Deleted"),
+        (status = 400, description = "Invalid ring name or precondition", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "No valid admin token", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "A read token on a mutation", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such ring", body = Problem, content_type = "application/problem+json"),
+        (status = 412, description = "Precondition failed; `current_version` in the body", body = Problem, content_type = "application/problem+json"),
+    ),
+    security(("bearer" = []))
+)]
+pub async fn delete_ring(
+    State(state): State<AppState>,
+    _: Writer,
+    ApiPath(ring): ApiPath<String>,
+    ApiQuery(query): ApiQuery<PreconditionQuery>,
+    headers: HeaderMap,
+) -> Result<StatusCode, ApiError> {
+    let ring = ring_name(&ring)?;
+    let expected = expected_version(&headers, query.expected_version)?;
+    // A missing ring is a 404 whatever the precondition (RFC 9110 §13.2.1).
+    let current = state.service.current(&ring).await?;
+    if let Some(expected) = expected {
+        if current.snapshot.version != expected {
+            return Err(ServiceError::PreconditionFailed {
+                expected,
+                current: current.snapshot.version,
+            }
+            .into());
+        }
+    }
+    state.service.delete_ring(&ring).await?;
+    Ok(StatusCode::NO_CONTENT)
+}

@@ -1,0 +1,219 @@
+//! Snapshots and history: the latest version, any retained version, its
+//! canonical binary placement table, and the list of versions.
+
+use axum::extract::State;
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use serde::Serialize;
+use time::OffsetDateTime;
+use utoipa::ToSchema;
+
+use super::auth::Reader;
+use super::extract::{etag, not_modified, ring_name, version, ApiPath};
+use super::model::{OpView, RoleName, SnapshotView};
+use super::problem::{ApiError, Problem};
+use super::AppState;
+use crate::ring::Snapshot;
+
+/// Header carrying the fingerprint of a placement table.
+pub const FINGERPRINT_HEADER: &str = "ringd-fingerprint";
+
+fn snapshot_response(headers: &HeaderMap, snapshot: &Snapshot) -> Response {
+    let tag = etag(snapshot.version);
+    if not_modified(headers, snapshot.version) {
+        return (StatusCode::NOT_MODIFIED, [(header::ETAG, tag)]).into_response();
+    }
+    ([(header::ETAG, tag)], Json(SnapshotView::from(snapshot))).into_response()
+}
+
+/// Read the latest snapshot.
+///
+/// The complete latest version: config, nodes sorted by id, fingerprint
+/// and the change that produced it. Carries `ETag: "<version>"`; send it
+/// back in `If-None-Match` to get 304 until the ring changes.
+#[utoipa::path(
+    get,
+    path = "/v1/rings/{ring}/snapshot",
+    tag = "snapshots",
+    params(
+        ("ring" = String, Path, description = super::RING_NAME_RULES),
+        ("If-None-Match" = Option<String>, Header, description = "`\"<version>\"`: 304 if the ring is still at it."),
+    ),
+    responses(
+        (status = 200, description = "The latest snapshot", body = SnapshotView, headers(("ETag" = String, description = "`\"<version>\"`"))),
+        (status = 304, description = "Still at the version in If-None-Match"),
+        (status = 400, description = "Invalid ring name", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "No valid read token", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such ring", body = Problem, content_type = "application/problem+json"),
+    ),
+    security(("bearer" = []))
+)]
+pub async fn latest_snapshot(
+    State(state): State<AppState>,
+    _: Reader,
+    ApiPath(ring): ApiPath<String>,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    let ring = ring_name(&ring)?;
+    let current = state.service.current(&ring).await?;
+    Ok(snapshot_response(&headers, &current.snapshot))
+}
+
+/// Read a retained version.
+///
+/// Versions are immutable. The newest 1,000 per ring are kept by default
+/// (`--retention`); older ones answer 410.
+#[utoipa::path(
+    get,
+    path = "/v1/rings/{ring}/snapshots/{version}",
+    tag = "snapshots",
+    params(
+        ("ring" = String, Path, description = super::RING_NAME_RULES),
+        ("version" = u64, Path, description = "A version, from 1."),
+        ("If-None-Match" = Option<String>, Header, description = "`\"<version>\"`: 304 if it names this version."),
+    ),
+    responses(
+        (status = 200, description = "The snapshot", body = SnapshotView, headers(("ETag" = String, description = "`\"<version>\"`"))),
+        (status = 304, description = "The If-None-Match tag names this version"),
+        (status = 400, description = "Invalid ring name or version", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "No valid read token", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such ring, or the version never existed", body = Problem, content_type = "application/problem+json"),
+        (status = 410, description = "The version has been pruned", body = Problem, content_type = "application/problem+json"),
+    ),
+    security(("bearer" = []))
+)]
+pub async fn snapshot_version(
+    State(state): State<AppState>,
+    _: Reader,
+    ApiPath((ring, v)): ApiPath<(String, String)>,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    let ring = ring_name(&ring)?;
+    let v = version(&v)?;
+    let snapshot = state.service.snapshot(&ring, v).await?;
+    Ok(snapshot_response(&headers, &snapshot))
+}
+
+/// Read a version's placement table.
+///
+/// The canonical binary encoding of the materialized placement, as
+/// specified in `docs/placement-spec.md`; its SHA-256 is the snapshot's
+/// fingerprint (also sent in the `ringd-fingerprint` header).
+#[utoipa::path(
+    get,
+    path = "/v1/rings/{ring}/snapshots/{version}/table",
+    tag = "snapshots",
+    params(
+        ("ring" = String, Path, description = super::RING_NAME_RULES),
+        ("version" = u64, Path, description = "A version, from 1."),
+    ),
+    responses(
+        (status = 200, description = "The canonical encoding", content_type = "application/octet-stream", body = Vec<u8>,
+            headers(("ETag" = String, description = "`\"<version>\"`"), ("ringd-fingerprint" = String, description = "SHA-256 of the body, 64 hex digits"))),
+        (status = 400, description = "Invalid ring name or version", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "No valid read token", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such ring, or the version never existed", body = Problem, content_type = "application/problem+json"),
+        (status = 410, description = "The version has been pruned", body = Problem, content_type = "application/problem+json"),
+    ),
+    security(("bearer" = []))
+)]
+pub async fn snapshot_table(
+    State(state): State<AppState>,
+    _: Reader,
+    ApiPath((ring, v)): ApiPath<(String, String)>,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    let ring = ring_name(&ring)?;
+    let v = version(&v)?;
+    let (v, placement) = state.service.placement(&ring, Some(v)).await?;
+    if not_modified(&headers, v) {
+        return Ok((StatusCode::NOT_MODIFIED, [(header::ETAG, etag(v))]).into_response());
+    }
+    let fingerprint = HeaderValue::from_str(&placement.fingerprint().to_string())
+        .expect("hex digits are a valid header");
+    let headers = [
+        (
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/octet-stream"),
+        ),
+        (header::ETAG, etag(v)),
+        (
+            header::HeaderName::from_static(FINGERPRINT_HEADER),
+            fingerprint,
+        ),
+    ];
+    Ok((headers, placement.encode()).into_response())
+}
+
+/// One version in a ring's history.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct HistoryEntryView {
+    /// The version.
+    pub version: u64,
+    /// When it was committed (RFC 3339).
+    #[serde(with = "time::serde::rfc3339")]
+    #[schema(value_type = String, format = DateTime)]
+    pub created_at: OffsetDateTime,
+    /// Its fingerprint.
+    pub fingerprint: String,
+    /// The ops that produced it.
+    pub ops: Vec<OpView>,
+    /// The operator's reason.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// The acting token's role.
+    pub role: RoleName,
+    /// Share of the keyspace that changed owner against the previous version.
+    pub moved_fraction: f64,
+}
+
+/// A ring's retained history.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct HistoryView {
+    /// The ring.
+    pub ring: String,
+    /// One entry per retained version, oldest first.
+    pub entries: Vec<HistoryEntryView>,
+}
+
+/// Read the history.
+///
+/// One entry per retained version, oldest first: time, ops, reason, role
+/// and moved fraction.
+#[utoipa::path(
+    get,
+    path = "/v1/rings/{ring}/history",
+    tag = "snapshots",
+    params(("ring" = String, Path, description = super::RING_NAME_RULES)),
+    responses(
+        (status = 200, description = "The history", body = HistoryView),
+        (status = 400, description = "Invalid ring name", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "No valid read token", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such ring", body = Problem, content_type = "application/problem+json"),
+    ),
+    security(("bearer" = []))
+)]
+pub async fn history(
+    State(state): State<AppState>,
+    _: Reader,
+    ApiPath(ring): ApiPath<String>,
+) -> Result<Json<HistoryView>, ApiError> {
+    let ring = ring_name(&ring)?;
+    let entries = state.service.history(&ring).await?;
+    Ok(Json(HistoryView {
+        ring: ring.to_string(),
+        entries: entries
+            .iter()
+            .map(|e| HistoryEntryView {
+                version: e.version,
+                created_at: e.created_at,
+                fingerprint: e.fingerprint.to_string(),
+                ops: e.change.ops.iter().map(OpView::from).collect(),
+                reason: e.change.reason.clone(),
+                role: e.change.role.into(),
+                moved_fraction: e.change.moved_fraction,
+            })
+            .collect(),
+    }))
+}

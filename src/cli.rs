@@ -1,0 +1,89 @@
+//! The `ringd` command line. Its flags and environment variables are a
+//! contract that scripts rely on: keep their names and defaults.
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::server::{LogFormat, ServeConfig};
+use crate::store::DEFAULT_RETENTION;
+
+/// ringd: the single source of truth for consistent-hashing rings.
+#[derive(Debug, Parser)]
+#[command(name = "ringd", version, about)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// `ringd` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run the service.
+    // A repeated flag takes its last value, so wrappers can override defaults.
+    #[command(args_override_self = true)]
+    Serve(ServeArgs),
+}
+
+/// Flags of `ringd serve`.
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Address to serve on (host:port; port 0 picks a free one).
+    #[arg(long, env = "RINGD_LISTEN", default_value = "127.0.0.1:7420")]
+    pub listen: String,
+    /// The store: sqlite://PATH.
+    #[arg(
+        long = "store",
+        env = "RINGD_STORE",
+        default_value = "sqlite://./ringd-data/ringd.db"
+    )]
+    pub store: String,
+    /// Token required for mutations (Authorization: Bearer …).
+    #[arg(long, env = "RINGD_ADMIN_TOKEN", hide_env_values = true)]
+    pub admin_token: Option<String>,
+    /// Token required for reads; the admin token also reads.
+    #[arg(long, env = "RINGD_READ_TOKEN", hide_env_values = true)]
+    pub read_token: Option<String>,
+    /// Log line format, written to stderr.
+    #[arg(long, value_enum, default_value_t = LogFormat::Text)]
+    pub log_format: LogFormat,
+    /// Allow a non-loopback listen address without an admin token.
+    #[arg(long)]
+    pub insecure: bool,
+    /// Versions kept per ring; older ones are pruned.
+    #[arg(long, default_value_t = DEFAULT_RETENTION, value_parser = clap::value_parser!(u64).range(1..))]
+    pub retention: u64,
+}
+
+impl From<ServeArgs> for ServeConfig {
+    fn from(a: ServeArgs) -> Self {
+        ServeConfig {
+            listen: a.listen,
+            store_url: a.store,
+            admin_token: a.admin_token,
+            read_token: a.read_token,
+            insecure: a.insecure,
+            retention: a.retention,
+            log_format: a.log_format,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn cli_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn defaults() {
+        let Command::Serve(a) = Cli::try_parse_from(["ringd", "serve"]).unwrap().command;
+        let c = ServeConfig::from(a);
+        assert_eq!(c.retention, DEFAULT_RETENTION);
+        assert_eq!(c.log_format, LogFormat::Text);
+        assert!(!c.insecure);
+    }
+}

@@ -1,0 +1,291 @@
+//! Running the service: open the store, bind, serve until told to stop.
+
+use std::fmt;
+use std::future::Future;
+use std::io::{self, IsTerminal as _, Write as _};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use thiserror::Error;
+use tokio::net::TcpListener;
+
+use crate::api::auth::AuthConfig;
+use crate::api::{router, AppState};
+use crate::service::RingService;
+use crate::store::sqlite::SqliteStore;
+use crate::store::{StoreError, DEFAULT_RETENTION};
+
+/// How log lines are written (to stderr).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum LogFormat {
+    /// Human-readable lines.
+    #[default]
+    Text,
+    /// One JSON object per line.
+    Json,
+}
+
+/// Everything `ringd serve` needs.
+#[derive(Clone)]
+pub struct ServeConfig {
+    /// `host:port` to listen on; port 0 picks a free port.
+    pub listen: String,
+    /// `sqlite://PATH`.
+    pub store_url: String,
+    /// Token required for mutations; none leaves them open.
+    pub admin_token: Option<String>,
+    /// Token required for reads; none leaves them open.
+    pub read_token: Option<String>,
+    /// Allow a non-loopback address without an admin token.
+    pub insecure: bool,
+    /// Versions kept per ring.
+    pub retention: u64,
+    /// Log line format.
+    pub log_format: LogFormat,
+}
+
+impl Default for ServeConfig {
+    fn default() -> Self {
+        Self {
+            listen: "127.0.0.1:7420".into(),
+            store_url: "sqlite://./ringd-data/ringd.db".into(),
+            admin_token: None,
+            read_token: None,
+            insecure: false,
+            retention: DEFAULT_RETENTION,
+            log_format: LogFormat::Text,
+        }
+    }
+}
+
+impl fmt::Debug for ServeConfig {
+    // Tokens must never reach a log line, so they print as `<set>`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let redact = |t: &Option<String>| t.as_ref().map(|_| "<set>");
+        f.debug_struct("ServeConfig")
+            .field("listen", &self.listen)
+            .field("store_url", &self.store_url)
+            .field("admin_token", &redact(&self.admin_token))
+            .field("read_token", &redact(&self.read_token))
+            .field("insecure", &self.insecure)
+            .field("retention", &self.retention)
+            .field("log_format", &self.log_format)
+            .finish()
+    }
+}
+
+/// Why `ringd serve` could not start or stopped with an error.
+#[derive(Debug, Error)]
+pub enum ServeError {
+    /// `--listen` does not resolve to an address.
+    #[error("invalid listen address `{addr}`: {reason}")]
+    InvalidListen {
+        /// As given.
+        addr: String,
+        /// Why it failed.
+        reason: String,
+    },
+    /// A non-loopback address without an admin token or `--insecure`.
+    #[error("refusing to listen on {addr}, which is not a loopback address, without an admin token: anyone who can reach it could change every ring. Set --admin-token (or RINGD_ADMIN_TOKEN), or pass --insecure to allow it anyway")]
+    Insecure {
+        /// The address.
+        addr: String,
+    },
+    /// The store URL is not one this build supports.
+    #[error("unsupported store `{0}`: use sqlite://PATH, e.g. sqlite://./ringd-data/ringd.db (etcd:// is not available yet)")]
+    UnsupportedStore(String),
+    /// The store could not be opened.
+    #[error("cannot open the store at {path}: {source}")]
+    Store {
+        /// The database file.
+        path: PathBuf,
+        /// Why.
+        source: StoreError,
+    },
+    /// Binding the listener failed.
+    #[error("cannot listen on {addr}: {source}")]
+    Bind {
+        /// The address.
+        addr: String,
+        /// Why.
+        source: io::Error,
+    },
+    /// The server failed while running, or stdout could not be written.
+    #[error("server I/O error: {0}")]
+    Io(#[from] io::Error),
+}
+
+/// The file of a `sqlite://PATH` store URL (`sqlite:///abs` or
+/// `sqlite://relative`).
+pub fn sqlite_path(url: &str) -> Result<PathBuf, ServeError> {
+    match url.strip_prefix("sqlite://") {
+        Some(path) if !path.is_empty() => Ok(PathBuf::from(path)),
+        _ => Err(ServeError::UnsupportedStore(url.to_owned())),
+    }
+}
+
+/// Installs the global tracing subscriber, writing to stderr. `RUST_LOG`
+/// overrides the default `info` filter.
+pub fn init_logging(format: LogFormat) {
+    use tracing_subscriber::EnvFilter;
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        // Colour codes only for a person at a terminal, not in log files.
+        .with_ansi(io::stderr().is_terminal())
+        .with_writer(io::stderr);
+    // A second call (tests running several servers in one process) keeps
+    // the first subscriber; that is fine.
+    let _ = match format {
+        LogFormat::Text => builder.try_init(),
+        LogFormat::Json => builder.json().try_init(),
+    };
+}
+
+/// Resolves `--listen` and applies the loopback rule.
+async fn resolve(config: &ServeConfig) -> Result<Vec<SocketAddr>, ServeError> {
+    let invalid = |reason: String| ServeError::InvalidListen {
+        addr: config.listen.clone(),
+        reason,
+    };
+    let addrs: Vec<SocketAddr> = tokio::net::lookup_host(&config.listen)
+        .await
+        .map_err(|e| invalid(format!("{e}; expected host:port, e.g. 127.0.0.1:7420")))?
+        .collect();
+    if addrs.is_empty() {
+        return Err(invalid("it resolves to no address".into()));
+    }
+    let has_admin = config.admin_token.as_deref().is_some_and(|t| !t.is_empty());
+    if let Some(open) = addrs.iter().find(|a| !a.ip().is_loopback()) {
+        if !has_admin && !config.insecure {
+            return Err(ServeError::Insecure {
+                addr: open.to_string(),
+            });
+        }
+        if !has_admin {
+            tracing::warn!(addr = %open, "--insecure: serving a non-loopback address without an admin token; anyone who can reach it can change rings");
+        }
+    }
+    Ok(addrs)
+}
+
+/// Runs the service until `shutdown` completes, then stops accepting
+/// connections and lets in-flight requests finish.
+///
+/// After binding it prints exactly one line to stdout,
+/// `ringd listening on http://<address>`, with the real port when the
+/// configured one is 0.
+pub async fn serve(
+    config: ServeConfig,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<(), ServeError> {
+    tracing::debug!(?config, "starting");
+    let path = sqlite_path(&config.store_url)?;
+    let addrs = resolve(&config).await?;
+    let retention = config.retention;
+    let open_path = path.clone();
+    // Opening creates directories and runs migrations: blocking work.
+    let store = tokio::task::spawn_blocking(move || SqliteStore::open(&open_path, retention))
+        .await
+        .map_err(|e| io::Error::other(format!("store open task failed: {e}")))?
+        .map_err(|source| ServeError::Store {
+            path: path.clone(),
+            source,
+        })?;
+    let service = RingService::new(Arc::new(store));
+    let follower = tokio::spawn(service.clone().follow());
+    let auth = AuthConfig::new(config.admin_token.as_deref(), config.read_token.as_deref());
+    let state = AppState::new(service, auth);
+    let ready = state.ready.clone();
+
+    let listener = bind(&addrs).await.map_err(|source| ServeError::Bind {
+        addr: config.listen.clone(),
+        source,
+    })?;
+    let local = listener.local_addr()?;
+    {
+        let mut out = io::stdout().lock();
+        writeln!(out, "ringd listening on http://{local}")?;
+        out.flush()?;
+    }
+    tracing::info!(addr = %local, store = %path.display(), retention, "serving");
+
+    let result = axum::serve(listener, router(state))
+        .with_graceful_shutdown(async move {
+            shutdown.await;
+            ready.store(false, Ordering::Relaxed);
+            tracing::info!("shutting down: finishing in-flight requests");
+        })
+        .await;
+    follower.abort();
+    tracing::info!("stopped");
+    Ok(result?)
+}
+
+async fn bind(addrs: &[SocketAddr]) -> io::Result<TcpListener> {
+    let mut last = None;
+    for addr in addrs {
+        match TcpListener::bind(addr).await {
+            Ok(l) => return Ok(l),
+            Err(e) => last = Some(e),
+        }
+    }
+    Err(last.unwrap_or_else(|| io::Error::other("no address to bind")))
+}
+
+/// Completes on SIGINT (Ctrl-C) or SIGTERM.
+pub async fn shutdown_signal() {
+    let interrupt = async {
+        if tokio::signal::ctrl_c().await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        () = interrupt => tracing::info!("SIGINT received"),
+        () = terminate => tracing::info!("SIGTERM received"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn store_urls() {
+        assert_eq!(
+            sqlite_path("sqlite://./d/r.db").unwrap(),
+            PathBuf::from("./d/r.db")
+        );
+        assert_eq!(
+            sqlite_path("sqlite:///abs/r.db").unwrap(),
+            PathBuf::from("/abs/r.db")
+        );
+        assert!(matches!(
+            sqlite_path("etcd://h:2379"),
+            Err(ServeError::UnsupportedStore(_))
+        ));
+        assert!(sqlite_path("sqlite://").is_err());
+    }
+
+    #[test]
+    fn debug_hides_tokens() {
+        let c = ServeConfig {
+            admin_token: Some("s3cret".into()),
+            ..ServeConfig::default()
+        };
+        assert!(!format!("{c:?}").contains("s3cret"));
+    }
+}
