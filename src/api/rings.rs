@@ -234,17 +234,8 @@ pub async fn delete_ring(
 ) -> Result<StatusCode, ApiError> {
     let ring = ring_name(&ring)?;
     let expected = expected_version(&headers, query.expected_version)?;
-    // A missing ring is a 404 whatever the precondition (RFC 9110 §13.2.1).
-    let current = state.service.current(&ring).await?;
-    if let Some(expected) = expected {
-        if current.snapshot.version != expected {
-            return Err(ServiceError::PreconditionFailed {
-                expected,
-                current: current.snapshot.version,
-            }
-            .into());
-        }
-    }
-    state.service.delete_ring(&ring).await?;
+    // The store checks the precondition and deletes in one atomic step; a
+    // missing ring is a 404 whatever the precondition (RFC 9110 §13.2.1).
+    state.service.delete_ring(&ring, expected).await?;
     Ok(StatusCode::NO_CONTENT)
 }

@@ -217,11 +217,23 @@ impl RingService {
         }
     }
 
-    /// Deletes a ring and its history.
-    pub async fn delete_ring(&self, ring: &RingName) -> Result<(), ServiceError> {
-        self.store.delete_ring(ring).await?;
-        self.forget(ring);
-        Ok(())
+    /// Deletes a ring and its history; with `expected_version`, only if
+    /// the ring is still at that version.
+    pub async fn delete_ring(
+        &self,
+        ring: &RingName,
+        expected_version: Option<u64>,
+    ) -> Result<(), ServiceError> {
+        match self.store.delete_ring(ring, expected_version).await {
+            Ok(()) => {
+                self.forget(ring);
+                Ok(())
+            }
+            Err(StoreError::VersionConflict { expected, current }) => {
+                Err(ServiceError::PreconditionFailed { expected, current })
+            }
+            Err(e) => Err(e.into()),
+        }
     }
 
     /// The latest snapshot of every ring.

@@ -105,8 +105,14 @@ pub trait Store: Send + Sync + 'static {
     /// Stores version 1 of a new ring; `RingExists` if the name is taken.
     async fn create_ring(&self, first: &Snapshot) -> Result<(), StoreError>;
 
-    /// Deletes a ring and all its versions.
-    async fn delete_ring(&self, ring: &RingName) -> Result<(), StoreError>;
+    /// Deletes a ring and all its versions; with `expected_version`, only
+    /// if the ring is still at that version (`VersionConflict` otherwise),
+    /// checked in the same atomic step as the deletion.
+    async fn delete_ring(
+        &self,
+        ring: &RingName,
+        expected_version: Option<u64>,
+    ) -> Result<(), StoreError>;
 
     /// The latest snapshot of every ring, by name.
     async fn list_rings(&self) -> Result<Vec<Snapshot>, StoreError>;

@@ -340,7 +340,16 @@ pub async fn delete_then_recreate(store: Arc<dyn Store>) {
     store.create_ring(&keep).await.unwrap();
     let ring = name("cache");
 
-    store.delete_ring(&ring).await.unwrap();
+    // A stale precondition deletes nothing.
+    assert!(matches!(
+        store.delete_ring(&ring, Some(2)).await,
+        Err(StoreError::VersionConflict {
+            expected: 2,
+            current: 3
+        })
+    ));
+    assert_eq!(store.latest(&ring).await.unwrap().version, 3);
+    store.delete_ring(&ring, Some(3)).await.unwrap();
     assert!(matches!(store.latest(&ring).await, Err(StoreError::RingNotFound(r)) if r == ring));
     assert!(matches!(
         store.snapshot(&ring, 1).await,
@@ -351,7 +360,7 @@ pub async fn delete_then_recreate(store: Arc<dyn Store>) {
         Err(StoreError::RingNotFound(_))
     ));
     assert!(matches!(
-        store.delete_ring(&ring).await,
+        store.delete_ring(&ring, None).await,
         Err(StoreError::RingNotFound(_))
     ));
     assert_eq!(store.list_rings().await.unwrap(), vec![keep.clone()]);
@@ -410,8 +419,8 @@ pub async fn subscribe_sees_writes_in_order(store: Arc<dyn Store>) {
     // Failed writes publish nothing.
     assert!(store.create_ring(&versions[0]).await.is_err());
     assert!(store.commit(&versions[1]).await.is_err());
-    store.delete_ring(&name("cache")).await.unwrap();
-    assert!(store.delete_ring(&name("cache")).await.is_err());
+    store.delete_ring(&name("cache"), None).await.unwrap();
+    assert!(store.delete_ring(&name("cache"), None).await.is_err());
 
     for expected in &versions {
         match next_event(&mut rx).await {

@@ -140,10 +140,14 @@ impl Store for SqliteStore {
         .await
     }
 
-    async fn delete_ring(&self, ring: &RingName) -> Result<(), StoreError> {
+    async fn delete_ring(
+        &self,
+        ring: &RingName,
+        expected_version: Option<u64>,
+    ) -> Result<(), StoreError> {
         let ring = ring.clone();
         self.run(move |conn, events| {
-            ops::delete_ring(conn, &ring)?;
+            ops::delete_ring(conn, &ring, expected_version)?;
             publish(events, StoreEvent::Deleted(ring));
             Ok(())
         })

@@ -183,15 +183,32 @@ pub(super) fn commit(
     tx.commit().map_err(db_err)
 }
 
-pub(super) fn delete_ring(conn: &mut Connection, ring: &RingName) -> Result<(), StoreError> {
+pub(super) fn delete_ring(
+    conn: &mut Connection,
+    ring: &RingName,
+    expected_version: Option<u64>,
+) -> Result<(), StoreError> {
     let tx = write_tx(conn)?;
-    // Snapshots go with the ring through ON DELETE CASCADE.
-    let deleted = tx
-        .execute("DELETE FROM rings WHERE name = ?1", [ring.as_str()])
+    let current: Option<i64> = tx
+        .query_row(
+            "SELECT latest_version FROM rings WHERE name = ?1",
+            [ring.as_str()],
+            |row| row.get(0),
+        )
+        .optional()
         .map_err(db_err)?;
-    if deleted == 0 {
+    let Some(current) = current else {
         return Err(StoreError::RingNotFound(ring.clone()));
+    };
+    let current = from_sql(current)?;
+    if let Some(expected) = expected_version {
+        if expected != current {
+            return Err(StoreError::VersionConflict { expected, current });
+        }
     }
+    // Snapshots go with the ring through ON DELETE CASCADE.
+    tx.execute("DELETE FROM rings WHERE name = ?1", [ring.as_str()])
+        .map_err(db_err)?;
     tx.commit().map_err(db_err)
 }
 
