@@ -5,6 +5,7 @@
 //! compare-and-swap on the ring's current version, so two writers can never
 //! produce two different snapshots with the same number.
 
+pub mod etcd;
 pub mod sqlite;
 
 use async_trait::async_trait;

@@ -1,0 +1,174 @@
+//! Where the etcd store keeps what, and how each value is encoded.
+//!
+//! Documented for operators in `docs/etcd-layout.md`; keep the two in step.
+//! Every value is JSON. Ring names cannot contain `/`, so the per-ring
+//! prefixes below never overlap (`nodes/a/` is not a prefix of `nodes/a-1/`).
+
+use serde::{Deserialize, Serialize};
+use time::OffsetDateTime;
+
+use crate::placement::{Fingerprint, NodeId, RingConfig};
+use crate::ring::{ChangeRecord, NodeRecord, RingName, Snapshot};
+use crate::store::StoreError;
+
+/// Largest transaction the store sends, in bytes of keys and values. etcd
+/// refuses requests over 1.5 MiB by default (`--max-request-bytes`); the
+/// margin covers the protobuf framing and the compares.
+pub const MAX_TXN_BYTES: usize = 1_400 * 1024;
+
+/// The keys of one store, all under a configurable prefix.
+#[derive(Debug, Clone)]
+pub struct Keys {
+    prefix: String,
+}
+
+impl Keys {
+    /// Keys under `prefix` (a trailing `/` is dropped).
+    pub fn new(prefix: &str) -> Self {
+        Self {
+            prefix: prefix.trim_end_matches('/').to_owned(),
+        }
+    }
+
+    /// The layout-version key: the number of migrations applied.
+    pub fn layout(&self) -> String {
+        format!("{}/layout", self.prefix)
+    }
+
+    /// A key given relative to the prefix (by a migration).
+    pub fn below(&self, relative: &str) -> String {
+        format!("{}/{}", self.prefix, relative.trim_start_matches('/'))
+    }
+
+    /// The name of the etcd lock held while migrating.
+    pub fn migrate_lock(&self) -> String {
+        format!("{}/lock/migrate", self.prefix)
+    }
+
+    /// Prefix of every ring's meta key; watched for events and listed.
+    pub fn rings(&self) -> String {
+        format!("{}/rings/", self.prefix)
+    }
+
+    /// A ring's meta key: latest and oldest retained version.
+    pub fn meta(&self, ring: &RingName) -> String {
+        format!("{}{ring}", self.rings())
+    }
+
+    /// The ring named by a meta key, if `key` is one.
+    pub fn ring_of_meta(&self, key: &[u8]) -> Result<RingName, StoreError> {
+        let key = std::str::from_utf8(key).map_err(|e| corrupt("meta key", &e))?;
+        let name = key
+            .strip_prefix(&self.rings())
+            .ok_or_else(|| StoreError::Corrupt(format!("`{key}` is not a ring key")))?;
+        RingName::new(name).map_err(|e| corrupt("ring name", &e))
+    }
+
+    /// Prefix of a ring's latest node records.
+    pub fn nodes(&self, ring: &RingName) -> String {
+        format!("{}/nodes/{ring}/", self.prefix)
+    }
+
+    /// One node record of a ring's latest version.
+    pub fn node(&self, ring: &RingName, id: &NodeId) -> String {
+        format!("{}{}", self.nodes(ring), id.as_str())
+    }
+
+    /// Prefix of a ring's version records.
+    pub fn versions(&self, ring: &RingName) -> String {
+        format!("{}/versions/{ring}/", self.prefix)
+    }
+
+    /// One version record; zero-padded so key order is version order.
+    pub fn version(&self, ring: &RingName, version: u64) -> String {
+        format!("{}{version:020}", self.versions(ring))
+    }
+}
+
+/// A ring's meta value. Its `mod_revision` is what commits compare on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RingMeta {
+    /// The latest version.
+    pub latest: u64,
+    /// The oldest retained version.
+    pub oldest: u64,
+}
+
+/// A node's record before a change: `None` if the change added it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BeforeImage {
+    /// The node.
+    pub id: NodeId,
+    /// Its record in the previous version, if it had one.
+    pub node: Option<NodeRecord>,
+}
+
+/// One version, without its node list. The nodes of an older version are
+/// rebuilt from the latest nodes by undoing newer versions' `before`
+/// images, so no value ever holds a whole 10,000-node list.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct VersionRecord {
+    /// The version (checked against the key on reading).
+    pub version: u64,
+    /// When it was committed.
+    #[serde(with = "time::serde::rfc3339")]
+    pub created_at: OffsetDateTime,
+    /// Algorithm, hash and parameters.
+    pub config: RingConfig,
+    /// Placement fingerprint.
+    pub fingerprint: Fingerprint,
+    /// For `jump`, the bucket order.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub buckets: Option<Vec<Option<NodeId>>>,
+    /// What produced it.
+    pub change: ChangeRecord,
+    /// The previous records of every node this version changed.
+    pub before: Vec<BeforeImage>,
+}
+
+impl VersionRecord {
+    /// The record of `s`, given the nodes it changed.
+    pub fn of(s: &Snapshot, before: Vec<BeforeImage>) -> Self {
+        Self {
+            version: s.version,
+            created_at: s.created_at,
+            config: s.config.clone(),
+            fingerprint: s.fingerprint,
+            buckets: s.buckets.clone(),
+            change: s.change.clone(),
+            before,
+        }
+    }
+
+    /// The snapshot of this version with `nodes` (sorted by id).
+    pub fn into_snapshot(self, ring: RingName, nodes: Vec<NodeRecord>) -> Snapshot {
+        Snapshot {
+            ring,
+            version: self.version,
+            created_at: self.created_at,
+            config: self.config,
+            nodes,
+            fingerprint: self.fingerprint,
+            buckets: self.buckets,
+            change: self.change,
+        }
+    }
+}
+
+/// A corruption error naming what failed to decode.
+pub fn corrupt(what: &str, e: &dyn std::fmt::Display) -> StoreError {
+    StoreError::Corrupt(format!("{what}: {e}"))
+}
+
+/// Encodes a value; our types always serialize, but never panic on it.
+pub fn encode<T: Serialize>(what: &str, value: &T) -> Result<Vec<u8>, StoreError> {
+    serde_json::to_vec(value)
+        .map_err(|e| StoreError::Unavailable(format!("cannot encode {what}: {e}")))
+}
+
+/// Decodes the value of `key`.
+pub fn decode<T: for<'de> Deserialize<'de>>(key: &[u8], value: &[u8]) -> Result<T, StoreError> {
+    serde_json::from_slice(value).map_err(|e| {
+        StoreError::Corrupt(format!("value of `{}`: {e}", String::from_utf8_lossy(key)))
+    })
+}

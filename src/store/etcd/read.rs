@@ -1,0 +1,278 @@
+//! Reads. Each operation first reads the ring's meta key and then reads
+//! everything else at the etcd revision that read returned, so it sees
+//! one consistent state even while other instances commit.
+
+use std::collections::BTreeMap;
+
+use etcd_client::{GetOptions, KeyValue};
+
+use super::layout::{corrupt, decode, RingMeta, VersionRecord};
+use super::{unavailable, Ops};
+use crate::placement::NodeId;
+use crate::ring::{NodeRecord, RingName, Snapshot};
+use crate::store::{HistoryEntry, StoreError};
+
+/// Keys per page of a range read.
+const PAGE: i64 = 500;
+
+/// The end of the range of keys starting with `prefix` (which ends in `/`,
+/// so bumping its last byte cannot overflow).
+fn prefix_end(prefix: &str) -> String {
+    let mut end = prefix.to_owned();
+    end.pop();
+    end.push('0'); // the character after '/'
+    end
+}
+
+/// A ring's meta as read, with where it was read.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct MetaRead {
+    /// The decoded value.
+    pub meta: RingMeta,
+    /// The key's last modification, for compare-and-swap.
+    pub mod_revision: i64,
+    /// The revision every further read of this operation uses.
+    pub revision: i64,
+}
+
+impl Ops {
+    /// Range read of `key` at `revision` (0 = now), returning the kvs and
+    /// the revision actually read.
+    pub(super) async fn get(
+        &self,
+        key: String,
+        options: GetOptions,
+        revision: i64,
+    ) -> Result<(Vec<KeyValue>, i64), StoreError> {
+        self.get_bytes(key.into_bytes(), options, revision).await
+    }
+
+    /// [`Ops::get`] with a key that need not be UTF-8.
+    async fn get_bytes(
+        &self,
+        key: Vec<u8>,
+        options: GetOptions,
+        revision: i64,
+    ) -> Result<(Vec<KeyValue>, i64), StoreError> {
+        let options = if revision > 0 {
+            options.with_revision(revision)
+        } else {
+            options
+        };
+        let mut resp = self
+            .client
+            .clone()
+            .get(key, Some(options))
+            .await
+            .map_err(unavailable)?;
+        let at = resp.header().map_or(revision, |h| h.revision());
+        Ok((resp.take_kvs(), if revision > 0 { revision } else { at }))
+    }
+
+    /// Every key in `[start, end)` at `revision`, fetched in pages so no
+    /// response nears gRPC's message limit however large the ring.
+    pub(super) async fn range(
+        &self,
+        start: String,
+        end: String,
+        revision: i64,
+    ) -> Result<Vec<KeyValue>, StoreError> {
+        let mut out = Vec::new();
+        let mut from = start.into_bytes();
+        loop {
+            let options = GetOptions::new().with_range(end.clone()).with_limit(PAGE);
+            let (page, _) = self.get_bytes(from.clone(), options, revision).await?;
+            let full = page.len() as i64 == PAGE;
+            if let Some(last) = page.last() {
+                // The smallest key after `last`.
+                from = [last.key(), b"\0".as_slice()].concat();
+            }
+            out.extend(page);
+            if !full {
+                return Ok(out);
+            }
+        }
+    }
+
+    /// The ring's meta at `revision` (0 = now), or `None` if it does not exist.
+    pub(super) async fn meta(
+        &self,
+        ring: &RingName,
+        revision: i64,
+    ) -> Result<Option<MetaRead>, StoreError> {
+        let (kvs, revision) = self
+            .get(self.keys.meta(ring), GetOptions::new(), revision)
+            .await?;
+        let Some(kv) = kvs.first() else {
+            return Ok(None);
+        };
+        let meta: RingMeta = decode(kv.key(), kv.value())?;
+        if meta.oldest == 0 || meta.oldest > meta.latest {
+            return Err(StoreError::Corrupt(format!(
+                "ring `{ring}` claims versions {}..={}",
+                meta.oldest, meta.latest
+            )));
+        }
+        Ok(Some(MetaRead {
+            meta,
+            mod_revision: kv.mod_revision(),
+            revision,
+        }))
+    }
+
+    /// Like [`Ops::meta`], but a missing ring is `RingNotFound`.
+    pub(super) async fn existing_meta(
+        &self,
+        ring: &RingName,
+        revision: i64,
+    ) -> Result<MetaRead, StoreError> {
+        self.meta(ring, revision)
+            .await?
+            .ok_or_else(|| StoreError::RingNotFound(ring.clone()))
+    }
+
+    /// The latest node records of a ring at `revision`, by id.
+    pub(super) async fn nodes(
+        &self,
+        ring: &RingName,
+        revision: i64,
+    ) -> Result<BTreeMap<NodeId, NodeRecord>, StoreError> {
+        let prefix = self.keys.nodes(ring);
+        let kvs = self
+            .range(prefix.clone(), prefix_end(&prefix), revision)
+            .await?;
+        let mut out = BTreeMap::new();
+        for kv in kvs {
+            let node: NodeRecord = decode(kv.key(), kv.value())?;
+            // A record under another node's key would silently rename it.
+            if kv.key() != self.keys.node(ring, &node.id).as_bytes() {
+                return Err(StoreError::Corrupt(format!(
+                    "`{}` holds node `{}`",
+                    String::from_utf8_lossy(kv.key()),
+                    node.id
+                )));
+            }
+            out.insert(node.id.clone(), node);
+        }
+        Ok(out)
+    }
+
+    /// Version records `from..=to` of a ring at `revision`, oldest first;
+    /// all of them must be there.
+    pub(super) async fn versions(
+        &self,
+        ring: &RingName,
+        from: u64,
+        to: u64,
+        revision: i64,
+    ) -> Result<Vec<VersionRecord>, StoreError> {
+        let end = self.keys.version(ring, to.saturating_add(1));
+        let kvs = self
+            .range(self.keys.version(ring, from), end, revision)
+            .await?;
+        let mut out = Vec::with_capacity(kvs.len());
+        for (kv, expected) in kvs.iter().zip(from..=to) {
+            let record: VersionRecord = decode(kv.key(), kv.value())?;
+            if record.version != expected
+                || kv.key() != self.keys.version(ring, expected).as_bytes()
+            {
+                return Err(StoreError::Corrupt(format!(
+                    "ring `{ring}`: expected version {expected}, found version {} at `{}`",
+                    record.version,
+                    String::from_utf8_lossy(kv.key())
+                )));
+            }
+            out.push(record);
+        }
+        if out.len() as u64 != to - from + 1 {
+            return Err(StoreError::Corrupt(format!(
+                "ring `{ring}` should retain versions {from}..={to} but has {} of them",
+                out.len()
+            )));
+        }
+        Ok(out)
+    }
+
+    /// The latest snapshot of a ring at `revision` (0 = now).
+    pub(super) async fn latest_at(
+        &self,
+        ring: &RingName,
+        revision: i64,
+    ) -> Result<Snapshot, StoreError> {
+        let m = self.existing_meta(ring, revision).await?;
+        let nodes = self.nodes(ring, m.revision).await?;
+        let record = self
+            .versions(ring, m.meta.latest, m.meta.latest, m.revision)
+            .await?
+            .pop()
+            .ok_or_else(|| StoreError::Corrupt(format!("ring `{ring}` has no latest version")))?;
+        Ok(record.into_snapshot(ring.clone(), nodes.into_values().collect()))
+    }
+
+    /// A retained version, rebuilt by undoing newer versions from the latest nodes.
+    pub(super) async fn snapshot(
+        &self,
+        ring: &RingName,
+        version: u64,
+    ) -> Result<Snapshot, StoreError> {
+        let m = self.existing_meta(ring, 0).await?;
+        let RingMeta { latest, oldest } = m.meta;
+        if version == 0 || version > latest {
+            return Err(StoreError::VersionNotFound { version, latest });
+        }
+        if version < oldest {
+            return Err(StoreError::VersionPruned { version, oldest });
+        }
+        let mut nodes = self.nodes(ring, m.revision).await?;
+        let mut records = self.versions(ring, version, latest, m.revision).await?;
+        while records.len() > 1 {
+            let newer = records.pop().ok_or_else(|| corrupt("versions", &"empty"))?;
+            for b in newer.before {
+                match b.node {
+                    Some(node) => nodes.insert(b.id, node),
+                    None => nodes.remove(&b.id),
+                };
+            }
+        }
+        let record = records.pop().ok_or_else(|| corrupt("versions", &"empty"))?;
+        Ok(record.into_snapshot(ring.clone(), nodes.into_values().collect()))
+    }
+
+    /// The retained history of a ring, oldest first.
+    pub(super) async fn history(&self, ring: &RingName) -> Result<Vec<HistoryEntry>, StoreError> {
+        let m = self.existing_meta(ring, 0).await?;
+        let records = self
+            .versions(ring, m.meta.oldest, m.meta.latest, m.revision)
+            .await?;
+        Ok(records
+            .into_iter()
+            .map(|r| HistoryEntry {
+                version: r.version,
+                created_at: r.created_at,
+                fingerprint: r.fingerprint,
+                change: r.change,
+            })
+            .collect())
+    }
+
+    /// The latest snapshot of every ring, by name, all at one revision.
+    pub(super) async fn list_rings(&self) -> Result<Vec<Snapshot>, StoreError> {
+        self.list_rings_at(0).await
+    }
+
+    /// [`Ops::list_rings`] at `revision` (0 = now).
+    pub(super) async fn list_rings_at(&self, revision: i64) -> Result<Vec<Snapshot>, StoreError> {
+        let (kvs, revision) = self
+            .get(self.keys.rings(), GetOptions::new().with_prefix(), revision)
+            .await?;
+        let mut out = Vec::with_capacity(kvs.len());
+        for kv in kvs {
+            let ring = self.keys.ring_of_meta(kv.key())?;
+            out.push(self.latest_at(&ring, revision).await?);
+        }
+        // etcd sorts keys bytewise, as `RingName` compares; sort anyway so
+        // the order never depends on the backend.
+        out.sort_by(|a, b| a.ring.cmp(&b.ring));
+        Ok(out)
+    }
+}

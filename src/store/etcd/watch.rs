@@ -1,0 +1,117 @@
+//! Turns an etcd watch on the ring meta keys into [`StoreEvent`]s, so that
+//! writes made by every ringd instance on the same etcd reach subscribers.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use etcd_client::{EventType, WatchOptions};
+use tokio::sync::broadcast;
+
+use super::Ops;
+use crate::store::{StoreError, StoreEvent};
+
+/// Pause before re-watching after an error, so a down etcd is not hammered.
+const RETRY_DELAY: Duration = Duration::from_millis(500);
+
+/// Why one watch stream ended.
+enum End {
+    /// The revision to resume from was compacted away.
+    Compacted,
+    /// The stream broke or etcd refused it; resume from where it stopped.
+    Failed(String),
+}
+
+/// Follows the meta keys from revision `from` on, forever; spawn it once
+/// per store and abort it when the store goes away.
+pub(super) async fn follow(ops: Ops, events: broadcast::Sender<StoreEvent>, mut from: i64) {
+    loop {
+        match watch_once(&ops, &events, &mut from).await {
+            End::Compacted => {
+                // Events between `from` and now are gone: report every
+                // ring's latest version instead. Subscribers ignore
+                // versions they already have.
+                match relist(&ops, &events).await {
+                    Ok(revision) => from = revision + 1,
+                    Err(e) => {
+                        tracing::warn!(error = %e, "etcd re-list after compaction failed");
+                        tokio::time::sleep(RETRY_DELAY).await;
+                    }
+                }
+            }
+            End::Failed(e) => {
+                tracing::warn!(error = %e, from, "etcd watch interrupted; resuming");
+                tokio::time::sleep(RETRY_DELAY).await;
+            }
+        }
+    }
+}
+
+/// Publishes the latest snapshot of every ring; returns the revision read.
+async fn relist(ops: &Ops, events: &broadcast::Sender<StoreEvent>) -> Result<i64, StoreError> {
+    let (_, revision) = ops
+        .get(
+            ops.keys.rings(),
+            etcd_client::GetOptions::new()
+                .with_prefix()
+                .with_keys_only(),
+            0,
+        )
+        .await?;
+    for s in ops.list_rings_at(revision).await? {
+        let _ = events.send(StoreEvent::Committed(Arc::new(s)));
+    }
+    Ok(revision)
+}
+
+/// One watch stream, advancing `from` past every event it delivers.
+async fn watch_once(ops: &Ops, events: &broadcast::Sender<StoreEvent>, from: &mut i64) -> End {
+    let options = WatchOptions::new().with_prefix().with_start_revision(*from);
+    let mut stream = match ops
+        .client
+        .clone()
+        .watch(ops.keys.rings(), Some(options))
+        .await
+    {
+        Ok(s) => s,
+        Err(e) => return End::Failed(e.to_string()),
+    };
+    loop {
+        let resp = match stream.message().await {
+            Ok(Some(resp)) => resp,
+            Ok(None) => return End::Failed("stream closed".into()),
+            Err(e) => return End::Failed(e.to_string()),
+        };
+        if resp.compact_revision() > 0 {
+            return End::Compacted;
+        }
+        if resp.canceled() {
+            return End::Failed(format!("watch canceled: {}", resp.cancel_reason()));
+        }
+        for event in resp.events() {
+            let Some(kv) = event.kv() else { continue };
+            let revision = kv.mod_revision();
+            let ring = match ops.keys.ring_of_meta(kv.key()) {
+                Ok(r) => r,
+                Err(e) => {
+                    tracing::warn!(error = %e, "ignoring a malformed ring key");
+                    *from = revision + 1;
+                    continue;
+                }
+            };
+            let event = match event.event_type() {
+                EventType::Delete => StoreEvent::Deleted(ring),
+                // The meta key changes with every commit; read the version
+                // it names at that very revision, whatever happened since.
+                EventType::Put => match ops.latest_at(&ring, revision).await {
+                    Ok(s) => StoreEvent::Committed(Arc::new(s)),
+                    Err(StoreError::Unavailable(e)) if e.contains("compacted") => {
+                        return End::Compacted
+                    }
+                    Err(e) => return End::Failed(e.to_string()),
+                },
+            };
+            let _ = events.send(event);
+            *from = revision + 1;
+        }
+    }
+}

@@ -1,0 +1,117 @@
+//! Test harness: a real `etcd` process per test, on free loopback ports
+//! and a temporary data directory, stopped and deleted when dropped.
+#![allow(dead_code)]
+
+use std::net::TcpListener;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use tempfile::TempDir;
+
+/// How long etcd gets to start answering.
+const STARTUP: Duration = Duration::from_secs(30);
+
+/// A running single-member etcd; killed when dropped.
+pub struct Etcd {
+    child: Child,
+    /// `http://127.0.0.1:<client port>`.
+    pub endpoint: String,
+    dir: TempDir,
+}
+
+/// A loopback port nobody listens on right now. Another process could take
+/// it before etcd binds it; the ports are fresh per test, so that is rare
+/// and shows up as a clear start-up failure, not a wrong result.
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free loopback port")
+        .port()
+}
+
+/// The etcd binary, or a failure telling how to get it. Never a skip: a
+/// missing etcd must not turn the etcd tests green.
+fn etcd_binary() -> PathBuf {
+    let found = std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .map(|p| p.join("etcd"))
+            .find(|p| p.is_file())
+    });
+    found.unwrap_or_else(|| {
+        panic!("`etcd` is not on PATH; run ./.ci/test, which installs etcd-server")
+    })
+}
+
+impl Etcd {
+    /// Starts etcd and waits until it serves requests.
+    pub async fn start() -> Self {
+        let dir = TempDir::new().expect("temp dir");
+        let (client, peer) = (free_port(), free_port());
+        let endpoint = format!("http://127.0.0.1:{client}");
+        let peer_url = format!("http://127.0.0.1:{peer}");
+        let log = std::fs::File::create(dir.path().join("etcd.log")).expect("etcd log");
+        let child = Command::new(etcd_binary())
+            .arg("--name=test")
+            .arg(format!("--data-dir={}", dir.path().join("data").display()))
+            .arg(format!("--listen-client-urls={endpoint}"))
+            .arg(format!("--advertise-client-urls={endpoint}"))
+            .arg(format!("--listen-peer-urls={peer_url}"))
+            .arg(format!("--initial-advertise-peer-urls={peer_url}"))
+            .arg(format!("--initial-cluster=test={peer_url}"))
+            .arg("--logger=zap")
+            .arg("--log-level=warn")
+            .stdin(Stdio::null())
+            .stdout(log.try_clone().expect("etcd log"))
+            .stderr(log)
+            .spawn()
+            .expect("spawn etcd");
+        let mut etcd = Etcd {
+            child,
+            endpoint,
+            dir,
+        };
+        etcd.wait_ready().await;
+        etcd
+    }
+
+    /// Polls until a read succeeds; panics with etcd's log if it never does.
+    async fn wait_ready(&mut self) {
+        let deadline = Instant::now() + STARTUP;
+        loop {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                panic!("etcd exited with {status}:\n{}", self.log());
+            }
+            if let Ok(mut c) = etcd_client::Client::connect([&self.endpoint], None).await {
+                if c.get("/", None).await.is_ok() {
+                    return;
+                }
+            }
+            assert!(
+                Instant::now() < deadline,
+                "etcd did not answer within {STARTUP:?}:\n{}",
+                self.log()
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    /// etcd's output so far.
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.dir.path().join("etcd.log")).unwrap_or_default()
+    }
+
+    /// A plain client, for tests that write keys directly.
+    pub async fn client(&self) -> etcd_client::Client {
+        etcd_client::Client::connect([&self.endpoint], None)
+            .await
+            .expect("connect to test etcd")
+    }
+}
+
+impl Drop for Etcd {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
