@@ -30,13 +30,16 @@ pub struct ServeArgs {
     /// Address to serve on (host:port; port 0 picks a free one).
     #[arg(long, env = "RINGD_LISTEN", default_value = "127.0.0.1:7420")]
     pub listen: String,
-    /// The store: sqlite://PATH.
+    /// The store: sqlite://PATH, or etcd://HOST:PORT[,HOST:PORT…] for etcd.
     #[arg(
         long = "store",
         env = "RINGD_STORE",
         default_value = "sqlite://./ringd-data/ringd.db"
     )]
     pub store: String,
+    /// Prefix of every key ringd writes in etcd (with an etcd:// store).
+    #[arg(long, env = "RINGD_ETCD_PREFIX", default_value = crate::store::etcd::DEFAULT_PREFIX)]
+    pub etcd_prefix: String,
     /// Token required for mutations (Authorization: Bearer …).
     #[arg(long, env = "RINGD_ADMIN_TOKEN", hide_env_values = true)]
     pub admin_token: Option<String>,
@@ -59,6 +62,7 @@ impl From<ServeArgs> for ServeConfig {
         ServeConfig {
             listen: a.listen,
             store_url: a.store,
+            etcd_prefix: a.etcd_prefix,
             admin_token: a.admin_token,
             read_token: a.read_token,
             insecure: a.insecure,
@@ -85,5 +89,6 @@ mod tests {
         assert_eq!(c.retention, DEFAULT_RETENTION);
         assert_eq!(c.log_format, LogFormat::Text);
         assert!(!c.insecure);
+        assert_eq!(c.etcd_prefix, "/ringd");
     }
 }

@@ -14,8 +14,9 @@ use tokio::net::TcpListener;
 use crate::api::auth::AuthConfig;
 use crate::api::{router, AppState};
 use crate::service::RingService;
+use crate::store::etcd::{EtcdOptions, EtcdStore, DEFAULT_MAX_TXN_OPS, DEFAULT_PREFIX};
 use crate::store::sqlite::SqliteStore;
-use crate::store::{StoreError, DEFAULT_RETENTION};
+use crate::store::{Store, StoreError, DEFAULT_RETENTION};
 
 /// How log lines are written (to stderr).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
@@ -32,8 +33,10 @@ pub enum LogFormat {
 pub struct ServeConfig {
     /// `host:port` to listen on; port 0 picks a free port.
     pub listen: String,
-    /// `sqlite://PATH`.
+    /// `sqlite://PATH` or `etcd://HOST:PORT[,HOST:PORT…]`.
     pub store_url: String,
+    /// Prefix of every key in an etcd store.
+    pub etcd_prefix: String,
     /// Token required for mutations; none leaves them open.
     pub admin_token: Option<String>,
     /// Token required for reads; none leaves them open.
@@ -51,6 +54,7 @@ impl Default for ServeConfig {
         Self {
             listen: "127.0.0.1:7420".into(),
             store_url: "sqlite://./ringd-data/ringd.db".into(),
+            etcd_prefix: DEFAULT_PREFIX.into(),
             admin_token: None,
             read_token: None,
             insecure: false,
@@ -67,6 +71,7 @@ impl fmt::Debug for ServeConfig {
         f.debug_struct("ServeConfig")
             .field("listen", &self.listen)
             .field("store_url", &self.store_url)
+            .field("etcd_prefix", &self.etcd_prefix)
             .field("admin_token", &redact(&self.admin_token))
             .field("read_token", &redact(&self.read_token))
             .field("insecure", &self.insecure)
@@ -94,13 +99,13 @@ pub enum ServeError {
         addr: String,
     },
     /// The store URL is not one this build supports.
-    #[error("unsupported store `{0}`: use sqlite://PATH, e.g. sqlite://./ringd-data/ringd.db (etcd:// is not available yet)")]
+    #[error("unsupported store `{0}`: use sqlite://PATH, e.g. sqlite://./ringd-data/ringd.db, or etcd://HOST:PORT[,HOST:PORT…]")]
     UnsupportedStore(String),
     /// The store could not be opened.
-    #[error("cannot open the store at {path}: {source}")]
+    #[error("cannot open the store {store}: {source}")]
     Store {
-        /// The database file.
-        path: PathBuf,
+        /// The store URL.
+        store: String,
         /// Why.
         source: StoreError,
     },
@@ -123,6 +128,59 @@ pub fn sqlite_path(url: &str) -> Result<PathBuf, ServeError> {
     match url.strip_prefix("sqlite://") {
         Some(path) if !path.is_empty() => Ok(PathBuf::from(path)),
         _ => Err(ServeError::UnsupportedStore(url.to_owned())),
+    }
+}
+
+/// A parsed `--store` URL.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StoreUrl {
+    /// `sqlite://PATH`: the embedded store in one file.
+    Sqlite(PathBuf),
+    /// `etcd://HOST:PORT[,HOST:PORT…]`: the members of an etcd cluster.
+    Etcd(Vec<String>),
+}
+
+/// Parses `--store`.
+pub fn parse_store_url(url: &str) -> Result<StoreUrl, ServeError> {
+    let Some(members) = url.strip_prefix("etcd://") else {
+        return sqlite_path(url).map(StoreUrl::Sqlite);
+    };
+    let endpoints: Vec<String> = members
+        .trim_end_matches('/')
+        .split(',')
+        .map(|m| m.trim().to_owned())
+        .collect();
+    if endpoints.iter().any(|m| m.is_empty() || m.contains('/')) {
+        return Err(ServeError::UnsupportedStore(url.to_owned()));
+    }
+    Ok(StoreUrl::Etcd(endpoints))
+}
+
+/// Opens the store `config` names.
+async fn open_store(config: &ServeConfig) -> Result<Arc<dyn Store>, ServeError> {
+    let failed = |source| ServeError::Store {
+        store: config.store_url.clone(),
+        source,
+    };
+    let retention = config.retention;
+    match parse_store_url(&config.store_url)? {
+        StoreUrl::Sqlite(path) => {
+            // Opening creates directories and runs migrations: blocking work.
+            let store = tokio::task::spawn_blocking(move || SqliteStore::open(&path, retention))
+                .await
+                .map_err(|e| io::Error::other(format!("store open task failed: {e}")))?
+                .map_err(failed)?;
+            Ok(Arc::new(store))
+        }
+        StoreUrl::Etcd(endpoints) => {
+            let options = EtcdOptions {
+                endpoints,
+                prefix: config.etcd_prefix.clone(),
+                retention,
+                max_txn_ops: DEFAULT_MAX_TXN_OPS,
+            };
+            Ok(Arc::new(EtcdStore::connect(options).await.map_err(failed)?))
+        }
     }
 }
 
@@ -182,19 +240,11 @@ pub async fn serve(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), ServeError> {
     tracing::debug!(?config, "starting");
-    let path = sqlite_path(&config.store_url)?;
+    // Refuse a bad store URL before resolving or touching anything.
+    parse_store_url(&config.store_url)?;
     let addrs = resolve(&config).await?;
     let retention = config.retention;
-    let open_path = path.clone();
-    // Opening creates directories and runs migrations: blocking work.
-    let store = tokio::task::spawn_blocking(move || SqliteStore::open(&open_path, retention))
-        .await
-        .map_err(|e| io::Error::other(format!("store open task failed: {e}")))?
-        .map_err(|source| ServeError::Store {
-            path: path.clone(),
-            source,
-        })?;
-    let service = RingService::new(Arc::new(store));
+    let service = RingService::new(open_store(&config).await?);
     let follower = tokio::spawn(service.clone().follow());
     let auth = AuthConfig::new(config.admin_token.as_deref(), config.read_token.as_deref());
     let state = AppState::new(service, auth);
@@ -210,7 +260,7 @@ pub async fn serve(
         writeln!(out, "ringd listening on http://{local}")?;
         out.flush()?;
     }
-    tracing::info!(addr = %local, store = %path.display(), retention, "serving");
+    tracing::info!(addr = %local, store = %config.store_url, retention, "serving");
 
     let result = axum::serve(listener, router(state))
         .with_graceful_shutdown(async move {
@@ -278,6 +328,28 @@ mod tests {
             Err(ServeError::UnsupportedStore(_))
         ));
         assert!(sqlite_path("sqlite://").is_err());
+    }
+
+    #[test]
+    fn etcd_urls() {
+        assert_eq!(
+            parse_store_url("etcd://127.0.0.1:2379").unwrap(),
+            StoreUrl::Etcd(vec!["127.0.0.1:2379".into()])
+        );
+        assert_eq!(
+            parse_store_url("etcd://a:2379, b:2379/").unwrap(),
+            StoreUrl::Etcd(vec!["a:2379".into(), "b:2379".into()])
+        );
+        assert_eq!(
+            parse_store_url("sqlite://r.db").unwrap(),
+            StoreUrl::Sqlite(PathBuf::from("r.db"))
+        );
+        for bad in ["etcd://", "etcd://a:1,,b:2", "etcd://a:1/x", "redis://h"] {
+            assert!(
+                matches!(parse_store_url(bad), Err(ServeError::UnsupportedStore(_))),
+                "{bad}"
+            );
+        }
     }
 
     #[test]

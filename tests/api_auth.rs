@@ -310,11 +310,13 @@ fn non_loopback_needs_an_admin_token_or_insecure() {
 
 #[test]
 fn other_stores_are_refused_clearly() {
-    let out = run_to_exit(&["--store", "etcd://127.0.0.1:2379"]);
+    let out = run_to_exit(&["--store", "postgres://127.0.0.1:5432/ringd"]);
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        err.contains("unsupported store `etcd://127.0.0.1:2379`") && err.contains("sqlite://"),
+        err.contains("unsupported store `postgres://127.0.0.1:5432/ringd`")
+            && err.contains("sqlite://")
+            && err.contains("etcd://"),
         "{err}"
     );
 }
