@@ -3,51 +3,12 @@
 #![cfg(feature = "server")]
 
 mod common_etcd;
+mod common_ringd;
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common_etcd::Etcd;
-
-/// A `ringd serve` on `store`; killed when dropped.
-struct Ringd {
-    child: Child,
-    url: String,
-}
-
-impl Ringd {
-    fn start(store: &str, prefix: &str) -> Self {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_ringd"))
-            .args(["serve", "--listen", "127.0.0.1:0", "--store", store])
-            .args(["--etcd-prefix", prefix])
-            .env_remove("RINGD_STORE")
-            .env_remove("RINGD_ADMIN_TOKEN")
-            .env_remove("RINGD_READ_TOKEN")
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn ringd");
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().expect("stdout"))
-            .read_line(&mut line)
-            .expect("ringd prints its URL");
-        let url = line
-            .trim()
-            .strip_prefix("ringd listening on ")
-            .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
-            .to_owned();
-        Ringd { child, url }
-    }
-}
-
-impl Drop for Ringd {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
+use common_ringd::Ringd;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_instances_share_one_etcd() {

@@ -25,7 +25,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use axum::extract::{DefaultBodyLimit, MatchedPath, Request, State};
-use axum::http::Method;
+use axum::http::{HeaderValue, Method};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -41,6 +41,11 @@ use crate::service::RingService;
 pub const RING_NAME_RULES: &str = "Ring name: 1–63 characters of `a-z`, `0-9`, `.`, `_` and `-`, starting with a lowercase letter or digit.";
 /// Allowed node ids, for the OpenAPI descriptions.
 pub const NODE_ID_RULES: &str = "Node id: 1–128 characters of `A-Z`, `a-z`, `0-9`, `.`, `_`, `-` and `:`, starting with a letter or digit.";
+
+/// Response header set to `true` while the store is not known to be
+/// current (etcd unreachable): the answer comes from the last snapshot held
+/// in memory and may be stale. Absent otherwise.
+pub const STALE_HEADER: &str = "ringd-stale";
 
 /// What every handler shares.
 #[derive(Clone)]
@@ -118,6 +123,7 @@ pub fn router(state: AppState) -> Router {
             )
             .into_response()
         }))
+        .layer(middleware::from_fn_with_state(state.clone(), mark_stale))
         .layer(middleware::from_fn_with_state(state.clone(), observe))
         // axum buffers bodies through this limit; `extract::ApiJson` turns
         // the overflow into a 413 problem.
@@ -144,6 +150,19 @@ async fn method_not_allowed(request: Request) -> ApiError {
             request.method()
         ),
     )
+}
+
+/// Adds [`STALE_HEADER`] to every response while the store is not known to
+/// be current. Checked after the handler ran, so an answer computed just
+/// before the store went away is marked too.
+async fn mark_stale(State(state): State<AppState>, request: Request, next: Next) -> Response {
+    let mut response = next.run(request).await;
+    if !state.service.store().is_current() {
+        response
+            .headers_mut()
+            .insert(STALE_HEADER, HeaderValue::from_static("true"));
+    }
+    response
 }
 
 /// Records metrics and writes one log line per request. Logs the route

@@ -38,14 +38,15 @@ pub async fn healthz() -> Json<Health> {
 /// Readiness.
 ///
 /// 200 when the store answers and the service is not shutting down; 503
-/// otherwise. Needs no token.
+/// otherwise, including while the store is unreachable and reads are
+/// served from memory, possibly stale. Needs no token.
 #[utoipa::path(
     get,
     path = "/readyz",
     tag = "operations",
     responses(
         (status = 200, description = "Ready", body = Health),
-        (status = 503, description = "Shutting down, or the store does not answer", body = Problem, content_type = "application/problem+json"),
+        (status = 503, description = "Shutting down, or the store does not answer or is not being followed", body = Problem, content_type = "application/problem+json"),
     )
 )]
 pub async fn readyz(State(state): State<AppState>) -> Result<Json<Health>, ApiError> {
@@ -53,6 +54,12 @@ pub async fn readyz(State(state): State<AppState>) -> Result<Json<Health>, ApiEr
         return Err(ApiError::new(
             ProblemKind::Unavailable,
             "ringd is shutting down",
+        ));
+    }
+    if !state.service.store().is_current() {
+        return Err(ApiError::new(
+            ProblemKind::Unavailable,
+            "the store is unreachable: rings held in memory are still served, marked possibly stale, and changes fail until it is back",
         ));
     }
     // A cheap round trip: reading a ring that normally does not exist

@@ -133,4 +133,12 @@ pub trait Store: Send + Sync + 'static {
 
     /// Events for every commit and deletion from now on.
     fn subscribe(&self) -> broadcast::Receiver<StoreEvent>;
+
+    /// Whether the events from [`Store::subscribe`] are known to be
+    /// current: false while the backend cannot be reached, when what a
+    /// reader holds in memory may be stale. Never waits on the backend.
+    /// An embedded store is always current.
+    fn is_current(&self) -> bool {
+        true
+    }
 }

@@ -14,9 +14,11 @@ const STARTUP: Duration = Duration::from_secs(30);
 
 /// A running single-member etcd; killed when dropped.
 pub struct Etcd {
-    child: Child,
+    /// The process; `None` while stopped.
+    child: Option<Child>,
     /// `http://127.0.0.1:<client port>`.
     pub endpoint: String,
+    peer_url: String,
     dir: TempDir,
 }
 
@@ -48,12 +50,31 @@ impl Etcd {
     pub async fn start() -> Self {
         let dir = TempDir::new().expect("temp dir");
         let (client, peer) = (free_port(), free_port());
-        let endpoint = format!("http://127.0.0.1:{client}");
-        let peer_url = format!("http://127.0.0.1:{peer}");
-        let log = std::fs::File::create(dir.path().join("etcd.log")).expect("etcd log");
+        let mut etcd = Etcd {
+            child: None,
+            endpoint: format!("http://127.0.0.1:{client}"),
+            peer_url: format!("http://127.0.0.1:{peer}"),
+            dir,
+        };
+        etcd.spawn();
+        etcd.wait_ready().await;
+        etcd
+    }
+
+    /// Starts the process on this instance's ports and data directory.
+    fn spawn(&mut self) {
+        let (endpoint, peer_url) = (&self.endpoint, &self.peer_url);
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(self.dir.path().join("etcd.log"))
+            .expect("etcd log");
         let child = Command::new(etcd_binary())
             .arg("--name=test")
-            .arg(format!("--data-dir={}", dir.path().join("data").display()))
+            .arg(format!(
+                "--data-dir={}",
+                self.dir.path().join("data").display()
+            ))
             .arg(format!("--listen-client-urls={endpoint}"))
             .arg(format!("--advertise-client-urls={endpoint}"))
             .arg(format!("--listen-peer-urls={peer_url}"))
@@ -66,20 +87,31 @@ impl Etcd {
             .stderr(log)
             .spawn()
             .expect("spawn etcd");
-        let mut etcd = Etcd {
-            child,
-            endpoint,
-            dir,
-        };
-        etcd.wait_ready().await;
-        etcd
+        self.child = Some(child);
+    }
+
+    /// Kills etcd, keeping its data directory and ports for [`Etcd::restart`].
+    pub fn stop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
+    /// Starts etcd again on the same data and ports after [`Etcd::stop`],
+    /// and waits until it serves requests.
+    pub async fn restart(&mut self) {
+        self.stop();
+        self.spawn();
+        self.wait_ready().await;
     }
 
     /// Polls until a read succeeds; panics with etcd's log if it never does.
     async fn wait_ready(&mut self) {
         let deadline = Instant::now() + STARTUP;
         loop {
-            if let Ok(Some(status)) = self.child.try_wait() {
+            let child = self.child.as_mut().expect("etcd is running");
+            if let Ok(Some(status)) = child.try_wait() {
                 panic!("etcd exited with {status}:\n{}", self.log());
             }
             if let Ok(mut c) = etcd_client::Client::connect([&self.endpoint], None).await {
@@ -111,7 +143,6 @@ impl Etcd {
 
 impl Drop for Etcd {
     fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        self.stop();
     }
 }

@@ -19,6 +19,8 @@ mod write;
 
 use std::fmt;
 use std::future::Future;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -45,6 +47,10 @@ const EVENT_CAPACITY: usize = 1024;
 /// How long one store operation may wait on etcd before it is reported
 /// unavailable, so callers never hang on a partitioned cluster.
 const OP_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The same limit while the watch has lost etcd ([`Store::is_current`] is
+/// false): etcd is most likely down, so callers learn it quickly.
+const DOWN_TIMEOUT: Duration = Duration::from_secs(3);
 
 /// How to reach etcd and how to lay data out in it.
 #[derive(Debug, Clone)]
@@ -94,6 +100,8 @@ pub struct EtcdStore {
     ops: Ops,
     events: broadcast::Sender<StoreEvent>,
     watcher: JoinHandle<()>,
+    /// Set while the watch is connected to etcd; see [`Store::is_current`].
+    connected: Arc<AtomicBool>,
     prefix: String,
 }
 
@@ -106,7 +114,7 @@ impl EtcdStore {
         let connect = ConnectOptions::new()
             .with_connect_timeout(Duration::from_secs(5))
             .with_keep_alive(Duration::from_secs(5), Duration::from_secs(5));
-        let client = bounded(async {
+        let client = timed(OP_TIMEOUT, async {
             Client::connect(&options.endpoints, Some(connect))
                 .await
                 .map_err(unavailable)
@@ -118,15 +126,22 @@ impl EtcdStore {
             retention: options.retention.max(1),
             max_txn_ops: options.max_txn_ops,
         };
-        let revision = bounded(ops.migrate()).await?;
+        let revision = timed(OP_TIMEOUT, ops.migrate()).await?;
         let events = broadcast::channel(EVENT_CAPACITY).0;
         // Watching from the revision read at start-up means no commit after
         // `connect` returns can be missed, however late the watch starts.
-        let watcher = tokio::spawn(watch::follow(ops.clone(), events.clone(), revision + 1));
+        let connected = Arc::new(AtomicBool::new(false));
+        let watcher = tokio::spawn(watch::follow(
+            ops.clone(),
+            events.clone(),
+            connected.clone(),
+            revision + 1,
+        ));
         Ok(EtcdStore {
             ops,
             events,
             watcher,
+            connected,
             prefix: options.prefix,
         })
     }
@@ -152,22 +167,39 @@ impl fmt::Debug for EtcdStore {
     }
 }
 
-/// Runs `op` with [`OP_TIMEOUT`].
-async fn bounded<T>(op: impl Future<Output = Result<T, StoreError>>) -> Result<T, StoreError> {
-    tokio::time::timeout(OP_TIMEOUT, op)
-        .await
-        .unwrap_or_else(|_| {
-            Err(StoreError::Unavailable(format!(
-                "etcd did not answer within {} s",
-                OP_TIMEOUT.as_secs()
-            )))
-        })
+impl EtcdStore {
+    /// Runs `op` with [`OP_TIMEOUT`], or [`DOWN_TIMEOUT`] while the watch
+    /// has lost etcd, so requests fail fast during an outage.
+    async fn bounded<T>(
+        &self,
+        op: impl Future<Output = Result<T, StoreError>>,
+    ) -> Result<T, StoreError> {
+        let limit = if self.connected.load(Ordering::Relaxed) {
+            OP_TIMEOUT
+        } else {
+            DOWN_TIMEOUT
+        };
+        timed(limit, op).await
+    }
+}
+
+/// Runs `op`, reporting etcd unavailable if it takes longer than `limit`.
+async fn timed<T>(
+    limit: Duration,
+    op: impl Future<Output = Result<T, StoreError>>,
+) -> Result<T, StoreError> {
+    tokio::time::timeout(limit, op).await.unwrap_or_else(|_| {
+        Err(StoreError::Unavailable(format!(
+            "etcd did not answer within {} s",
+            limit.as_secs()
+        )))
+    })
 }
 
 #[async_trait]
 impl Store for EtcdStore {
     async fn create_ring(&self, first: &Snapshot) -> Result<(), StoreError> {
-        bounded(self.ops.create_ring(first)).await
+        self.bounded(self.ops.create_ring(first)).await
     }
 
     async fn delete_ring(
@@ -175,30 +207,35 @@ impl Store for EtcdStore {
         ring: &RingName,
         expected_version: Option<u64>,
     ) -> Result<(), StoreError> {
-        bounded(self.ops.delete_ring(ring, expected_version)).await
+        self.bounded(self.ops.delete_ring(ring, expected_version))
+            .await
     }
 
     async fn list_rings(&self) -> Result<Vec<Snapshot>, StoreError> {
-        bounded(self.ops.list_rings()).await
+        self.bounded(self.ops.list_rings()).await
     }
 
     async fn latest(&self, ring: &RingName) -> Result<Snapshot, StoreError> {
-        bounded(self.ops.latest_at(ring, 0)).await
+        self.bounded(self.ops.latest_at(ring, 0)).await
     }
 
     async fn snapshot(&self, ring: &RingName, version: u64) -> Result<Snapshot, StoreError> {
-        bounded(self.ops.snapshot(ring, version)).await
+        self.bounded(self.ops.snapshot(ring, version)).await
     }
 
     async fn history(&self, ring: &RingName) -> Result<Vec<HistoryEntry>, StoreError> {
-        bounded(self.ops.history(ring)).await
+        self.bounded(self.ops.history(ring)).await
     }
 
     async fn commit(&self, next: &Snapshot) -> Result<(), StoreError> {
-        bounded(self.ops.commit(next)).await
+        self.bounded(self.ops.commit(next)).await
     }
 
     fn subscribe(&self) -> broadcast::Receiver<StoreEvent> {
         self.events.subscribe()
+    }
+
+    fn is_current(&self) -> bool {
+        self.connected.load(Ordering::Relaxed)
     }
 }

@@ -1,6 +1,11 @@
 //! Turns an etcd watch on the ring meta keys into [`StoreEvent`]s, so that
 //! writes made by every ringd instance on the same etcd reach subscribers.
+//!
+//! It also tells whether the store is current: `connected` is set when etcd
+//! confirms a watch and cleared as soon as a stream ends, so while etcd is
+//! unreachable readers know that what they hold may be stale.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -23,9 +28,16 @@ enum End {
 
 /// Follows the meta keys from revision `from` on, forever; spawn it once
 /// per store and abort it when the store goes away.
-pub(super) async fn follow(ops: Ops, events: broadcast::Sender<StoreEvent>, mut from: i64) {
+pub(super) async fn follow(
+    ops: Ops,
+    events: broadcast::Sender<StoreEvent>,
+    connected: Arc<AtomicBool>,
+    mut from: i64,
+) {
     loop {
-        match watch_once(&ops, &events, &mut from).await {
+        let end = watch_once(&ops, &events, &connected, &mut from).await;
+        connected.store(false, Ordering::Relaxed);
+        match end {
             End::Compacted => {
                 // Events between `from` and now are gone: report every
                 // ring's latest version instead. Subscribers ignore
@@ -64,7 +76,12 @@ async fn relist(ops: &Ops, events: &broadcast::Sender<StoreEvent>) -> Result<i64
 }
 
 /// One watch stream, advancing `from` past every event it delivers.
-async fn watch_once(ops: &Ops, events: &broadcast::Sender<StoreEvent>, from: &mut i64) -> End {
+async fn watch_once(
+    ops: &Ops,
+    events: &broadcast::Sender<StoreEvent>,
+    connected: &AtomicBool,
+    from: &mut i64,
+) -> End {
     let options = WatchOptions::new().with_prefix().with_start_revision(*from);
     let mut stream = match ops
         .client
@@ -86,6 +103,13 @@ async fn watch_once(ops: &Ops, events: &broadcast::Sender<StoreEvent>, from: &mu
         }
         if resp.canceled() {
             return End::Failed(format!("watch canceled: {}", resp.cancel_reason()));
+        }
+        if resp.created() {
+            // etcd answers: it is reachable again, and the events missed
+            // since `from` follow on this stream.
+            if !connected.swap(true, Ordering::Relaxed) {
+                tracing::info!(from, "etcd watch connected");
+            }
         }
         for event in resp.events() {
             let Some(kv) = event.kv() else { continue };
