@@ -3,7 +3,7 @@
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::server::{LogFormat, ServeConfig};
+use crate::server::{EtcdAccess, LogFormat, ServeConfig};
 use crate::store::DEFAULT_RETENTION;
 
 /// ringd: the single source of truth for consistent-hashing rings.
@@ -40,6 +40,21 @@ pub struct ServeArgs {
     /// Prefix of every key ringd writes in etcd (with an etcd:// store).
     #[arg(long, env = "RINGD_ETCD_PREFIX", default_value = crate::store::etcd::DEFAULT_PREFIX)]
     pub etcd_prefix: String,
+    /// PEM file of the CA that signed etcd's certificates; turns on TLS to etcd.
+    #[arg(long, env = "RINGD_ETCD_CA_CERT", value_name = "PATH")]
+    pub etcd_ca_cert: Option<std::path::PathBuf>,
+    /// PEM client certificate for etcd's --client-cert-auth (with --etcd-key); turns on TLS.
+    #[arg(long, env = "RINGD_ETCD_CERT", value_name = "PATH")]
+    pub etcd_cert: Option<std::path::PathBuf>,
+    /// PEM private key of --etcd-cert.
+    #[arg(long, env = "RINGD_ETCD_KEY", value_name = "PATH")]
+    pub etcd_key: Option<std::path::PathBuf>,
+    /// etcd user, when etcd has authentication enabled (with --etcd-password).
+    #[arg(long, env = "RINGD_ETCD_USER")]
+    pub etcd_user: Option<String>,
+    /// Password of --etcd-user; prefer the environment variable.
+    #[arg(long, env = "RINGD_ETCD_PASSWORD", hide_env_values = true)]
+    pub etcd_password: Option<String>,
     /// Token required for mutations (Authorization: Bearer …).
     #[arg(long, env = "RINGD_ADMIN_TOKEN", hide_env_values = true)]
     pub admin_token: Option<String>,
@@ -63,6 +78,13 @@ impl From<ServeArgs> for ServeConfig {
             listen: a.listen,
             store_url: a.store,
             etcd_prefix: a.etcd_prefix,
+            etcd_access: EtcdAccess {
+                ca_cert: a.etcd_ca_cert,
+                cert: a.etcd_cert,
+                key: a.etcd_key,
+                user: a.etcd_user,
+                password: a.etcd_password,
+            },
             admin_token: a.admin_token,
             read_token: a.read_token,
             insecure: a.insecure,

@@ -9,7 +9,9 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use super::auth::Writer;
-use super::extract::{etag, expected_version, from_value, ring_name, ApiJson, ApiPath};
+use super::extract::{
+    etag, expected_version, from_value, idempotency_key, ring_name, ApiJson, ApiPath,
+};
 use super::model::RingSummary;
 use super::movement::DiffView;
 use super::nodes::NodeInput;
@@ -97,9 +99,15 @@ pub struct ChangeResult {
     pub version: u64,
     /// Summary of `version`.
     pub summary: RingSummary,
-    /// Movement from `base_version` to `version`; absent for a no-op.
+    /// Movement from `base_version` to `version`; absent for a no-op, and
+    /// for a replay whose base version has been pruned.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub diff: Option<DiffView>,
+    /// Present and true when this answer repeats the commit of an earlier
+    /// request with the same `Idempotency-Key`: nothing new was committed.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    #[schema(default = false)]
+    pub replayed: bool,
 }
 
 impl ChangeResult {
@@ -120,6 +128,13 @@ impl ChangeResult {
                 &*current.snapshot,
                 None,
             ),
+            ChangeOutcome::Replayed { snapshot, diff, .. } => (
+                false,
+                true,
+                snapshot.version - 1,
+                &**snapshot,
+                diff.as_ref(),
+            ),
             ChangeOutcome::Preview {
                 snapshot,
                 diff,
@@ -134,6 +149,7 @@ impl ChangeResult {
             version: snapshot.version,
             summary: snapshot.into(),
             diff: diff.map(DiffView::from),
+            replayed: matches!(outcome, ChangeOutcome::Replayed { .. }),
         }
     }
 
@@ -260,6 +276,7 @@ pub fn check_reason(reason: &Option<String>) -> Result<(), ApiError> {
     params(
         ("ring" = String, Path, description = super::RING_NAME_RULES),
         ("If-Match" = Option<String>, Header, description = "`\"<version>\"`: apply only at this version (or use `expected_version`)."),
+        ("Idempotency-Key" = Option<String>, Header, description = super::IDEMPOTENCY_KEY_DOC),
     ),
     request_body(content = ChangeInput, content_type = "application/json"),
     responses(
@@ -271,6 +288,7 @@ pub fn check_reason(reason: &Option<String>) -> Result<(), ApiError> {
         (status = 412, description = "The ring is not at the expected version; `current_version` in the body", body = Problem, content_type = "application/problem+json"),
         (status = 413, description = "Body over 1 MiB", body = Problem, content_type = "application/problem+json"),
         (status = 415, description = "Body not sent as application/json", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "The `Idempotency-Key` was already used for a different change", body = Problem, content_type = "application/problem+json"),
         (status = 503, description = "Store unavailable, or other writers kept winning; retry", body = Problem, content_type = "application/problem+json"),
     ),
     security(("bearer" = []))
@@ -290,6 +308,7 @@ pub async fn post_changes(
         expected_version: expected,
         reason: body.reason,
         dry_run: body.dry_run,
+        idempotency_key: idempotency_key(&headers)?,
     };
     let outcome = state.service.apply(&ring, request, role).await?;
     Ok(ChangeResult::from_outcome(&ring, &outcome).respond(StatusCode::OK))

@@ -12,7 +12,7 @@ use serde::de::DeserializeOwned;
 
 use super::problem::{ApiError, ProblemKind};
 use crate::placement::NodeId;
-use crate::ring::RingName;
+use crate::ring::{IdempotencyKey, RingName};
 
 /// Largest accepted request body: 1 MiB.
 pub const MAX_BODY: usize = 1 << 20;
@@ -295,3 +295,29 @@ fn bad_if_match(hint: &str) -> ApiError {
         format!("If-Match is not a ring version: {hint}"),
     )
 }
+
+/// The `Idempotency-Key` header, if sent: at most one, 1–255 visible
+/// ASCII characters.
+pub fn idempotency_key(headers: &HeaderMap) -> Result<Option<IdempotencyKey>, ApiError> {
+    let mut values = headers.get_all(IDEMPOTENCY_KEY).iter();
+    let value = match (values.next(), values.next()) {
+        (None, _) => return Ok(None),
+        (Some(v), None) => v,
+        (Some(_), Some(_)) => {
+            return Err(ApiError::invalid(
+                "Idempotency-Key",
+                "send one Idempotency-Key header, not several",
+            ))
+        }
+    };
+    let text = value.to_str().map_err(|_| {
+        ApiError::invalid(
+            "Idempotency-Key",
+            "Idempotency-Key is invalid: use 1–255 visible ASCII characters, e.g. a UUID",
+        )
+    })?;
+    Ok(Some(IdempotencyKey::try_from(text.to_owned())?))
+}
+
+/// Name of the idempotency header.
+pub const IDEMPOTENCY_KEY: &str = "idempotency-key";

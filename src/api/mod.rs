@@ -37,6 +37,9 @@ use self::metrics::Metrics;
 use self::problem::{ApiError, ProblemKind};
 use crate::service::RingService;
 
+/// What the `Idempotency-Key` header does, for the OpenAPI descriptions.
+pub const IDEMPOTENCY_KEY_DOC: &str = "A name for this change, 1–255 visible ASCII characters (e.g. a UUID). A retry with the same key, after a lost response, answers with the version the first attempt committed (`replayed: true`) instead of applying the change again; keys are recognised while that version is retained. The same key with different ops is refused with 422.";
+
 /// Allowed ring names, for the OpenAPI descriptions.
 pub const RING_NAME_RULES: &str = "Ring name: 1–63 characters of `a-z`, `0-9`, `.`, `_` and `-`, starting with a lowercase letter or digit.";
 /// Allowed node ids, for the OpenAPI descriptions.

@@ -219,6 +219,9 @@ pub struct ChangeView {
     pub role: RoleName,
     /// Share of the keyspace that changed owner against the previous version.
     pub moved_fraction: f64,
+    /// The `Idempotency-Key` the change was sent with.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub idempotency_key: Option<String>,
 }
 
 impl From<&ChangeRecord> for ChangeView {
@@ -228,6 +231,7 @@ impl From<&ChangeRecord> for ChangeView {
             reason: c.reason.clone(),
             role: c.role.into(),
             moved_fraction: c.moved_fraction,
+            idempotency_key: c.idempotency_key.clone().map(String::from),
         }
     }
 }

@@ -12,7 +12,9 @@ use utoipa::{IntoParams, ToSchema};
 
 use super::auth::{Reader, Writer};
 use super::changes::{check_reason, ChangeResult};
-use super::extract::{etag, expected_version, node_id, ring_name, ApiJson, ApiPath, ApiQuery};
+use super::extract::{
+    etag, expected_version, idempotency_key, node_id, ring_name, ApiJson, ApiPath, ApiQuery,
+};
 use super::model::{NodeStateName, NodeView};
 use super::problem::{ApiError, Problem, ProblemKind};
 use super::AppState;
@@ -157,6 +159,7 @@ pub async fn get_node(
         ("ring" = String, Path, description = super::RING_NAME_RULES),
         ("node" = String, Path, description = super::NODE_ID_RULES),
         ("If-Match" = Option<String>, Header, description = "`\"<version>\"`: apply only at this version."),
+        ("Idempotency-Key" = Option<String>, Header, description = super::IDEMPOTENCY_KEY_DOC),
         NodeChangeQuery,
     ),
     request_body(content = NodeInput, content_type = "application/json"),
@@ -168,6 +171,7 @@ pub async fn get_node(
         (status = 403, description = "A read token on a mutation", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such ring", body = Problem, content_type = "application/problem+json"),
         (status = 412, description = "Precondition failed; `current_version` in the body", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "The `Idempotency-Key` was already used for a different change", body = Problem, content_type = "application/problem+json"),
         (status = 413, description = "Body over 1 MiB", body = Problem, content_type = "application/problem+json"),
         (status = 415, description = "Body not sent as application/json", body = Problem, content_type = "application/problem+json"),
     ),
@@ -199,6 +203,7 @@ pub async fn put_node(
         expected_version: expected,
         reason: query.reason,
         dry_run: false,
+        idempotency_key: idempotency_key(&headers)?,
     };
     let outcome = state.service.apply(&ring, request, role).await?;
     let status = match outcome {
@@ -219,6 +224,7 @@ pub async fn put_node(
         ("ring" = String, Path, description = super::RING_NAME_RULES),
         ("node" = String, Path, description = super::NODE_ID_RULES),
         ("If-Match" = Option<String>, Header, description = "`\"<version>\"`: apply only at this version."),
+        ("Idempotency-Key" = Option<String>, Header, description = super::IDEMPOTENCY_KEY_DOC),
         NodeChangeQuery,
     ),
     responses(
@@ -228,6 +234,7 @@ pub async fn put_node(
         (status = 403, description = "A read token on a mutation", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such ring or node", body = Problem, content_type = "application/problem+json"),
         (status = 412, description = "Precondition failed; `current_version` in the body", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "The `Idempotency-Key` was already used for a different change", body = Problem, content_type = "application/problem+json"),
     ),
     security(("bearer" = []))
 )]
@@ -247,6 +254,7 @@ pub async fn delete_node(
         expected_version: expected,
         reason: query.reason,
         dry_run: false,
+        idempotency_key: idempotency_key(&headers)?,
     };
     let outcome = state.service.apply(&ring, request, role).await?;
     Ok(ChangeResult::from_outcome(&ring, &outcome).respond(StatusCode::OK))

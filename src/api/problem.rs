@@ -49,6 +49,8 @@ pub enum ProblemKind {
     Conflict,
     /// The version existed but has been pruned.
     VersionPruned,
+    /// An `Idempotency-Key` sent again with a different change.
+    IdempotencyKeyReused,
     /// The ring is not at the version the request expected.
     PreconditionFailed,
     /// The body is over the size limit.
@@ -73,6 +75,7 @@ impl ProblemKind {
             MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
             Conflict => StatusCode::CONFLICT,
             VersionPruned => StatusCode::GONE,
+            IdempotencyKeyReused => StatusCode::UNPROCESSABLE_ENTITY,
             PreconditionFailed => StatusCode::PRECONDITION_FAILED,
             PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
@@ -97,6 +100,7 @@ impl ProblemKind {
             MethodNotAllowed => "method-not-allowed",
             Conflict => "conflict",
             VersionPruned => "version-pruned",
+            IdempotencyKeyReused => "idempotency-key-reused",
             PreconditionFailed => "precondition-failed",
             PayloadTooLarge => "payload-too-large",
             UnsupportedMediaType => "unsupported-media-type",
@@ -121,6 +125,7 @@ impl ProblemKind {
             MethodNotAllowed => "Method not allowed",
             Conflict => "Conflict",
             VersionPruned => "Version pruned",
+            IdempotencyKeyReused => "Idempotency key reused",
             PreconditionFailed => "Precondition failed",
             PayloadTooLarge => "Payload too large",
             UnsupportedMediaType => "Unsupported media type",
@@ -282,6 +287,11 @@ impl From<RingError> for ApiError {
             RingError::InvalidAddress(_) => "address",
             RingError::TooManyLabels(_) | RingError::InvalidLabel(_) => "labels",
             RingError::EmptyChange | RingError::TooManyOps(_) => "ops",
+            RingError::InvalidIdempotencyKey(_) => "Idempotency-Key",
+            RingError::IdempotencyKeyReused { .. } => {
+                return Self::new(ProblemKind::IdempotencyKeyReused, e.to_string())
+                    .with_field("Idempotency-Key");
+            }
         };
         Self::invalid(field, e.to_string())
     }

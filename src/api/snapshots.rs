@@ -166,6 +166,9 @@ pub struct HistoryEntryView {
     pub role: RoleName,
     /// Share of the keyspace that changed owner against the previous version.
     pub moved_fraction: f64,
+    /// The `Idempotency-Key` the change was sent with.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub idempotency_key: Option<String>,
 }
 
 /// A ring's retained history.
@@ -213,6 +216,7 @@ pub async fn history(
                 reason: e.change.reason.clone(),
                 role: e.change.role.into(),
                 moved_fraction: e.change.moved_fraction,
+                idempotency_key: e.change.idempotency_key.clone().map(String::from),
             })
             .collect(),
     }))

@@ -51,4 +51,50 @@ pub struct ChangeRecord {
     pub role: Role,
     /// Share of the keyspace that changed owner against the previous version.
     pub moved_fraction: f64,
+    /// The `Idempotency-Key` the change was sent with, so a retry of it is
+    /// recognised instead of applied twice.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub idempotency_key: Option<IdempotencyKey>,
+}
+
+/// A client-chosen name for one intended change (the `Idempotency-Key`
+/// header): 1–255 visible ASCII characters.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub struct IdempotencyKey(String);
+
+/// Longest accepted idempotency key.
+pub const MAX_IDEMPOTENCY_KEY_LEN: usize = 255;
+
+impl IdempotencyKey {
+    /// The key as sent.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl TryFrom<String> for IdempotencyKey {
+    type Error = super::RingError;
+
+    fn try_from(key: String) -> Result<Self, Self::Error> {
+        let visible = key.bytes().all(|b| b.is_ascii_graphic());
+        if key.is_empty() || key.len() > MAX_IDEMPOTENCY_KEY_LEN || !visible {
+            return Err(super::RingError::InvalidIdempotencyKey(
+                key.chars().take(64).collect(),
+            ));
+        }
+        Ok(Self(key))
+    }
+}
+
+impl From<IdempotencyKey> for String {
+    fn from(k: IdempotencyKey) -> String {
+        k.0
+    }
+}
+
+impl std::fmt::Display for IdempotencyKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
 }

@@ -6,7 +6,7 @@ mod name;
 mod record;
 mod snapshot;
 
-pub use change::{ChangeOp, ChangeRecord, Role, MAX_OPS};
+pub use change::{ChangeOp, ChangeRecord, IdempotencyKey, Role, MAX_IDEMPOTENCY_KEY_LEN, MAX_OPS};
 pub use name::{RingName, MAX_RING_NAME_LEN};
 pub use record::{NodeRecord, NodeRecordSpec, MAX_LABELS};
 pub use snapshot::{Proposal, Snapshot};
@@ -44,6 +44,17 @@ pub enum RingError {
     /// A remove op names a node the ring does not have.
     #[error("node `{0}` is not in the ring")]
     UnknownNode(NodeId),
+    /// An `Idempotency-Key` that is empty, too long or not visible ASCII.
+    #[error("Idempotency-Key `{0}` is invalid: use 1–255 visible ASCII characters, e.g. a UUID")]
+    InvalidIdempotencyKey(String),
+    /// An `Idempotency-Key` already used for a different change.
+    #[error("Idempotency-Key `{key}` was already used for a different change (version {version}); use a new key for a new change")]
+    IdempotencyKeyReused {
+        /// The key.
+        key: IdempotencyKey,
+        /// The version it produced.
+        version: u64,
+    },
     /// A change with no ops.
     #[error("a change needs at least one op")]
     EmptyChange,

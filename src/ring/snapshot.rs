@@ -71,6 +71,7 @@ impl Snapshot {
                 reason: Some("ring created".into()),
                 role,
                 moved_fraction: 0.0,
+                idempotency_key: None,
             },
             config,
             nodes: Vec::new(),
@@ -142,6 +143,7 @@ impl Snapshot {
                 reason,
                 role,
                 moved_fraction: diff.moved_fraction,
+                idempotency_key: None,
             },
         };
         Ok(Some(Proposal {

@@ -11,8 +11,13 @@ use thiserror::Error;
 use time::OffsetDateTime;
 
 use crate::placement::{Placement, PlacementDiff, RingConfig};
-use crate::ring::{ChangeOp, RingError, RingName, Role, Snapshot};
+use crate::ring::{ChangeOp, IdempotencyKey, RingError, RingName, Role, Snapshot};
 use crate::store::{HistoryEntry, Store, StoreError, StoreEvent};
+
+mod apply;
+mod idempotency;
+
+use idempotency::KeyIndex;
 
 /// How many older placements are kept built for lookups by version.
 const VERSION_CACHE: usize = 16;
@@ -41,6 +46,9 @@ pub struct ChangeRequest {
     pub reason: Option<String>,
     /// Compute the result and the movement, commit nothing.
     pub dry_run: bool,
+    /// Names this change so a retry of it is answered with the version it
+    /// produced instead of being applied again; ignored for dry runs.
+    pub idempotency_key: Option<IdempotencyKey>,
 }
 
 /// What a change request did.
@@ -60,6 +68,16 @@ pub enum ChangeOutcome {
     Unchanged {
         /// The ring as it is.
         current: Arc<Current>,
+    },
+    /// An earlier request with the same idempotency key committed this
+    /// version; nothing new was committed.
+    Replayed {
+        /// The version the earlier request produced.
+        snapshot: Arc<Snapshot>,
+        /// Its placement.
+        placement: Arc<Placement>,
+        /// Movement against the version before it, while that is retained.
+        diff: Option<PlacementDiff>,
     },
     /// Dry run: what would be committed.
     Preview {
@@ -118,6 +136,12 @@ pub struct RingService {
     store: Arc<dyn Store>,
     latest: Mutex<HashMap<RingName, Arc<Current>>>,
     older: Mutex<VecDeque<(RingName, u64, Arc<Placement>)>>,
+    keys: Mutex<HashMap<RingName, KeyIndex>>,
+    /// One change per ring at a time in this instance, first come first
+    /// served: concurrent writers would all read, propose and send a
+    /// compare-and-swap of which only one can win, and on a small machine
+    /// the losers' retries starve the winner.
+    writers: Mutex<HashMap<RingName, Arc<tokio::sync::Mutex<()>>>>,
 }
 
 impl RingService {
@@ -128,6 +152,8 @@ impl RingService {
             store,
             latest: Mutex::new(HashMap::new()),
             older: Mutex::new(VecDeque::new()),
+            keys: Mutex::new(HashMap::new()),
+            writers: Mutex::new(HashMap::new()),
         })
     }
 
@@ -156,9 +182,27 @@ impl RingService {
                     }
                 }
                 Ok(StoreEvent::Deleted(ring)) => self.forget(&ring),
-                // Missed events: drop the cache; reads reload from the store.
+                // Missed events: what the cache holds may be behind. Read
+                // each ring's latest from the store; the cache only ever
+                // moves forward, and a ring the store cannot serve now
+                // keeps its last known version.
                 Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
-                    self.latest.lock().expect("cache lock").clear();
+                    let rings: Vec<RingName> = self
+                        .latest
+                        .lock()
+                        .expect("cache lock")
+                        .keys()
+                        .cloned()
+                        .collect();
+                    for ring in rings {
+                        match self.store.latest(&ring).await {
+                            Ok(s) => {
+                                let _ = self.load(s);
+                            }
+                            Err(StoreError::RingNotFound(_)) => self.forget(&ring),
+                            Err(_) => {}
+                        }
+                    }
                 }
                 Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
             }
@@ -187,6 +231,7 @@ impl RingService {
             .lock()
             .expect("cache lock")
             .retain(|(r, _, _)| r != ring);
+        self.forget_keys(ring);
     }
 
     /// Creates a ring at version 1, or finds an identical one.
@@ -246,14 +291,27 @@ impl RingService {
         if let Some(c) = self.cached(ring) {
             return Ok(c);
         }
+        self.refresh(ring).await
+    }
+
+    /// Reads a ring's latest version from the store into the cache and
+    /// returns the newest the cache then holds (another task may have put
+    /// a newer one there meanwhile).
+    async fn refresh(&self, ring: &RingName) -> Result<Arc<Current>, ServiceError> {
         let snapshot = self.store.latest(ring).await?;
+        self.load(snapshot)
+    }
+
+    /// Builds `snapshot`'s placement and remembers it unless the cache
+    /// already holds a newer version; returns what the cache holds.
+    fn load(&self, snapshot: Snapshot) -> Result<Arc<Current>, ServiceError> {
         let placement = snapshot.placement()?;
         let current = Arc::new(Current {
             snapshot: Arc::new(snapshot),
             placement: Arc::new(placement),
         });
         self.remember(current.clone());
-        Ok(current)
+        Ok(self.cached(&current.snapshot.ring).unwrap_or(current))
     }
 
     /// A retained snapshot.
@@ -304,76 +362,11 @@ impl RingService {
     pub async fn history(&self, ring: &RingName) -> Result<Vec<HistoryEntry>, ServiceError> {
         Ok(self.store.history(ring).await?)
     }
-
-    /// Applies a change as one new version (or previews it).
-    pub async fn apply(
-        &self,
-        ring: &RingName,
-        request: ChangeRequest,
-        role: Role,
-    ) -> Result<ChangeOutcome, ServiceError> {
-        for _ in 0..MAX_RETRIES {
-            let current = self.current(ring).await?;
-            let version = current.snapshot.version;
-            if let Some(expected) = request.expected_version {
-                if expected != version {
-                    return Err(ServiceError::PreconditionFailed {
-                        expected,
-                        current: version,
-                    });
-                }
-            }
-            let proposal = current.snapshot.propose(
-                &current.placement,
-                request.ops.clone(),
-                request.reason.clone(),
-                role,
-                now(),
-            )?;
-            let Some(proposal) = proposal else {
-                return Ok(ChangeOutcome::Unchanged { current });
-            };
-            if request.dry_run {
-                return Ok(ChangeOutcome::Preview {
-                    snapshot: proposal.snapshot,
-                    diff: proposal.diff,
-                    base_version: version,
-                });
-            }
-            match self.store.commit(&proposal.snapshot).await {
-                Ok(()) => {
-                    let next = Arc::new(Current {
-                        snapshot: Arc::new(proposal.snapshot),
-                        placement: Arc::new(proposal.placement),
-                    });
-                    self.remember(next.clone());
-                    return Ok(ChangeOutcome::Committed {
-                        current: next,
-                        diff: proposal.diff,
-                    });
-                }
-                Err(StoreError::VersionConflict {
-                    current: actual, ..
-                }) => {
-                    // Someone else committed first: our cache is stale.
-                    self.latest.lock().expect("cache lock").remove(ring);
-                    if let Some(expected) = request.expected_version {
-                        return Err(ServiceError::PreconditionFailed {
-                            expected,
-                            current: actual,
-                        });
-                    }
-                }
-                Err(e) => return Err(e.into()),
-            }
-        }
-        Err(ServiceError::TooMuchContention(MAX_RETRIES))
-    }
 }
 
 /// The current time, truncated to microseconds so it survives a round trip
 /// through RFC 3339 text unchanged.
-fn now() -> OffsetDateTime {
+pub(super) fn now() -> OffsetDateTime {
     let t = OffsetDateTime::now_utc();
     t.replace_nanosecond(t.nanosecond() / 1_000 * 1_000)
         .expect("valid nanosecond")

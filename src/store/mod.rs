@@ -125,7 +125,16 @@ pub trait Store: Send + Sync + 'static {
     async fn snapshot(&self, ring: &RingName, version: u64) -> Result<Snapshot, StoreError>;
 
     /// The retained history of a ring, oldest first.
-    async fn history(&self, ring: &RingName) -> Result<Vec<HistoryEntry>, StoreError>;
+    async fn history(&self, ring: &RingName) -> Result<Vec<HistoryEntry>, StoreError> {
+        self.history_after(ring, 0).await
+    }
+
+    /// The retained versions newer than `after`, oldest first.
+    async fn history_after(
+        &self,
+        ring: &RingName,
+        after: u64,
+    ) -> Result<Vec<HistoryEntry>, StoreError>;
 
     /// Commits `next` only if the ring is still at `next.version - 1`
     /// (compare-and-swap), then prunes versions beyond the retention limit.

@@ -16,10 +16,84 @@ const STARTUP: Duration = Duration::from_secs(30);
 pub struct Etcd {
     /// The process; `None` while stopped.
     child: Option<Child>,
-    /// `http://127.0.0.1:<client port>`.
+    /// `http://127.0.0.1:<client port>` (`https://` with TLS).
     pub endpoint: String,
+    /// `127.0.0.1:<client port>`.
+    pub host_port: String,
     peer_url: String,
     dir: TempDir,
+    /// With TLS: the certificates etcd serves and trusts.
+    pub tls: Option<TestCerts>,
+}
+
+/// A throw-away CA with a server and a client certificate it signed,
+/// written as PEM files into a directory.
+pub struct TestCerts {
+    /// The CA certificate.
+    pub ca: PathBuf,
+    /// etcd's certificate, valid for 127.0.0.1 and localhost.
+    pub server_cert: PathBuf,
+    /// Its key.
+    pub server_key: PathBuf,
+    /// A client certificate for `--client-cert-auth`.
+    pub client_cert: PathBuf,
+    /// Its key.
+    pub client_key: PathBuf,
+}
+
+impl TestCerts {
+    /// Generates the CA and both certificates into `dir`.
+    pub fn generate(dir: &std::path::Path) -> Self {
+        use rcgen::{
+            BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, KeyPair,
+        };
+        let ca_key = KeyPair::generate().expect("CA key");
+        let mut ca_params = CertificateParams::new(Vec::<String>::new()).expect("CA params");
+        ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+        ca_params
+            .distinguished_name
+            .push(DnType::CommonName, "ringd test CA");
+        let ca = ca_params.self_signed(&ca_key).expect("CA certificate");
+        let leaf = |name: &str| {
+            let key = KeyPair::generate().expect("key");
+            let mut params =
+                CertificateParams::new(vec!["127.0.0.1".to_owned(), "localhost".to_owned()])
+                    .expect("params");
+            params.distinguished_name.push(DnType::CommonName, name);
+            params.extended_key_usages = vec![
+                ExtendedKeyUsagePurpose::ServerAuth,
+                ExtendedKeyUsagePurpose::ClientAuth,
+            ];
+            let cert = params.signed_by(&key, &ca, &ca_key).expect("sign");
+            (cert.pem(), key.serialize_pem())
+        };
+        let write = |name: &str, pem: &str| {
+            let path = dir.join(name);
+            std::fs::write(&path, pem).expect("write PEM");
+            path
+        };
+        let (server_pem, server_key) = leaf("etcd");
+        let (client_pem, client_key) = leaf("ringd");
+        TestCerts {
+            ca: write("ca.pem", &ca.pem()),
+            server_cert: write("server.pem", &server_pem),
+            server_key: write("server.key", &server_key),
+            client_cert: write("client.pem", &client_pem),
+            client_key: write("client.key", &client_key),
+        }
+    }
+
+    /// Client options presenting the client certificate.
+    pub fn connect_options(&self) -> etcd_client::ConnectOptions {
+        let read = |p: &PathBuf| std::fs::read(p).expect("read PEM");
+        let tls = etcd_client::TlsOptions::new()
+            .ca_certificate(etcd_client::Certificate::from_pem(read(&self.ca)))
+            .identity(etcd_client::Identity::from_pem(
+                read(&self.client_cert),
+                read(&self.client_key),
+            ));
+        etcd_client::ConnectOptions::new().with_tls(tls)
+    }
 }
 
 /// A loopback port nobody listens on right now. Another process could take
@@ -48,13 +122,27 @@ fn etcd_binary() -> PathBuf {
 impl Etcd {
     /// Starts etcd and waits until it serves requests.
     pub async fn start() -> Self {
+        Self::start_with(false).await
+    }
+
+    /// Starts etcd serving clients over TLS only, requiring a client
+    /// certificate signed by its CA ([`Etcd::tls`]).
+    pub async fn start_tls() -> Self {
+        Self::start_with(true).await
+    }
+
+    async fn start_with(tls: bool) -> Self {
         let dir = TempDir::new().expect("temp dir");
         let (client, peer) = (free_port(), free_port());
+        let scheme = if tls { "https" } else { "http" };
+        let certs = tls.then(|| TestCerts::generate(dir.path()));
         let mut etcd = Etcd {
             child: None,
-            endpoint: format!("http://127.0.0.1:{client}"),
+            endpoint: format!("{scheme}://127.0.0.1:{client}"),
+            host_port: format!("127.0.0.1:{client}"),
             peer_url: format!("http://127.0.0.1:{peer}"),
             dir,
+            tls: certs,
         };
         etcd.spawn();
         etcd.wait_ready().await;
@@ -69,7 +157,15 @@ impl Etcd {
             .append(true)
             .open(self.dir.path().join("etcd.log"))
             .expect("etcd log");
-        let child = Command::new(etcd_binary())
+        let mut command = Command::new(etcd_binary());
+        if let Some(certs) = &self.tls {
+            command
+                .arg(format!("--cert-file={}", certs.server_cert.display()))
+                .arg(format!("--key-file={}", certs.server_key.display()))
+                .arg(format!("--trusted-ca-file={}", certs.ca.display()))
+                .arg("--client-cert-auth");
+        }
+        let child = command
             .arg("--name=test")
             .arg(format!(
                 "--data-dir={}",
@@ -114,7 +210,7 @@ impl Etcd {
             if let Ok(Some(status)) = child.try_wait() {
                 panic!("etcd exited with {status}:\n{}", self.log());
             }
-            if let Ok(mut c) = etcd_client::Client::connect([&self.endpoint], None).await {
+            if let Ok(mut c) = self.try_client().await {
                 if c.get("/", None).await.is_ok() {
                     return;
                 }
@@ -133,11 +229,15 @@ impl Etcd {
         std::fs::read_to_string(self.dir.path().join("etcd.log")).unwrap_or_default()
     }
 
-    /// A plain client, for tests that write keys directly.
+    /// A client (with the client certificate under TLS), for tests that
+    /// write keys directly.
     pub async fn client(&self) -> etcd_client::Client {
-        etcd_client::Client::connect([&self.endpoint], None)
-            .await
-            .expect("connect to test etcd")
+        self.try_client().await.expect("connect to test etcd")
+    }
+
+    async fn try_client(&self) -> Result<etcd_client::Client, etcd_client::Error> {
+        let options = self.tls.as_ref().map(TestCerts::connect_options);
+        etcd_client::Client::connect([&self.endpoint], options).await
     }
 }
 

@@ -12,6 +12,7 @@
 //! an etcd watch, so commits made by other instances are reported too.
 
 mod layout;
+mod members;
 mod migrate;
 mod read;
 mod watch;
@@ -24,7 +25,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use etcd_client::{Client, ConnectOptions};
+use etcd_client::{Certificate, Client, ConnectOptions, Identity, TlsOptions};
 use tokio::sync::broadcast;
 use tokio::task::JoinHandle;
 
@@ -65,6 +66,31 @@ pub struct EtcdOptions {
     /// The etcd cluster's `--max-txn-ops`; a change touching more nodes
     /// than this allows (minus three) is refused.
     pub max_txn_ops: usize,
+    /// TLS to etcd; with it, endpoints given as `host:port` use HTTPS.
+    pub tls: Option<EtcdTls>,
+    /// etcd user name and password, when etcd has authentication enabled.
+    pub user: Option<(String, String)>,
+}
+
+/// TLS material for reaching etcd, as PEM bytes.
+#[derive(Clone, Default)]
+pub struct EtcdTls {
+    /// The CA that signed etcd's server certificates; the system's roots
+    /// are not consulted.
+    pub ca_pem: Option<Vec<u8>>,
+    /// A client certificate and its private key, for etcd's
+    /// `--client-cert-auth`.
+    pub identity: Option<(Vec<u8>, Vec<u8>)>,
+}
+
+impl fmt::Debug for EtcdTls {
+    // Key material stays out of logs.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("EtcdTls")
+            .field("ca", &self.ca_pem.is_some())
+            .field("client_identity", &self.identity.is_some())
+            .finish()
+    }
 }
 
 impl EtcdOptions {
@@ -76,6 +102,8 @@ impl EtcdOptions {
             prefix: DEFAULT_PREFIX.to_owned(),
             retention: DEFAULT_RETENTION,
             max_txn_ops: DEFAULT_MAX_TXN_OPS,
+            tls: None,
+            user: None,
         }
     }
 }
@@ -92,7 +120,18 @@ struct Ops {
 /// Maps a client error to unavailability: with etcd, every failure that
 /// is not a decoding problem is about reaching or being served by it.
 fn unavailable(e: etcd_client::Error) -> StoreError {
-    StoreError::Unavailable(format!("etcd: {e}"))
+    let text = e.to_string();
+    // etcd's own words do not say what to change in ringd's settings.
+    let hint = if text.contains("user name is empty") {
+        "; etcd has authentication enabled: give ringd an etcd user and password"
+    } else if text.contains("invalid user ID or password") {
+        "; check the etcd user and password given to ringd"
+    } else if text.contains("permission denied") {
+        "; grant the etcd user read and write access to ringd's key prefix"
+    } else {
+        ""
+    };
+    StoreError::Unavailable(format!("etcd: {text}{hint}"))
 }
 
 /// A [`Store`] in etcd.
@@ -100,6 +139,8 @@ pub struct EtcdStore {
     ops: Ops,
     events: broadcast::Sender<StoreEvent>,
     watcher: JoinHandle<()>,
+    /// Keeps the client's endpoints to the healthy members.
+    members: JoinHandle<()>,
     /// Set while the watch is connected to etcd; see [`Store::is_current`].
     connected: Arc<AtomicBool>,
     prefix: String,
@@ -111,22 +152,58 @@ impl EtcdStore {
     /// [`StoreError::SchemaTooNew`] if a newer ringd wrote the layout,
     /// without writing anything.
     pub async fn connect(options: EtcdOptions) -> Result<EtcdStore, StoreError> {
-        let connect = ConnectOptions::new()
+        let mut connect = ConnectOptions::new()
             .with_connect_timeout(Duration::from_secs(5))
-            .with_keep_alive(Duration::from_secs(5), Duration::from_secs(5));
+            .with_keep_alive(Duration::from_secs(5), Duration::from_secs(5))
+            // A member cut off from its cluster's leader must fail requests
+            // at once instead of holding them until the election ends; the
+            // member prober (`members`) then takes it out of rotation.
+            .with_require_leader(true);
+        if let Some(tls) = &options.tls {
+            let mut config = TlsOptions::new();
+            if let Some(ca) = &tls.ca_pem {
+                config = config.ca_certificate(Certificate::from_pem(ca));
+            }
+            if let Some((cert, key)) = &tls.identity {
+                config = config.identity(Identity::from_pem(cert, key));
+            }
+            connect = connect.with_tls(config);
+        }
+        if let Some((user, password)) = &options.user {
+            // etcd's auth tokens expire (5 minutes by default); refresh
+            // them instead of failing every request after that.
+            connect = connect
+                .with_user(user.clone(), password.clone())
+                .with_auto_token_refresh(true);
+        }
+        let probe_options = connect.clone();
         let client = timed(OP_TIMEOUT, async {
             Client::connect(&options.endpoints, Some(connect))
                 .await
                 .map_err(unavailable)
         })
         .await?;
+        // Started before anything else talks to etcd, so that a member
+        // already down at start-up stops getting requests within a probe.
+        let members = tokio::spawn(members::follow(
+            client.clone(),
+            options.endpoints.clone(),
+            probe_options,
+            options.tls.is_some(),
+        ));
         let ops = Ops {
             client,
             keys: Keys::new(&options.prefix),
             retention: options.retention.max(1),
             max_txn_ops: options.max_txn_ops,
         };
-        let revision = timed(OP_TIMEOUT, ops.migrate()).await?;
+        let revision = match timed(OP_TIMEOUT, ops.migrate()).await {
+            Ok(revision) => revision,
+            Err(e) => {
+                members.abort();
+                return Err(e);
+            }
+        };
         let events = broadcast::channel(EVENT_CAPACITY).0;
         // Watching from the revision read at start-up means no commit after
         // `connect` returns can be missed, however late the watch starts.
@@ -141,6 +218,7 @@ impl EtcdStore {
             ops,
             events,
             watcher,
+            members,
             connected,
             prefix: options.prefix,
         })
@@ -155,6 +233,7 @@ impl EtcdStore {
 impl Drop for EtcdStore {
     fn drop(&mut self) {
         self.watcher.abort();
+        self.members.abort();
     }
 }
 
@@ -223,8 +302,12 @@ impl Store for EtcdStore {
         self.bounded(self.ops.snapshot(ring, version)).await
     }
 
-    async fn history(&self, ring: &RingName) -> Result<Vec<HistoryEntry>, StoreError> {
-        self.bounded(self.ops.history(ring)).await
+    async fn history_after(
+        &self,
+        ring: &RingName,
+        after: u64,
+    ) -> Result<Vec<HistoryEntry>, StoreError> {
+        self.bounded(self.ops.history(ring, after)).await
     }
 
     async fn commit(&self, next: &Snapshot) -> Result<(), StoreError> {

@@ -238,12 +238,18 @@ impl Ops {
         Ok(record.into_snapshot(ring.clone(), nodes.into_values().collect()))
     }
 
-    /// The retained history of a ring, oldest first.
-    pub(super) async fn history(&self, ring: &RingName) -> Result<Vec<HistoryEntry>, StoreError> {
+    /// The retained versions of a ring newer than `after`, oldest first.
+    pub(super) async fn history(
+        &self,
+        ring: &RingName,
+        after: u64,
+    ) -> Result<Vec<HistoryEntry>, StoreError> {
         let m = self.existing_meta(ring, 0).await?;
-        let records = self
-            .versions(ring, m.meta.oldest, m.meta.latest, m.revision)
-            .await?;
+        let from = m.meta.oldest.max(after.saturating_add(1));
+        if from > m.meta.latest {
+            return Ok(Vec::new());
+        }
+        let records = self.versions(ring, from, m.meta.latest, m.revision).await?;
         Ok(records
             .into_iter()
             .map(|r| HistoryEntry {

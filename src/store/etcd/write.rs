@@ -2,12 +2,20 @@
 //! ring's meta key, so two writers — in this process or in another ringd
 //! instance — can never both move a ring from the same version.
 
+use std::time::Duration;
+
 use etcd_client::{Compare, CompareOp, DeleteOptions, GetOptions, Txn, TxnOp};
 
 use super::layout::{encode, BeforeImage, RingMeta, VersionRecord, MAX_TXN_BYTES};
 use super::{unavailable, Ops};
 use crate::ring::{RingName, Snapshot};
 use crate::store::StoreError;
+
+/// How long a write transaction may wait for etcd's answer. A request
+/// caught on a member whose leader just died waits out etcd's own request
+/// timeout (about 7 s) before failing; giving up sooner lets the next
+/// change, sent to a member with a leader, go through within seconds.
+const TXN_TIMEOUT: Duration = Duration::from_secs(3);
 
 /// How often `delete_ring` without a precondition retries when commits
 /// keep moving the ring under it.
@@ -56,7 +64,17 @@ impl Ops {
     /// Sends `batch` if `guard` holds; returns whether it did.
     async fn txn(&self, guard: Compare, batch: Batch) -> Result<bool, StoreError> {
         let txn = Txn::new().when([guard]).and_then(batch.ops);
-        let resp = self.client.clone().txn(txn).await.map_err(unavailable)?;
+        let sent = tokio::time::timeout(TXN_TIMEOUT, self.client.clone().txn(txn)).await;
+        let resp = sent
+            .map_err(|_| {
+                StoreError::Unavailable(format!(
+                    "etcd did not confirm the change within {} s (a member may have just \
+                     failed); it may or may not be applied: retry with the same \
+                     Idempotency-Key, or check the ring's history",
+                    TXN_TIMEOUT.as_secs()
+                ))
+            })?
+            .map_err(unavailable)?;
         Ok(resp.succeeded())
     }
 

@@ -169,9 +169,14 @@ impl Store for SqliteStore {
             .await
     }
 
-    async fn history(&self, ring: &RingName) -> Result<Vec<HistoryEntry>, StoreError> {
+    async fn history_after(
+        &self,
+        ring: &RingName,
+        after: u64,
+    ) -> Result<Vec<HistoryEntry>, StoreError> {
         let ring = ring.clone();
-        self.run(move |conn, _| ops::history(conn, &ring)).await
+        self.run(move |conn, _| ops::history(conn, &ring, after))
+            .await
     }
 
     async fn commit(&self, next: &Snapshot) -> Result<(), StoreError> {

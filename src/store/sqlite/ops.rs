@@ -267,6 +267,7 @@ pub(super) fn snapshot(
 pub(super) fn history(
     conn: &mut Connection,
     ring: &RingName,
+    after: u64,
 ) -> Result<Vec<HistoryEntry>, StoreError> {
     let tx = read_tx(conn)?;
     existing_bounds(&tx, ring)?;
@@ -275,11 +276,13 @@ pub(super) fn history(
     let mut stmt = tx
         .prepare(
             "SELECT version, created_at, fingerprint, change FROM snapshots
-             WHERE ring = ?1 ORDER BY version",
+             WHERE ring = ?1 AND version > ?2 ORDER BY version",
         )
         .map_err(db_err)?;
+    // Versions never exceed i64::MAX, so a larger `after` matches nothing.
+    let after = i64::try_from(after).unwrap_or(i64::MAX);
     let rows = stmt
-        .query_map([ring.as_str()], |row| {
+        .query_map(rusqlite::params![ring.as_str(), after], |row| {
             Ok((
                 row.get::<_, i64>(0)?,
                 row.get::<_, String>(1)?,

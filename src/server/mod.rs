@@ -4,9 +4,7 @@ use std::fmt;
 use std::future::Future;
 use std::io::{self, IsTerminal as _, Write as _};
 use std::net::SocketAddr;
-use std::path::PathBuf;
 use std::sync::atomic::Ordering;
-use std::sync::Arc;
 
 use thiserror::Error;
 use tokio::net::TcpListener;
@@ -14,9 +12,13 @@ use tokio::net::TcpListener;
 use crate::api::auth::AuthConfig;
 use crate::api::{router, AppState};
 use crate::service::RingService;
-use crate::store::etcd::{EtcdOptions, EtcdStore, DEFAULT_MAX_TXN_OPS, DEFAULT_PREFIX};
-use crate::store::sqlite::SqliteStore;
-use crate::store::{Store, StoreError, DEFAULT_RETENTION};
+use crate::store::etcd::DEFAULT_PREFIX;
+use crate::store::{StoreError, DEFAULT_RETENTION};
+
+mod store_url;
+
+use store_url::open_store;
+pub use store_url::{parse_store_url, sqlite_path, EtcdAccess, StoreUrl};
 
 /// How log lines are written (to stderr).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
@@ -37,6 +39,8 @@ pub struct ServeConfig {
     pub store_url: String,
     /// Prefix of every key in an etcd store.
     pub etcd_prefix: String,
+    /// TLS files and user for an etcd store.
+    pub etcd_access: EtcdAccess,
     /// Token required for mutations; none leaves them open.
     pub admin_token: Option<String>,
     /// Token required for reads; none leaves them open.
@@ -55,6 +59,7 @@ impl Default for ServeConfig {
             listen: "127.0.0.1:7420".into(),
             store_url: "sqlite://./ringd-data/ringd.db".into(),
             etcd_prefix: DEFAULT_PREFIX.into(),
+            etcd_access: EtcdAccess::default(),
             admin_token: None,
             read_token: None,
             insecure: false,
@@ -72,6 +77,7 @@ impl fmt::Debug for ServeConfig {
             .field("listen", &self.listen)
             .field("store_url", &self.store_url)
             .field("etcd_prefix", &self.etcd_prefix)
+            .field("etcd_access", &self.etcd_access)
             .field("admin_token", &redact(&self.admin_token))
             .field("read_token", &redact(&self.read_token))
             .field("insecure", &self.insecure)
@@ -101,6 +107,9 @@ pub enum ServeError {
     /// The store URL is not one this build supports.
     #[error("unsupported store `{0}`: use sqlite://PATH, e.g. sqlite://./ringd-data/ringd.db, or etcd://HOST:PORT[,HOST:PORT…]")]
     UnsupportedStore(String),
+    /// Inconsistent or unreadable etcd credentials.
+    #[error("etcd credentials: {0}")]
+    EtcdAccess(String),
     /// The store could not be opened.
     #[error("cannot open the store {store}: {source}")]
     Store {
@@ -120,68 +129,6 @@ pub enum ServeError {
     /// The server failed while running, or stdout could not be written.
     #[error("server I/O error: {0}")]
     Io(#[from] io::Error),
-}
-
-/// The file of a `sqlite://PATH` store URL (`sqlite:///abs` or
-/// `sqlite://relative`).
-pub fn sqlite_path(url: &str) -> Result<PathBuf, ServeError> {
-    match url.strip_prefix("sqlite://") {
-        Some(path) if !path.is_empty() => Ok(PathBuf::from(path)),
-        _ => Err(ServeError::UnsupportedStore(url.to_owned())),
-    }
-}
-
-/// A parsed `--store` URL.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum StoreUrl {
-    /// `sqlite://PATH`: the embedded store in one file.
-    Sqlite(PathBuf),
-    /// `etcd://HOST:PORT[,HOST:PORT…]`: the members of an etcd cluster.
-    Etcd(Vec<String>),
-}
-
-/// Parses `--store`.
-pub fn parse_store_url(url: &str) -> Result<StoreUrl, ServeError> {
-    let Some(members) = url.strip_prefix("etcd://") else {
-        return sqlite_path(url).map(StoreUrl::Sqlite);
-    };
-    let endpoints: Vec<String> = members
-        .trim_end_matches('/')
-        .split(',')
-        .map(|m| m.trim().to_owned())
-        .collect();
-    if endpoints.iter().any(|m| m.is_empty() || m.contains('/')) {
-        return Err(ServeError::UnsupportedStore(url.to_owned()));
-    }
-    Ok(StoreUrl::Etcd(endpoints))
-}
-
-/// Opens the store `config` names.
-async fn open_store(config: &ServeConfig) -> Result<Arc<dyn Store>, ServeError> {
-    let failed = |source| ServeError::Store {
-        store: config.store_url.clone(),
-        source,
-    };
-    let retention = config.retention;
-    match parse_store_url(&config.store_url)? {
-        StoreUrl::Sqlite(path) => {
-            // Opening creates directories and runs migrations: blocking work.
-            let store = tokio::task::spawn_blocking(move || SqliteStore::open(&path, retention))
-                .await
-                .map_err(|e| io::Error::other(format!("store open task failed: {e}")))?
-                .map_err(failed)?;
-            Ok(Arc::new(store))
-        }
-        StoreUrl::Etcd(endpoints) => {
-            let options = EtcdOptions {
-                endpoints,
-                prefix: config.etcd_prefix.clone(),
-                retention,
-                max_txn_ops: DEFAULT_MAX_TXN_OPS,
-            };
-            Ok(Arc::new(EtcdStore::connect(options).await.map_err(failed)?))
-        }
-    }
 }
 
 /// Installs the global tracing subscriber, writing to stderr. `RUST_LOG`
@@ -242,6 +189,7 @@ pub async fn serve(
     tracing::debug!(?config, "starting");
     // Refuse a bad store URL before resolving or touching anything.
     parse_store_url(&config.store_url)?;
+    config.etcd_access.validate()?;
     let addrs = resolve(&config).await?;
     let retention = config.retention;
     let service = RingService::new(open_store(&config).await?);
@@ -312,45 +260,6 @@ pub async fn shutdown_signal() {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn store_urls() {
-        assert_eq!(
-            sqlite_path("sqlite://./d/r.db").unwrap(),
-            PathBuf::from("./d/r.db")
-        );
-        assert_eq!(
-            sqlite_path("sqlite:///abs/r.db").unwrap(),
-            PathBuf::from("/abs/r.db")
-        );
-        assert!(matches!(
-            sqlite_path("etcd://h:2379"),
-            Err(ServeError::UnsupportedStore(_))
-        ));
-        assert!(sqlite_path("sqlite://").is_err());
-    }
-
-    #[test]
-    fn etcd_urls() {
-        assert_eq!(
-            parse_store_url("etcd://127.0.0.1:2379").unwrap(),
-            StoreUrl::Etcd(vec!["127.0.0.1:2379".into()])
-        );
-        assert_eq!(
-            parse_store_url("etcd://a:2379, b:2379/").unwrap(),
-            StoreUrl::Etcd(vec!["a:2379".into(), "b:2379".into()])
-        );
-        assert_eq!(
-            parse_store_url("sqlite://r.db").unwrap(),
-            StoreUrl::Sqlite(PathBuf::from("r.db"))
-        );
-        for bad in ["etcd://", "etcd://a:1,,b:2", "etcd://a:1/x", "redis://h"] {
-            assert!(
-                matches!(parse_store_url(bad), Err(ServeError::UnsupportedStore(_))),
-                "{bad}"
-            );
-        }
-    }
 
     #[test]
     fn debug_hides_tokens() {
