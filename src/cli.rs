@@ -67,6 +67,12 @@ pub struct ServeArgs {
     /// Allow a non-loopback listen address without an admin token.
     #[arg(long)]
     pub insecure: bool,
+    /// How often an idle watch stream gets a keep-alive event (e.g. 15s, 500ms).
+    #[arg(long, env = "RINGD_WATCH_KEEPALIVE", default_value = "15s", value_parser = crate::server::parse_duration)]
+    pub watch_keepalive: std::time::Duration,
+    /// How long a client's ack counts after it was sent (e.g. 5m).
+    #[arg(long, env = "RINGD_CLIENT_TTL", default_value = "5m", value_parser = crate::server::parse_duration)]
+    pub client_ttl: std::time::Duration,
     /// Versions kept per ring; older ones are pruned.
     #[arg(long, default_value_t = DEFAULT_RETENTION, value_parser = clap::value_parser!(u64).range(1..))]
     pub retention: u64,
@@ -89,6 +95,10 @@ impl From<ServeArgs> for ServeConfig {
             read_token: a.read_token,
             insecure: a.insecure,
             retention: a.retention,
+            settings: crate::api::Settings {
+                keepalive: a.watch_keepalive,
+                client_ttl: a.client_ttl,
+            },
             log_format: a.log_format,
         }
     }

@@ -4,12 +4,15 @@
 //! [`placement`] is the pure, deterministic core that every other part
 //! (and every client, in any language) builds on. [`ring`] adds rings,
 //! nodes and snapshots; [`store`] persists them; [`service`] holds the
-//! rules between storage and [`api`], the REST API that [`server`] runs.
+//! rules between storage and [`api`], the REST API that [`server`] runs;
+//! [`hub`] tells watchers about every version the service learns of.
 
 #[cfg(feature = "server")]
 pub mod api;
 #[cfg(feature = "server")]
 pub mod cli;
+#[cfg(feature = "server")]
+pub mod hub;
 pub mod placement;
 pub mod ring;
 #[cfg(feature = "server")]

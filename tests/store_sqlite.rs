@@ -92,9 +92,10 @@ async fn too_new_schema_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("ringd.db");
     drop(SqliteStore::open(&db, DEFAULT_RETENTION).unwrap());
-    assert_eq!(SCHEMA_VERSION, 1);
+    // Two migrations: the rings and snapshots, then client acks.
+    assert_eq!(SCHEMA_VERSION, 2);
     let conn = rusqlite::Connection::open(&db).unwrap();
-    conn.pragma_update(None, "user_version", 2).unwrap();
+    conn.pragma_update(None, "user_version", 3).unwrap();
     drop(conn);
 
     let err = SqliteStore::open(&db, DEFAULT_RETENTION).unwrap_err();
@@ -102,8 +103,8 @@ async fn too_new_schema_is_refused() {
         matches!(
             err,
             StoreError::SchemaTooNew {
-                found: 2,
-                supported: 1
+                found: 3,
+                supported: 2
             }
         ),
         "{err:?}"
@@ -114,7 +115,7 @@ async fn too_new_schema_is_refused() {
     let v: i64 = conn
         .pragma_query_value(None, "user_version", |r| r.get(0))
         .unwrap();
-    assert_eq!(v, 2);
+    assert_eq!(v, 3);
 }
 
 #[tokio::test]

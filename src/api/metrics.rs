@@ -7,9 +7,11 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
+use std::sync::atomic::Ordering;
 use std::sync::Mutex;
 use std::time::Duration;
 
+use crate::hub::HubStats;
 use crate::ring::Snapshot;
 
 /// Upper bounds of the latency histogram buckets, in seconds.
@@ -130,6 +132,44 @@ impl Metrics {
         }
         out
     }
+}
+
+/// The notification hub's gauges and counters.
+pub fn render_hub(stats: &HubStats) -> String {
+    let read = |a: &std::sync::atomic::AtomicU64| a.load(Ordering::Relaxed);
+    let mut out = String::new();
+    for (name, kind, help, value) in [
+        (
+            "ringd_watch_streams",
+            "gauge",
+            "Watch (SSE) streams open now.",
+            read(&stats.open_streams),
+        ),
+        (
+            "ringd_watch_events_sent_total",
+            "counter",
+            "Events written to watch streams, keep-alives included.",
+            read(&stats.events_sent),
+        ),
+        (
+            "ringd_watch_resets_total",
+            "counter",
+            "Reset events sent to watch streams.",
+            read(&stats.resets),
+        ),
+        (
+            "ringd_long_polls_waiting",
+            "gauge",
+            "Long-poll requests waiting for a new version now.",
+            read(&stats.long_polls_waiting),
+        ),
+    ] {
+        let _ = writeln!(
+            out,
+            "# HELP {name} {help}\n# TYPE {name} {kind}\n{name} {value}"
+        );
+    }
+    out
 }
 
 /// Label text; route templates and methods contain no quote or backslash

@@ -7,8 +7,10 @@
 
 pub mod auth;
 pub mod changes;
+pub mod clients;
 pub mod extract;
 pub mod inspection;
+pub mod long_poll;
 pub mod metrics;
 pub mod model;
 pub mod movement;
@@ -18,6 +20,7 @@ pub mod ops;
 pub mod problem;
 pub mod rings;
 pub mod snapshots;
+pub mod watch;
 
 use std::any::Any;
 use std::sync::atomic::AtomicBool;
@@ -61,6 +64,26 @@ pub struct AppState {
     pub metrics: Arc<Metrics>,
     /// Cleared when shutdown begins, so `/readyz` turns away new traffic.
     pub ready: Arc<AtomicBool>,
+    /// Tunables of watches, long-polls and client acks.
+    pub settings: Arc<Settings>,
+}
+
+/// Tunables of the notification and convergence endpoints.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// How often an idle watch stream gets a keep-alive event.
+    pub keepalive: std::time::Duration,
+    /// How long a client's ack counts after it was sent.
+    pub client_ttl: std::time::Duration,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Self {
+            keepalive: std::time::Duration::from_secs(15),
+            client_ttl: std::time::Duration::from_secs(300),
+        }
+    }
 }
 
 impl AppState {
@@ -71,6 +94,7 @@ impl AppState {
             auth: Arc::new(auth),
             metrics: Arc::new(Metrics::new()),
             ready: Arc::new(AtomicBool::new(true)),
+            settings: Arc::new(Settings::default()),
         }
     }
 }
@@ -110,6 +134,12 @@ pub fn router(state: AppState) -> Router {
         )
         .route("/v1/rings/{ring}/ownership", get(inspection::ownership))
         .route("/v1/rings/{ring}/diff", get(inspection::diff))
+        .route("/v1/rings/{ring}/watch", get(watch::watch))
+        .route("/v1/rings/{ring}/clients", get(clients::list_clients))
+        .route(
+            "/v1/rings/{ring}/clients/{client_id}/ack",
+            post(clients::post_ack),
+        )
         .route("/healthz", get(ops::healthz))
         .route("/readyz", get(ops::readyz))
         .route("/metrics", get(ops::metrics));

@@ -9,7 +9,7 @@ use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::{Modify, OpenApi};
 use utoipa_swagger_ui::SwaggerUi;
 
-use super::{changes, inspection, nodes, ops, rings, snapshots, AppState};
+use super::{changes, clients, inspection, nodes, ops, rings, snapshots, watch, AppState};
 
 const DESCRIPTION: &str = "\
 ringd keeps the one true list of nodes, weights and placement algorithm for \
@@ -60,10 +60,14 @@ token). With a read token configured, reads need the read or the admin token. \
         inspection::lookup_batch,
         inspection::ownership,
         inspection::diff,
+        watch::watch,
+        clients::post_ack,
+        clients::list_clients,
         ops::healthz,
         ops::readyz,
         ops::metrics,
     ),
+    components(schemas(watch::LightEvent, watch::KeepaliveEvent)),
     modifiers(&BearerAuth),
     tags(
         (name = "rings", description = "Create, list, read and delete rings."),
@@ -71,6 +75,8 @@ token). With a read token configured, reads need the read or the admin token. \
         (name = "changes", description = "Several ops as one version, with dry runs."),
         (name = "snapshots", description = "Immutable versions, their placement tables and the history."),
         (name = "inspection", description = "Lookups, ownership and diffs."),
+        (name = "watch", description = "Change notifications: Server-Sent Events and long-poll."),
+        (name = "clients", description = "Which version each client applied, and whether it computed the same placement."),
         (name = "operations", description = "Health, readiness and metrics."),
     )
 )]

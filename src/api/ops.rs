@@ -88,7 +88,9 @@ pub async fn readyz(State(state): State<AppState>) -> Result<Json<Health>, ApiEr
 )]
 pub async fn metrics(State(state): State<AppState>, _: Reader) -> Result<Response, ApiError> {
     let rings = state.service.list().await?;
-    let body = state.metrics.render(&rings);
+    let mut body = state.metrics.render(&rings);
+    body.push_str(&super::metrics::render_hub(&state.service.hub().stats));
+    body.push_str(&super::clients::metrics_text(&state).await);
     Ok((
         [(
             header::CONTENT_TYPE,

@@ -5,12 +5,12 @@ use axum::extract::State;
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
-use utoipa::ToSchema;
+use utoipa::{IntoParams, ToSchema};
 
 use super::auth::Reader;
-use super::extract::{etag, not_modified, ring_name, version, ApiPath};
+use super::extract::{etag, not_modified, ring_name, version, ApiPath, ApiQuery};
 use super::model::{OpView, RoleName, SnapshotView};
 use super::problem::{ApiError, Problem};
 use super::AppState;
@@ -27,11 +27,30 @@ fn snapshot_response(headers: &HeaderMap, snapshot: &Snapshot) -> Response {
     ([(header::ETAG, tag)], Json(SnapshotView::from(snapshot))).into_response()
 }
 
-/// Read the latest snapshot.
+/// Long-poll parameters of `GET …/snapshot`.
+#[derive(Debug, Clone, Default, Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct SnapshotQuery {
+    /// The version the client holds: answer as soon as the ring is past it.
+    pub after: Option<u64>,
+    /// With `after`: how long to wait for a newer version before answering
+    /// 304, e.g. `30s` (at most `5m`; up to 1/16 more is added as jitter).
+    /// Without it the answer is immediate.
+    pub wait: Option<String>,
+}
+
+/// Read the latest snapshot, or long-poll for the next one.
 ///
 /// The complete latest version: config, nodes sorted by id, fingerprint
 /// and the change that produced it. Carries `ETag: "<version>"`; send it
 /// back in `If-None-Match` to get 304 until the ring changes.
+///
+/// Long-poll with `?after=N&wait=30s`: if the ring is already past N the
+/// answer is immediate; otherwise the request waits up to `wait` for the
+/// next version and answers 304 if none came. If the ring is below N (it
+/// was deleted and created again), the answer is the current snapshot
+/// with `Ringd-Reset: true`: drop what you hold.
 #[utoipa::path(
     get,
     path = "/v1/rings/{ring}/snapshot",
@@ -39,11 +58,12 @@ fn snapshot_response(headers: &HeaderMap, snapshot: &Snapshot) -> Response {
     params(
         ("ring" = String, Path, description = super::RING_NAME_RULES),
         ("If-None-Match" = Option<String>, Header, description = "`\"<version>\"`: 304 if the ring is still at it."),
+        SnapshotQuery,
     ),
     responses(
-        (status = 200, description = "The latest snapshot", body = SnapshotView, headers(("ETag" = String, description = "`\"<version>\"`"))),
-        (status = 304, description = "Still at the version in If-None-Match"),
-        (status = 400, description = "Invalid ring name", body = Problem, content_type = "application/problem+json"),
+        (status = 200, description = "The latest snapshot (with `after`: a version past it, or with `Ringd-Reset: true` one below it)", body = SnapshotView, headers(("ETag" = String, description = "`\"<version>\"`"), ("Ringd-Reset" = String, description = "`true` when the ring went back below `after`: replace what you hold"))),
+        (status = 304, description = "Still at the version in If-None-Match, or no version past `after` came within `wait`"),
+        (status = 400, description = "Invalid ring name, `after` or `wait`", body = Problem, content_type = "application/problem+json"),
         (status = 401, description = "No valid read token", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such ring", body = Problem, content_type = "application/problem+json"),
     ),
@@ -53,9 +73,22 @@ pub async fn latest_snapshot(
     State(state): State<AppState>,
     _: Reader,
     ApiPath(ring): ApiPath<String>,
+    ApiQuery(query): ApiQuery<SnapshotQuery>,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
     let ring = ring_name(&ring)?;
+    match (query.after, &query.wait) {
+        (Some(after), wait) => {
+            return super::long_poll::long_poll(&state, &ring, after, wait.as_deref()).await
+        }
+        (None, Some(_)) => {
+            return Err(ApiError::invalid(
+                "wait",
+                "`wait` needs `after`, the version the client holds",
+            ))
+        }
+        (None, None) => {}
+    }
     let current = state.service.current(&ring).await?;
     Ok(snapshot_response(&headers, &current.snapshot))
 }

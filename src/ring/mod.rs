@@ -2,11 +2,13 @@
 //! immutable numbered snapshots. Pure data and rules; no I/O.
 
 mod change;
+mod client;
 mod name;
 mod record;
 mod snapshot;
 
 pub use change::{ChangeOp, ChangeRecord, IdempotencyKey, Role, MAX_IDEMPOTENCY_KEY_LEN, MAX_OPS};
+pub use client::{ClientId, InvalidClientId, MAX_CLIENT_ID_LEN};
 pub use name::{RingName, MAX_RING_NAME_LEN};
 pub use record::{NodeRecord, NodeRecordSpec, MAX_LABELS};
 pub use snapshot::{Proposal, Snapshot};

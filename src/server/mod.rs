@@ -5,12 +5,14 @@ use std::future::Future;
 use std::io::{self, IsTerminal as _, Write as _};
 use std::net::SocketAddr;
 use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Duration;
 
 use thiserror::Error;
 use tokio::net::TcpListener;
 
 use crate::api::auth::AuthConfig;
-use crate::api::{router, AppState};
+use crate::api::{router, AppState, Settings};
 use crate::service::RingService;
 use crate::store::etcd::DEFAULT_PREFIX;
 use crate::store::{StoreError, DEFAULT_RETENTION};
@@ -51,6 +53,8 @@ pub struct ServeConfig {
     pub retention: u64,
     /// Log line format.
     pub log_format: LogFormat,
+    /// Watch keep-alive and client ack lifetime.
+    pub settings: Settings,
 }
 
 impl Default for ServeConfig {
@@ -65,6 +69,7 @@ impl Default for ServeConfig {
             insecure: false,
             retention: DEFAULT_RETENTION,
             log_format: LogFormat::Text,
+            settings: Settings::default(),
         }
     }
 }
@@ -83,6 +88,7 @@ impl fmt::Debug for ServeConfig {
             .field("insecure", &self.insecure)
             .field("retention", &self.retention)
             .field("log_format", &self.log_format)
+            .field("settings", &self.settings)
             .finish()
     }
 }
@@ -129,6 +135,29 @@ pub enum ServeError {
     /// The server failed while running, or stdout could not be written.
     #[error("server I/O error: {0}")]
     Io(#[from] io::Error),
+}
+
+/// Parses a duration such as `500ms`, `15s`, `5m` or `1h`; a bare number
+/// is seconds.
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    let text = text.trim();
+    let split = text
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(text.len());
+    let (digits, unit) = text.split_at(split);
+    let n: u64 = digits
+        .parse()
+        .map_err(|_| format!("`{text}` is not a duration: use e.g. 500ms, 15s, 5m or 1h"))?;
+    let scale = match unit {
+        "ms" => 1,
+        "" | "s" => 1_000,
+        "m" => 60_000,
+        "h" => 3_600_000,
+        _ => return Err(format!("`{text}` has an unknown unit: use ms, s, m or h")),
+    };
+    n.checked_mul(scale)
+        .map(Duration::from_millis)
+        .ok_or_else(|| format!("`{text}` is too long"))
 }
 
 /// Installs the global tracing subscriber, writing to stderr. `RUST_LOG`
@@ -195,8 +224,10 @@ pub async fn serve(
     let service = RingService::new(open_store(&config).await?);
     let follower = tokio::spawn(service.clone().follow());
     let auth = AuthConfig::new(config.admin_token.as_deref(), config.read_token.as_deref());
-    let state = AppState::new(service, auth);
+    let mut state = AppState::new(service, auth);
+    state.settings = Arc::new(config.settings.clone());
     let ready = state.ready.clone();
+    let hub = state.service.hub().clone();
 
     let listener = bind(&addrs).await.map_err(|source| ServeError::Bind {
         addr: config.listen.clone(),
@@ -214,6 +245,9 @@ pub async fn serve(
         .with_graceful_shutdown(async move {
             shutdown.await;
             ready.store(false, Ordering::Relaxed);
+            // Watch streams never end on their own; end them so the
+            // graceful shutdown can finish.
+            hub.close();
             tracing::info!("shutting down: finishing in-flight requests");
         })
         .await;

@@ -105,10 +105,5 @@ impl RingService {
 
 /// A random pause of up to `attempt` × 5 ms (at most 50 ms).
 fn retry_pause(attempt: usize) -> std::time::Duration {
-    use std::hash::{BuildHasher, Hasher};
-    // Randomness without a dependency: the std hasher is randomly keyed.
-    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    h.write_usize(attempt);
-    let ceiling = (attempt.min(10) * 5_000) as u64;
-    std::time::Duration::from_micros(h.finish() % ceiling.max(1))
+    crate::hub::jitter(std::time::Duration::from_millis(5 * attempt.min(10) as u64))
 }

@@ -10,6 +10,7 @@ use std::sync::{Arc, Mutex};
 use thiserror::Error;
 use time::OffsetDateTime;
 
+use crate::hub::Hub;
 use crate::placement::{Placement, PlacementDiff, RingConfig};
 use crate::ring::{ChangeOp, IdempotencyKey, RingError, RingName, Role, Snapshot};
 use crate::store::{HistoryEntry, Store, StoreError, StoreEvent};
@@ -142,6 +143,7 @@ pub struct RingService {
     /// compare-and-swap of which only one can win, and on a small machine
     /// the losers' retries starve the winner.
     writers: Mutex<HashMap<RingName, Arc<tokio::sync::Mutex<()>>>>,
+    hub: Arc<Hub>,
 }
 
 impl RingService {
@@ -154,7 +156,13 @@ impl RingService {
             older: Mutex::new(VecDeque::new()),
             keys: Mutex::new(HashMap::new()),
             writers: Mutex::new(HashMap::new()),
+            hub: Arc::new(Hub::new()),
         })
+    }
+
+    /// Where every version this service learns of is announced.
+    pub fn hub(&self) -> &Arc<Hub> {
+        &self.hub
     }
 
     /// The store underneath.
@@ -221,12 +229,19 @@ impl RingService {
             .get(&ring)
             .is_none_or(|c| c.snapshot.version <= current.snapshot.version)
         {
+            // Under the cache lock, so the hub hears of versions in the
+            // order the cache takes them.
+            self.hub.publish(&current.snapshot);
             latest.insert(ring, current);
         }
     }
 
     fn forget(&self, ring: &RingName) {
-        self.latest.lock().expect("cache lock").remove(ring);
+        {
+            let mut latest = self.latest.lock().expect("cache lock");
+            latest.remove(ring);
+            self.hub.deleted(ring);
+        }
         self.older
             .lock()
             .expect("cache lock")
@@ -292,6 +307,21 @@ impl RingService {
             return Ok(c);
         }
         self.refresh(ring).await
+    }
+
+    /// The ring's latest version, read from the store when the cache holds
+    /// one older than `seen`: a client may have seen `seen` on another
+    /// instance before this one heard of it through the store's events.
+    pub async fn current_at_least(
+        &self,
+        ring: &RingName,
+        seen: Option<u64>,
+    ) -> Result<Arc<Current>, ServiceError> {
+        let current = self.current(ring).await?;
+        if seen.is_some_and(|s| s > current.snapshot.version) {
+            return self.refresh(ring).await;
+        }
+        Ok(current)
     }
 
     /// Reads a ring's latest version from the store into the cache and

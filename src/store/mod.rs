@@ -5,8 +5,11 @@
 //! compare-and-swap on the ring's current version, so two writers can never
 //! produce two different snapshots with the same number.
 
+mod ack;
 pub mod etcd;
 pub mod sqlite;
+
+pub use ack::ClientAck;
 
 use async_trait::async_trait;
 use thiserror::Error;
@@ -150,4 +153,19 @@ pub trait Store: Send + Sync + 'static {
     fn is_current(&self) -> bool {
         true
     }
+
+    /// Records `ack` as the client's latest report for `ring`, replacing
+    /// its previous one; `RingNotFound` if the ring does not exist (checked
+    /// in the same atomic step, so a deleted ring never keeps acks). The
+    /// ack stops being listed at `ack.expires_at`; the backend may keep
+    /// the expired record a little longer before purging it.
+    async fn put_ack(&self, ring: &RingName, ack: &ClientAck) -> Result<(), StoreError>;
+
+    /// The acks of `ring` still live at `now`, sorted by client id; empty
+    /// for a ring that does not exist. Deleting a ring deletes its acks.
+    async fn list_acks(
+        &self,
+        ring: &RingName,
+        now: time::OffsetDateTime,
+    ) -> Result<Vec<ClientAck>, StoreError>;
 }

@@ -13,6 +13,10 @@
 
 #![allow(dead_code)] // Each backend's test binary uses a different subset of helpers.
 
+mod acks;
+
+pub use acks::client_acks;
+
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -38,6 +42,7 @@ macro_rules! store_conformance_tests {
             delete_then_recreate,
             list_rings_sorted,
             subscribe_sees_writes_in_order,
+            client_acks,
         );
         #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
         async fn pruned_versions() {

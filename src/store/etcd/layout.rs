@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 
 use crate::placement::{Fingerprint, NodeId, RingConfig};
-use crate::ring::{ChangeRecord, NodeRecord, RingName, Snapshot};
+use crate::ring::{ChangeRecord, ClientId, NodeRecord, RingName, Snapshot};
 use crate::store::StoreError;
 
 /// Largest transaction the store sends, in bytes of keys and values. etcd
@@ -82,6 +82,16 @@ impl Keys {
     /// One version record; zero-padded so key order is version order.
     pub fn version(&self, ring: &RingName, version: u64) -> String {
         format!("{}{version:020}", self.versions(ring))
+    }
+
+    /// Prefix of a ring's client acks.
+    pub fn acks(&self, ring: &RingName) -> String {
+        format!("{}/acks/{ring}/", self.prefix)
+    }
+
+    /// One client's ack of a ring (client ids cannot contain `/`).
+    pub fn ack(&self, ring: &RingName, client: &ClientId) -> String {
+        format!("{}{}", self.acks(ring), client.as_str())
     }
 }
 

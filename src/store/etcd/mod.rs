@@ -11,6 +11,7 @@
 //! `mod_revision`; every read reads at one etcd revision. Events come from
 //! an etcd watch, so commits made by other instances are reported too.
 
+mod acks;
 mod layout;
 mod members;
 mod migrate;
@@ -29,7 +30,7 @@ use etcd_client::{Certificate, Client, ConnectOptions, Identity, TlsOptions};
 use tokio::sync::broadcast;
 use tokio::task::JoinHandle;
 
-use super::{HistoryEntry, Store, StoreError, StoreEvent, DEFAULT_RETENTION};
+use super::{ClientAck, HistoryEntry, Store, StoreError, StoreEvent, DEFAULT_RETENTION};
 use crate::ring::{RingName, Snapshot};
 use layout::Keys;
 
@@ -144,6 +145,8 @@ pub struct EtcdStore {
     /// Set while the watch is connected to etcd; see [`Store::is_current`].
     connected: Arc<AtomicBool>,
     prefix: String,
+    /// The etcd lease client acks currently share.
+    leases: acks::Leases,
 }
 
 impl EtcdStore {
@@ -221,6 +224,7 @@ impl EtcdStore {
             members,
             connected,
             prefix: options.prefix,
+            leases: acks::Leases::default(),
         })
     }
 
@@ -320,5 +324,18 @@ impl Store for EtcdStore {
 
     fn is_current(&self) -> bool {
         self.connected.load(Ordering::Relaxed)
+    }
+
+    async fn put_ack(&self, ring: &RingName, ack: &ClientAck) -> Result<(), StoreError> {
+        self.bounded(self.ops.put_ack(&self.leases, ring, ack))
+            .await
+    }
+
+    async fn list_acks(
+        &self,
+        ring: &RingName,
+        now: time::OffsetDateTime,
+    ) -> Result<Vec<ClientAck>, StoreError> {
+        self.bounded(self.ops.list_acks(ring, now)).await
     }
 }

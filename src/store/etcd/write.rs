@@ -175,7 +175,7 @@ impl Ops {
         })
     }
 
-    /// Deletes a ring's meta, nodes and versions in one transaction,
+    /// Deletes a ring's meta, nodes, versions and client acks in one transaction,
     /// guarded by the version the precondition was checked against.
     pub(super) async fn delete_ring(
         &self,
@@ -196,6 +196,7 @@ impl Ops {
             batch.delete(self.keys.meta(ring), DeleteOptions::new());
             batch.delete(self.keys.nodes(ring), DeleteOptions::new().with_prefix());
             batch.delete(self.keys.versions(ring), DeleteOptions::new().with_prefix());
+            batch.delete(self.keys.acks(ring), DeleteOptions::new().with_prefix());
             let unchanged =
                 Compare::mod_revision(self.keys.meta(ring), CompareOp::Equal, m.mod_revision);
             if self.txn(unchanged, batch).await? {

@@ -6,6 +6,7 @@
 //! The file is opened in WAL mode with `synchronous=FULL`: once a write
 //! returns `Ok`, it survives a crash of the process or the machine.
 
+mod acks;
 mod ops;
 mod schema;
 
@@ -17,7 +18,7 @@ use async_trait::async_trait;
 use rusqlite::{Connection, ErrorCode};
 use tokio::sync::broadcast;
 
-use super::{HistoryEntry, Store, StoreError, StoreEvent};
+use super::{ClientAck, HistoryEntry, Store, StoreError, StoreEvent};
 use crate::ring::{RingName, Snapshot};
 
 pub use schema::SCHEMA_VERSION;
@@ -192,6 +193,22 @@ impl Store for SqliteStore {
 
     fn subscribe(&self) -> broadcast::Receiver<StoreEvent> {
         self.events.subscribe()
+    }
+
+    async fn put_ack(&self, ring: &RingName, ack: &ClientAck) -> Result<(), StoreError> {
+        let (ring, ack) = (ring.clone(), ack.clone());
+        self.run(move |conn, _| acks::put_ack(conn, &ring, &ack))
+            .await
+    }
+
+    async fn list_acks(
+        &self,
+        ring: &RingName,
+        now: time::OffsetDateTime,
+    ) -> Result<Vec<ClientAck>, StoreError> {
+        let ring = ring.clone();
+        self.run(move |conn, _| acks::list_acks(conn, &ring, now))
+            .await
     }
 }
 

@@ -13,7 +13,10 @@ use crate::store::StoreError;
 /// and never depends on files next to it at run time. Append only: a
 /// released migration must never change, or databases created by older
 /// binaries would silently differ from new ones.
-const MIGRATIONS: &[&str] = &[include_str!("../../../migrations/sqlite/0001_init.sql")];
+const MIGRATIONS: &[&str] = &[
+    include_str!("../../../migrations/sqlite/0001_init.sql"),
+    include_str!("../../../migrations/sqlite/0002_client_acks.sql"),
+];
 
 /// The schema version this binary creates and understands.
 pub const SCHEMA_VERSION: u64 = MIGRATIONS.len() as u64;

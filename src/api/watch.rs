@@ -1,0 +1,424 @@
+//! `GET /v1/rings/{ring}/watch`: change notifications as Server-Sent Events.
+//!
+//! Each stream is a small state machine pulled by the connection: it holds
+//! a receiver of the ring's newest version and the number of the last
+//! version it sent, and nothing else. Event bodies are encoded once per
+//! version and shared by every stream (see [`crate::hub`]). A stream
+//! whose client stops reading is simply not polled; when it is polled
+//! again and finds itself more than [`RECENT_VERSIONS`] behind, it sends
+//! one `reset` with the newest snapshot instead of the backlog.
+
+use std::convert::Infallible;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use axum::body::Body;
+use axum::extract::State;
+use axum::http::{header, HeaderMap, HeaderValue};
+use axum::response::{IntoResponse, Response};
+use bytes::Bytes;
+use serde::{Deserialize, Serialize};
+use time::OffsetDateTime;
+use tokio::sync::watch;
+use tokio::time::Instant;
+use utoipa::{IntoParams, ToSchema};
+
+use super::auth::Reader;
+use super::extract::{ring_name, ApiPath, ApiQuery};
+use super::model::{RoleName, SnapshotView};
+use super::problem::{ApiError, Problem};
+use super::AppState;
+use crate::hub::{Head, Hub, Published, RECENT_VERSIONS};
+use crate::ring::{RingName, Snapshot};
+use crate::service::ServiceError;
+
+/// What each event carries.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum WatchMode {
+    /// The complete snapshot, as `GET …/snapshot` returns it.
+    #[default]
+    Full,
+    /// Version, fingerprint and change summary only ([`LightEvent`]).
+    Light,
+}
+
+/// Query parameters of a watch.
+#[derive(Debug, Clone, Default, Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct WatchQuery {
+    /// Resume after this version: the stream starts with version
+    /// `after + 1`. `Last-Event-ID` takes precedence.
+    pub after: Option<u64>,
+    /// `full` (default) or `light`.
+    pub mode: Option<WatchMode>,
+}
+
+/// The data of a `light`-mode event.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct LightEvent {
+    /// The ring.
+    pub ring: String,
+    /// The version.
+    pub version: u64,
+    /// Its fingerprint.
+    pub fingerprint: String,
+    /// When it was committed (RFC 3339).
+    #[serde(with = "time::serde::rfc3339")]
+    #[schema(value_type = String, format = DateTime)]
+    pub created_at: OffsetDateTime,
+    /// Number of ops in the change that produced it.
+    pub ops: usize,
+    /// Share of the keyspace that changed owner.
+    pub moved_fraction: f64,
+    /// The operator's reason.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// The acting token's role.
+    pub role: RoleName,
+}
+
+/// The data of a `keepalive` event, and of a `deleted` event (without
+/// version and fingerprint).
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct KeepaliveEvent {
+    /// The ring.
+    pub ring: String,
+    /// The newest version.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub version: Option<u64>,
+    /// Its fingerprint.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fingerprint: Option<String>,
+}
+
+/// Watch a ring.
+///
+/// A Server-Sent Events stream (`text/event-stream`; works with
+/// `curl -N` and a browser `EventSource`). Events:
+///
+/// - `snapshot` (`id: <version>`): the first event is the current
+///   snapshot, then one per new version, in order, none skipped. The data
+///   is the snapshot as `GET …/snapshot` returns it, or a `LightEvent`
+///   with `mode=light`.
+/// - `reset` (`id: <version>`): the newest snapshot, replacing whatever
+///   the client holds: sent when the resume point is older than the
+///   retained history or newer than the ring (a recreated ring), and when
+///   the client fell more than 64 versions behind by reading too slowly.
+/// - `keepalive`: `{"ring","version","fingerprint"}` of the newest version,
+///   when nothing else was sent for the keep-alive interval (15 s by
+///   default, `--watch-keepalive`).
+/// - `deleted`: `{"ring"}` when the ring is deleted; the stream stays
+///   open, and a ring created again under the name arrives as `reset`.
+///
+/// Resume with the `Last-Event-ID` header (sent by `EventSource` on
+/// reconnect) or `?after=N`: the stream replays every retained version
+/// after N in order, then continues live.
+#[utoipa::path(
+    get,
+    path = "/v1/rings/{ring}/watch",
+    tag = "watch",
+    params(
+        ("ring" = String, Path, description = super::RING_NAME_RULES),
+        ("Last-Event-ID" = Option<u64>, Header, description = "Resume after this version (takes precedence over `after`)."),
+        WatchQuery,
+    ),
+    responses(
+        (status = 200, description = "An event stream. Each event is `event: snapshot|reset|keepalive|deleted`, optional `id: <version>`, and one `data:` line of JSON: `SnapshotView` (or `LightEvent` with `mode=light`) for snapshot and reset, `KeepaliveEvent` for keepalive and deleted.", content_type = "text/event-stream", body = String),
+        (status = 400, description = "Invalid ring name, `after`, `mode` or Last-Event-ID", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "No valid read token", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such ring", body = Problem, content_type = "application/problem+json"),
+    ),
+    security(("bearer" = []))
+)]
+pub async fn watch(
+    State(state): State<AppState>,
+    _: Reader,
+    ApiPath(ring): ApiPath<String>,
+    ApiQuery(query): ApiQuery<WatchQuery>,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    let ring = ring_name(&ring)?;
+    let after = last_event_id(&headers)?.or(query.after);
+    // Loads the ring into memory (and so into the hub), or 404s.
+    state.service.current_at_least(&ring, after).await?;
+    let hub = state.service.hub().clone();
+    let head = hub.subscribe(&ring);
+    let keepalive = state.settings.keepalive;
+    let watcher = Watcher {
+        state,
+        ring,
+        mode: query.mode.unwrap_or_default(),
+        head,
+        sent: after,
+        pending: None,
+        told_deleted: false,
+        keepalive_at: if after.is_some() {
+            // A resuming client at the newest version hears so at once.
+            Instant::now()
+        } else {
+            Instant::now() + keepalive
+        },
+        catching_up: after.is_some(),
+        _open: OpenStream::new(hub),
+    };
+    let stream = futures_util::stream::unfold(watcher, |mut w| async move {
+        let frame = w.next_frame().await?;
+        w.keepalive_at = Instant::now() + w.state.settings.keepalive;
+        w.state
+            .service
+            .hub()
+            .stats
+            .events_sent
+            .fetch_add(1, Ordering::Relaxed);
+        Some((Ok::<_, Infallible>(frame), w))
+    });
+    Ok((
+        [
+            (
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("text/event-stream"),
+            ),
+            (header::CACHE_CONTROL, HeaderValue::from_static("no-cache")),
+            // Proxies such as nginx must not buffer the stream.
+            (
+                header::HeaderName::from_static("x-accel-buffering"),
+                HeaderValue::from_static("no"),
+            ),
+        ],
+        Body::from_stream(stream),
+    )
+        .into_response())
+}
+
+/// Parses `Last-Event-ID`, which this API always sets to a version.
+fn last_event_id(headers: &HeaderMap) -> Result<Option<u64>, ApiError> {
+    let Some(value) = headers.get("last-event-id") else {
+        return Ok(None);
+    };
+    let text = value.to_str().unwrap_or("").trim();
+    if text.is_empty() {
+        // EventSource sends an empty id when it never received one.
+        return Ok(None);
+    }
+    text.parse().map(Some).map_err(|_| {
+        ApiError::invalid(
+            "Last-Event-ID",
+            format!(
+                "Last-Event-ID `{}` is not a version: resume with the id of the last event received",
+                text.chars().take(40).collect::<String>()
+            ),
+        )
+    })
+}
+
+/// Counts a stream as open until it is dropped (when its connection
+/// closes).
+struct OpenStream(Arc<Hub>);
+
+impl OpenStream {
+    fn new(hub: Arc<Hub>) -> Self {
+        hub.stats.open_streams.fetch_add(1, Ordering::Relaxed);
+        Self(hub)
+    }
+}
+
+impl Drop for OpenStream {
+    fn drop(&mut self) {
+        self.0.stats.open_streams.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// One watch stream's state.
+struct Watcher {
+    state: AppState,
+    ring: RingName,
+    mode: WatchMode,
+    head: watch::Receiver<Head>,
+    /// The last version sent (or resumed after).
+    sent: Option<u64>,
+    /// Versions still to replay, first to last.
+    pending: Option<(u64, u64)>,
+    told_deleted: bool,
+    keepalive_at: Instant,
+    /// A resumed stream that has not yet scheduled its replay: it gets
+    /// every retained version it asked for, however many.
+    catching_up: bool,
+    _open: OpenStream,
+}
+
+impl Watcher {
+    /// The next event to write; waits until there is one. `None` ends
+    /// the stream (the server is shutting down).
+    async fn next_frame(&mut self) -> Option<Bytes> {
+        loop {
+            if let Some((next, until)) = self.pending {
+                if next > until {
+                    self.pending = None;
+                    continue;
+                }
+                match self.version(next).await {
+                    Ok(published) => {
+                        self.pending = Some((next + 1, until));
+                        self.sent = Some(next);
+                        return Some(self.snapshot_frame(&published));
+                    }
+                    // Pruned, or gone with a deleted ring, or the store
+                    // is unreachable: start over from the newest.
+                    Err(_) => {
+                        self.pending = None;
+                        if let Some(frame) = self.reset() {
+                            return Some(frame);
+                        }
+                    }
+                }
+            }
+            let head = self.head.borrow_and_update().clone();
+            match head {
+                Head::At(newest) => {
+                    self.told_deleted = false;
+                    let v = newest.version();
+                    match self.sent {
+                        None => {
+                            self.sent = Some(v);
+                            return Some(self.snapshot_frame(&newest));
+                        }
+                        Some(s) if s == v => {}
+                        Some(s) if s > v => return Some(self.reset_to(&newest)),
+                        Some(s) if v - s > RECENT_VERSIONS as u64 && !self.catching_up => {
+                            return Some(self.reset_to(&newest))
+                        }
+                        Some(s) => {
+                            // A resumed stream replays from the store's
+                            // retained history, not from whatever recent
+                            // versions happen to be in memory: if version
+                            // s+1 was pruned, the client gets a reset.
+                            if std::mem::take(&mut self.catching_up)
+                                && self
+                                    .state
+                                    .service
+                                    .snapshot(&self.ring, s + 1)
+                                    .await
+                                    .is_err()
+                            {
+                                return Some(self.reset_to(&newest));
+                            }
+                            self.pending = Some((s + 1, v));
+                            continue;
+                        }
+                    }
+                }
+                Head::Deleted if !self.told_deleted => {
+                    self.told_deleted = true;
+                    return Some(frame("deleted", None, &self.keepalive_data(None)));
+                }
+                Head::Closing => return None,
+                Head::Deleted | Head::Unknown => {}
+            }
+            tokio::select! {
+                changed = self.head.changed() => {
+                    // The hub keeps every channel's sender, so this only
+                    // fails while shutting down: idle until the
+                    // connection is dropped.
+                    if changed.is_err() {
+                        std::future::pending::<()>().await;
+                    }
+                }
+                () = tokio::time::sleep_until(self.keepalive_at) => {
+                    let head = self.head.borrow().clone();
+                    let newest = match &head { Head::At(p) => Some(&p.snapshot), _ => None };
+                    return Some(frame("keepalive", None, &self.keepalive_data(newest.map(|s| &**s))));
+                }
+            }
+        }
+    }
+
+    /// Version `v`, from the hub's recent list or from the store.
+    async fn version(&self, v: u64) -> Result<Arc<Published>, ServiceError> {
+        if let Some(p) = self.state.service.hub().recent(&self.ring, v) {
+            return Ok(p);
+        }
+        Ok(Published::new(
+            self.state.service.snapshot(&self.ring, v).await?,
+        ))
+    }
+
+    /// A reset to the newest version, if the ring has one.
+    fn reset(&mut self) -> Option<Bytes> {
+        let head = self.head.borrow_and_update().clone();
+        match head {
+            Head::At(newest) => Some(self.reset_to(&newest)),
+            _ => None,
+        }
+    }
+
+    fn reset_to(&mut self, newest: &Published) -> Bytes {
+        self.sent = Some(newest.version());
+        self.pending = None;
+        self.catching_up = false;
+        self.state
+            .service
+            .hub()
+            .stats
+            .resets
+            .fetch_add(1, Ordering::Relaxed);
+        let data = match self.mode {
+            WatchMode::Full => full_data(&newest.snapshot),
+            WatchMode::Light => light_data(&newest.snapshot),
+        };
+        frame("reset", Some(newest.version()), &data)
+    }
+
+    fn snapshot_frame(&self, p: &Published) -> Bytes {
+        let v = p.version();
+        match self.mode {
+            WatchMode::Full => p.full(|s| frame("snapshot", Some(v), &full_data(s))),
+            WatchMode::Light => p.light(|s| frame("snapshot", Some(v), &light_data(s))),
+        }
+    }
+
+    fn keepalive_data(&self, newest: Option<&Snapshot>) -> Vec<u8> {
+        let event = KeepaliveEvent {
+            ring: self.ring.to_string(),
+            version: newest.map(|s| s.version),
+            fingerprint: newest.map(|s| s.fingerprint.to_string()),
+        };
+        serde_json::to_vec(&event).unwrap_or_default()
+    }
+}
+
+fn full_data(s: &Snapshot) -> Vec<u8> {
+    // Serializing plain data into memory cannot fail.
+    serde_json::to_vec(&SnapshotView::from(s)).unwrap_or_default()
+}
+
+fn light_data(s: &Snapshot) -> Vec<u8> {
+    let event = LightEvent {
+        ring: s.ring.to_string(),
+        version: s.version,
+        fingerprint: s.fingerprint.to_string(),
+        created_at: s.created_at,
+        ops: s.change.ops.len(),
+        moved_fraction: s.change.moved_fraction,
+        reason: s.change.reason.clone(),
+        role: s.change.role.into(),
+    };
+    serde_json::to_vec(&event).unwrap_or_default()
+}
+
+/// One SSE event. JSON from serde_json has no raw newlines, so the data
+/// fits on one `data:` line.
+fn frame(event: &str, id: Option<u64>, data: &[u8]) -> Bytes {
+    let mut out = Vec::with_capacity(data.len() + 48);
+    out.extend_from_slice(b"event: ");
+    out.extend_from_slice(event.as_bytes());
+    out.push(b'\n');
+    if let Some(id) = id {
+        out.extend_from_slice(format!("id: {id}\n").as_bytes());
+    }
+    out.extend_from_slice(b"data: ");
+    out.extend_from_slice(data);
+    out.extend_from_slice(b"\n\n");
+    Bytes::from(out)
+}

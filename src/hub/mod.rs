@@ -1,0 +1,253 @@
+//! The notification hub: where watchers and long-polls learn of new
+//! versions.
+//!
+//! The service publishes every version it learns of, from its own commits
+//! and from the store's events (so, with etcd, from every instance), in
+//! increasing order per ring. For each ring the hub keeps the newest
+//! version in a `tokio::sync::watch` channel and the last
+//! [`RECENT_VERSIONS`] versions in memory. A watcher holds only a receiver
+//! and the number of the last version it sent: nothing is queued per
+//! watcher, so a slow or dead watcher costs no memory and never delays
+//! another. When it wakes up it sends the versions it missed from the
+//! recent list, or, if it fell too far behind, one reset to the newest.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use bytes::Bytes;
+use tokio::sync::watch;
+
+use crate::ring::{RingName, Snapshot};
+
+/// Versions per ring kept in memory for watchers that are a little behind.
+pub const RECENT_VERSIONS: usize = 64;
+
+/// A version as sent to watchers, with its encodings made once and shared
+/// by every stream.
+#[derive(Debug)]
+pub struct Published {
+    /// The snapshot.
+    pub snapshot: Arc<Snapshot>,
+    full: OnceLock<Bytes>,
+    light: OnceLock<Bytes>,
+}
+
+impl Published {
+    /// Wraps a snapshot; its encodings are made on first use.
+    pub fn new(snapshot: Arc<Snapshot>) -> Arc<Self> {
+        Arc::new(Self {
+            snapshot,
+            full: OnceLock::new(),
+            light: OnceLock::new(),
+        })
+    }
+
+    /// The version.
+    pub fn version(&self) -> u64 {
+        self.snapshot.version
+    }
+
+    /// The full encoding, made by `encode` on first use.
+    pub fn full(&self, encode: impl FnOnce(&Snapshot) -> Bytes) -> Bytes {
+        self.full.get_or_init(|| encode(&self.snapshot)).clone()
+    }
+
+    /// The light encoding, made by `encode` on first use.
+    pub fn light(&self, encode: impl FnOnce(&Snapshot) -> Bytes) -> Bytes {
+        self.light.get_or_init(|| encode(&self.snapshot)).clone()
+    }
+}
+
+/// What a ring's channel says now.
+#[derive(Debug, Clone)]
+pub enum Head {
+    /// Nothing published yet in this instance.
+    Unknown,
+    /// The newest version.
+    At(Arc<Published>),
+    /// The ring was deleted.
+    Deleted,
+    /// The server is shutting down: streams end so that graceful shutdown
+    /// does not wait on them forever, and clients reconnect elsewhere.
+    Closing,
+}
+
+impl Head {
+    /// The newest version's number, if any.
+    pub fn version(&self) -> Option<u64> {
+        match self {
+            Head::At(p) => Some(p.version()),
+            _ => None,
+        }
+    }
+}
+
+struct Channel {
+    head: watch::Sender<Head>,
+    recent: Mutex<VecDeque<Arc<Published>>>,
+}
+
+/// Counters shown on `/metrics`.
+#[derive(Debug, Default)]
+pub struct HubStats {
+    /// Watch streams open now.
+    pub open_streams: AtomicU64,
+    /// Events written to watch streams (keep-alives included).
+    pub events_sent: AtomicU64,
+    /// Resets sent to watch streams.
+    pub resets: AtomicU64,
+    /// Long-polls waiting now.
+    pub long_polls_waiting: AtomicU64,
+}
+
+/// Decrements a gauge when dropped, so a closed stream or an abandoned
+/// long-poll is always counted out.
+pub struct GaugeGuard<'a>(&'a AtomicU64);
+
+impl<'a> GaugeGuard<'a> {
+    /// Counts one in on `gauge`.
+    pub fn enter(gauge: &'a AtomicU64) -> Self {
+        gauge.fetch_add(1, Ordering::Relaxed);
+        Self(gauge)
+    }
+}
+
+impl Drop for GaugeGuard<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// The hub.
+#[derive(Default)]
+pub struct Hub {
+    rings: Mutex<HashMap<RingName, Arc<Channel>>>,
+    closing: std::sync::atomic::AtomicBool,
+    /// Counters.
+    pub stats: HubStats,
+}
+
+impl std::fmt::Debug for Hub {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Hub").field("stats", &self.stats).finish()
+    }
+}
+
+impl Hub {
+    /// An empty hub.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn channel(&self, ring: &RingName) -> Arc<Channel> {
+        let mut rings = self.rings.lock().expect("hub lock");
+        // Looked up first so the hot path (every event of every watcher)
+        // copies no ring name.
+        if let Some(channel) = rings.get(ring) {
+            return channel.clone();
+        }
+        rings
+            .entry(ring.clone())
+            .or_insert_with(|| {
+                let head = if self.closing.load(Ordering::Relaxed) {
+                    Head::Closing
+                } else {
+                    Head::Unknown
+                };
+                Arc::new(Channel {
+                    head: watch::channel(head).0,
+                    recent: Mutex::new(VecDeque::new()),
+                })
+            })
+            .clone()
+    }
+
+    /// Announces `snapshot` if it is newer than what the ring's channel
+    /// holds. Callers publish in increasing order per ring; an older or
+    /// equal version is ignored, so publishing twice is harmless.
+    pub fn publish(&self, snapshot: &Arc<Snapshot>) {
+        let channel = self.channel(&snapshot.ring);
+        let version = snapshot.version;
+        let mut recent = channel.recent.lock().expect("hub lock");
+        let last = recent.back().map(|p| p.version());
+        if last.is_some_and(|l| l >= version)
+            && channel
+                .head
+                .borrow()
+                .version()
+                .is_some_and(|h| h >= version)
+        {
+            return;
+        }
+        let published = Published::new(snapshot.clone());
+        // Only consecutive versions go in the list, so a watcher can trust
+        // that it holds every version from its front to its back.
+        if last.is_some_and(|l| l + 1 != version) {
+            recent.clear();
+        }
+        recent.push_back(published.clone());
+        while recent.len() > RECENT_VERSIONS {
+            recent.pop_front();
+        }
+        // Sent while holding `recent`, so the list and the head never
+        // disagree for a reader that takes the same lock.
+        channel.head.send_if_modified(|head| {
+            if matches!(head, Head::Closing) {
+                return false;
+            }
+            *head = Head::At(published);
+            true
+        });
+    }
+
+    /// Announces that `ring` was deleted.
+    pub fn deleted(&self, ring: &RingName) {
+        let channel = self.channel(ring);
+        let mut recent = channel.recent.lock().expect("hub lock");
+        recent.clear();
+        channel.head.send_if_modified(|head| {
+            if matches!(head, Head::Closing) {
+                return false;
+            }
+            *head = Head::Deleted;
+            true
+        });
+    }
+
+    /// Ends every watch stream and long-poll, now and from now on.
+    pub fn close(&self) {
+        self.closing.store(true, Ordering::Relaxed);
+        for channel in self.rings.lock().expect("hub lock").values() {
+            channel.head.send_replace(Head::Closing);
+        }
+    }
+
+    /// A receiver of `ring`'s head.
+    pub fn subscribe(&self, ring: &RingName) -> watch::Receiver<Head> {
+        self.channel(ring).head.subscribe()
+    }
+
+    /// Version `version` of `ring`, if it is among the recent ones.
+    pub fn recent(&self, ring: &RingName, version: u64) -> Option<Arc<Published>> {
+        let channel = self.channel(ring);
+        let recent = channel.recent.lock().expect("hub lock");
+        let front = recent.front()?.version();
+        let index = usize::try_from(version.checked_sub(front)?).ok()?;
+        recent.get(index).cloned()
+    }
+}
+
+/// A random duration in `[0, max)`, for spreading out clients that would
+/// otherwise all come back at once. Not for cryptography: it takes its
+/// randomness from the standard library's randomly keyed hasher.
+pub fn jitter(max: std::time::Duration) -> std::time::Duration {
+    use std::hash::{BuildHasher, Hasher};
+    let nanos = u64::try_from(max.as_nanos()).unwrap_or(u64::MAX);
+    if nanos == 0 {
+        return max;
+    }
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u64(nanos);
+    std::time::Duration::from_nanos(h.finish() % nanos)
+}
