@@ -229,3 +229,68 @@ async fn closed_streams_are_freed() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
+
+#[tokio::test]
+async fn a_watch_on_a_reused_connection_streams_the_same_events() {
+    let (s, _) = setup().await;
+    // One client, one connection: the watch is its second request.
+    let client = reqwest::Client::new();
+    let first = client
+        .get(format!("{}/v1/rings/r", s.url))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(first.status(), StatusCode::OK);
+    first.bytes().await.unwrap();
+    let mut response = client
+        .get(watch_url(&s, "?mode=light"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.headers()["content-type"], "text/event-stream");
+    let chunk = response.chunk().await.unwrap().unwrap();
+    let text = String::from_utf8(chunk.to_vec()).unwrap();
+    assert!(
+        text.starts_with("event: snapshot\nid: 3\ndata: {\"ring\":\"r\",\"version\":3,"),
+        "{text}"
+    );
+    let mut fresh = EventStream::open(&watch_url(&s, "?mode=light"), None).await;
+    let e = fresh.next_event().await;
+    let data = text.trim_end().split_once("data: ").unwrap().1;
+    assert_eq!(e.data, serde_json::from_str::<Value>(data).unwrap());
+}
+
+#[tokio::test]
+async fn watching_needs_the_read_token() {
+    let s = Server::start(&["--admin-token", "adm", "--read-token", "rd"]);
+    let created = s
+        .req(reqwest::Method::PUT, "/v1/rings/r")
+        .bearer_auth("adm")
+        .json(&json!({}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(created.status(), StatusCode::CREATED);
+    let anonymous = reqwest::get(watch_url(&s, "")).await.unwrap();
+    assert_eq!(anonymous.status(), StatusCode::UNAUTHORIZED);
+    assert_eq!(
+        anonymous.headers()["content-type"],
+        "application/problem+json"
+    );
+    let wrong = reqwest::Client::new()
+        .get(watch_url(&s, ""))
+        .bearer_auth("nope")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(wrong.status(), StatusCode::UNAUTHORIZED);
+    let mut reader = reqwest::Client::new()
+        .get(watch_url(&s, ""))
+        .bearer_auth("rd")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(reader.status(), StatusCode::OK);
+    let chunk = reader.chunk().await.unwrap().unwrap();
+    assert!(chunk.starts_with(b"event: snapshot\nid: 1\n"));
+}

@@ -21,6 +21,7 @@ pub mod problem;
 pub mod rings;
 pub mod snapshots;
 pub mod watch;
+pub mod watch_events;
 
 use std::any::Any;
 use std::sync::atomic::AtomicBool;

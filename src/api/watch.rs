@@ -17,81 +17,18 @@ use axum::extract::State;
 use axum::http::{header, HeaderMap, HeaderValue};
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
-use serde::{Deserialize, Serialize};
-use time::OffsetDateTime;
 use tokio::sync::watch;
 use tokio::time::Instant;
-use utoipa::{IntoParams, ToSchema};
 
 use super::auth::Reader;
 use super::extract::{ring_name, ApiPath, ApiQuery};
-use super::model::{RoleName, SnapshotView};
 use super::problem::{ApiError, Problem};
+use super::watch_events::{frame, full_data, light_data};
+pub use super::watch_events::{KeepaliveEvent, LightEvent, WatchMode, WatchQuery};
 use super::AppState;
 use crate::hub::{Head, Hub, Published, RECENT_VERSIONS};
 use crate::ring::{RingName, Snapshot};
 use crate::service::ServiceError;
-
-/// What each event carries.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, ToSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum WatchMode {
-    /// The complete snapshot, as `GET …/snapshot` returns it.
-    #[default]
-    Full,
-    /// Version, fingerprint and change summary only ([`LightEvent`]).
-    Light,
-}
-
-/// Query parameters of a watch.
-#[derive(Debug, Clone, Default, Deserialize, IntoParams)]
-#[serde(deny_unknown_fields)]
-#[into_params(parameter_in = Query)]
-pub struct WatchQuery {
-    /// Resume after this version: the stream starts with version
-    /// `after + 1`. `Last-Event-ID` takes precedence.
-    pub after: Option<u64>,
-    /// `full` (default) or `light`.
-    pub mode: Option<WatchMode>,
-}
-
-/// The data of a `light`-mode event.
-#[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct LightEvent {
-    /// The ring.
-    pub ring: String,
-    /// The version.
-    pub version: u64,
-    /// Its fingerprint.
-    pub fingerprint: String,
-    /// When it was committed (RFC 3339).
-    #[serde(with = "time::serde::rfc3339")]
-    #[schema(value_type = String, format = DateTime)]
-    pub created_at: OffsetDateTime,
-    /// Number of ops in the change that produced it.
-    pub ops: usize,
-    /// Share of the keyspace that changed owner.
-    pub moved_fraction: f64,
-    /// The operator's reason.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
-    /// The acting token's role.
-    pub role: RoleName,
-}
-
-/// The data of a `keepalive` event, and of a `deleted` event (without
-/// version and fingerprint).
-#[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct KeepaliveEvent {
-    /// The ring.
-    pub ring: String,
-    /// The newest version.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub version: Option<u64>,
-    /// Its fingerprint.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub fingerprint: Option<String>,
-}
 
 /// Watch a ring.
 ///
@@ -139,39 +76,9 @@ pub async fn watch(
     ApiQuery(query): ApiQuery<WatchQuery>,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
-    let ring = ring_name(&ring)?;
-    let after = last_event_id(&headers)?.or(query.after);
-    // Loads the ring into memory (and so into the hub), or 404s.
-    state.service.current_at_least(&ring, after).await?;
-    let hub = state.service.hub().clone();
-    let head = hub.subscribe(&ring);
-    let keepalive = state.settings.keepalive;
-    let watcher = Watcher {
-        state,
-        ring,
-        mode: query.mode.unwrap_or_default(),
-        head,
-        sent: after,
-        pending: None,
-        told_deleted: false,
-        keepalive_at: if after.is_some() {
-            // A resuming client at the newest version hears so at once.
-            Instant::now()
-        } else {
-            Instant::now() + keepalive
-        },
-        catching_up: after.is_some(),
-        _open: OpenStream::new(hub),
-    };
+    let watcher = Watcher::open(state, &ring, query, &headers).await?;
     let stream = futures_util::stream::unfold(watcher, |mut w| async move {
-        let frame = w.next_frame().await?;
-        w.keepalive_at = Instant::now() + w.state.settings.keepalive;
-        w.state
-            .service
-            .hub()
-            .stats
-            .events_sent
-            .fetch_add(1, Ordering::Relaxed);
+        let frame = w.next_event().await?;
         Some((Ok::<_, Infallible>(frame), w))
     });
     Ok((
@@ -193,7 +100,7 @@ pub async fn watch(
 }
 
 /// Parses `Last-Event-ID`, which this API always sets to a version.
-fn last_event_id(headers: &HeaderMap) -> Result<Option<u64>, ApiError> {
+pub fn last_event_id(headers: &HeaderMap) -> Result<Option<u64>, ApiError> {
     let Some(value) = headers.get("last-event-id") else {
         return Ok(None);
     };
@@ -231,7 +138,7 @@ impl Drop for OpenStream {
 }
 
 /// One watch stream's state.
-struct Watcher {
+pub struct Watcher {
     state: AppState,
     ring: RingName,
     mode: WatchMode,
@@ -249,6 +156,54 @@ struct Watcher {
 }
 
 impl Watcher {
+    /// Validates a watch request (everything but the token, which the
+    /// caller checks) and starts its stream. Errors are what the client
+    /// is told; nothing is sent before this succeeds.
+    pub async fn open(
+        state: AppState,
+        ring: &str,
+        query: WatchQuery,
+        headers: &HeaderMap,
+    ) -> Result<Watcher, ApiError> {
+        let ring = ring_name(ring)?;
+        let after = last_event_id(headers)?.or(query.after);
+        // Loads the ring into memory (and so into the hub), or 404s.
+        state.service.current_at_least(&ring, after).await?;
+        let hub = state.service.hub().clone();
+        let head = hub.subscribe(&ring);
+        let keepalive = state.settings.keepalive;
+        Ok(Watcher {
+            state,
+            ring,
+            mode: query.mode.unwrap_or_default(),
+            head,
+            sent: after,
+            pending: None,
+            told_deleted: false,
+            keepalive_at: if after.is_some() {
+                // A resuming client at the newest version hears so at once.
+                Instant::now()
+            } else {
+                Instant::now() + keepalive
+            },
+            catching_up: after.is_some(),
+            _open: OpenStream::new(hub),
+        })
+    }
+
+    /// The next event, framed for the wire; `None` ends the stream.
+    pub async fn next_event(&mut self) -> Option<Bytes> {
+        let frame = self.next_frame().await?;
+        self.keepalive_at = Instant::now() + self.state.settings.keepalive;
+        self.state
+            .service
+            .hub()
+            .stats
+            .events_sent
+            .fetch_add(1, Ordering::Relaxed);
+        Some(frame)
+    }
+
     /// The next event to write; waits until there is one. `None` ends
     /// the stream (the server is shutting down).
     async fn next_frame(&mut self) -> Option<Bytes> {
@@ -386,39 +341,4 @@ impl Watcher {
         };
         serde_json::to_vec(&event).unwrap_or_default()
     }
-}
-
-fn full_data(s: &Snapshot) -> Vec<u8> {
-    // Serializing plain data into memory cannot fail.
-    serde_json::to_vec(&SnapshotView::from(s)).unwrap_or_default()
-}
-
-fn light_data(s: &Snapshot) -> Vec<u8> {
-    let event = LightEvent {
-        ring: s.ring.to_string(),
-        version: s.version,
-        fingerprint: s.fingerprint.to_string(),
-        created_at: s.created_at,
-        ops: s.change.ops.len(),
-        moved_fraction: s.change.moved_fraction,
-        reason: s.change.reason.clone(),
-        role: s.change.role.into(),
-    };
-    serde_json::to_vec(&event).unwrap_or_default()
-}
-
-/// One SSE event. JSON from serde_json has no raw newlines, so the data
-/// fits on one `data:` line.
-fn frame(event: &str, id: Option<u64>, data: &[u8]) -> Bytes {
-    let mut out = Vec::with_capacity(data.len() + 48);
-    out.extend_from_slice(b"event: ");
-    out.extend_from_slice(event.as_bytes());
-    out.push(b'\n');
-    if let Some(id) = id {
-        out.extend_from_slice(format!("id: {id}\n").as_bytes());
-    }
-    out.extend_from_slice(b"data: ");
-    out.extend_from_slice(data);
-    out.extend_from_slice(b"\n\n");
-    Bytes::from(out)
 }

@@ -17,6 +17,7 @@ use crate::service::RingService;
 use crate::store::etcd::DEFAULT_PREFIX;
 use crate::store::{StoreError, DEFAULT_RETENTION};
 
+mod connection;
 mod store_url;
 
 use store_url::open_store;
@@ -241,19 +242,19 @@ pub async fn serve(
     }
     tracing::info!(addr = %local, store = %config.store_url, retention, "serving");
 
-    let result = axum::serve(listener, router(state))
-        .with_graceful_shutdown(async move {
-            shutdown.await;
-            ready.store(false, Ordering::Relaxed);
-            // Watch streams never end on their own; end them so the
-            // graceful shutdown can finish.
-            hub.close();
-            tracing::info!("shutting down: finishing in-flight requests");
-        })
-        .await;
+    let app = router(state.clone());
+    connection::serve(listener, app, state, async move {
+        shutdown.await;
+        ready.store(false, Ordering::Relaxed);
+        // Watch streams never end on their own; end them so the
+        // graceful shutdown can finish.
+        hub.close();
+        tracing::info!("shutting down: finishing in-flight requests");
+    })
+    .await;
     follower.abort();
     tracing::info!("stopped");
-    Ok(result?)
+    Ok(())
 }
 
 async fn bind(addrs: &[SocketAddr]) -> io::Result<TcpListener> {
