@@ -4,18 +4,9 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{expect_json, expect_problem, setup, Server};
+use common::{expect_json, expect_problem, setup};
 use reqwest::StatusCode;
 use serde_json::json;
-
-async fn metric(s: &Server, name: &str) -> u64 {
-    let text = s.get("/metrics").await.text().await.unwrap();
-    text.lines()
-        .find_map(|l| l.strip_prefix(&format!("{name} ")))
-        .unwrap_or_else(|| panic!("no {name} in {text}"))
-        .parse()
-        .unwrap()
-}
 
 #[tokio::test]
 async fn returns_at_once_when_the_ring_is_already_past() {
@@ -35,7 +26,7 @@ async fn wakes_up_on_the_next_version() {
     let started = Instant::now();
     let poll = tokio::spawn(async move { reqwest::get(url).await.unwrap() });
     // Wait until the poll is parked, then change the ring.
-    while metric(&s, "ringd_long_polls_waiting").await != 1 {
+    while s.metric("ringd_long_polls_waiting").await != 1 {
         assert!(started.elapsed() < Duration::from_secs(5), "never waited");
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
@@ -50,7 +41,7 @@ async fn wakes_up_on_the_next_version() {
     let body = expect_json(answer, StatusCode::OK).await;
     assert_eq!(body["version"], 4);
     assert_eq!(body, s.get_ok("/v1/rings/r/snapshots/4").await);
-    assert_eq!(metric(&s, "ringd_long_polls_waiting").await, 0);
+    assert_eq!(s.metric("ringd_long_polls_waiting").await, 0);
 }
 
 #[tokio::test]

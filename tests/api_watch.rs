@@ -31,15 +31,6 @@ async fn assert_snapshot(s: &Server, e: &Event, kind: &str, v: u64) {
     assert_eq!(e.data, stored);
 }
 
-async fn metric(s: &Server, name: &str) -> u64 {
-    let text = s.get("/metrics").await.text().await.unwrap();
-    text.lines()
-        .find_map(|l| l.strip_prefix(&format!("{name} ")))
-        .unwrap_or_else(|| panic!("no {name} in {text}"))
-        .parse()
-        .unwrap()
-}
-
 #[tokio::test]
 async fn first_the_current_snapshot_then_every_version_in_order() {
     let (s, _) = setup().await;
@@ -52,7 +43,7 @@ async fn first_the_current_snapshot_then_every_version_in_order() {
         assert_snapshot(&s, &w.next_event().await, "snapshot", v).await;
     }
     assert_eq!(w.quiet_for(Duration::from_millis(300)).await, None);
-    assert_eq!(metric(&s, "ringd_watch_streams").await, 1);
+    assert_eq!(s.metric("ringd_watch_streams").await, 1);
 }
 
 #[tokio::test]
@@ -130,7 +121,7 @@ async fn reset_when_history_is_too_old_or_the_ring_was_recreated() {
     // A client resuming with a version the new ring has not reached.
     let mut w = EventStream::open(&watch_url(&s, ""), Some(5)).await;
     assert_snapshot(&s, &w.next_event().await, "reset", 1).await;
-    assert!(metric(&s, "ringd_watch_resets_total").await >= 3);
+    assert!(s.metric("ringd_watch_resets_total").await >= 3);
 }
 
 #[tokio::test]
@@ -221,10 +212,10 @@ async fn closed_streams_are_freed() {
     s.ring_with("r", &["a"]).await;
     let mut w = EventStream::open(&watch_url(&s, ""), None).await;
     w.next_event().await;
-    assert_eq!(metric(&s, "ringd_watch_streams").await, 1);
+    assert_eq!(s.metric("ringd_watch_streams").await, 1);
     drop(w);
     let deadline = std::time::Instant::now() + Duration::from_secs(5);
-    while metric(&s, "ringd_watch_streams").await != 0 {
+    while s.metric("ringd_watch_streams").await != 0 {
         assert!(std::time::Instant::now() < deadline, "stream never freed");
         tokio::time::sleep(Duration::from_millis(50)).await;
     }

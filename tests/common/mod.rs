@@ -184,6 +184,16 @@ impl Server {
         version
     }
 
+    /// The value of an unlabelled metric from `/metrics`.
+    pub async fn metric(&self, name: &str) -> u64 {
+        let text = self.get("/metrics").await.text().await.expect("metrics");
+        text.lines()
+            .find_map(|l| l.strip_prefix(&format!("{name} ")))
+            .unwrap_or_else(|| panic!("no {name} in {text}"))
+            .parse()
+            .expect("a whole number")
+    }
+
     /// The ring's current version and fingerprint.
     pub async fn state_of(&self, ring: &str) -> (u64, String) {
         let v = self.get_ok(&format!("/v1/rings/{ring}")).await;
