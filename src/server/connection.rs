@@ -32,6 +32,11 @@ use crate::api::AppState;
 /// which then answers 431 for a head that is too large.
 const MAX_HEAD: usize = 16 * 1024;
 
+/// How long a connection may take to send its first request head, so
+/// connections that never send one do not pile up (hyper applies its own
+/// limit to later requests).
+const HEAD_TIMEOUT: Duration = Duration::from_secs(30);
+
 /// Accepts connections until `shutdown` completes, then waits for the
 /// requests in flight on hyper connections to finish.
 pub(super) async fn serve(
@@ -67,10 +72,11 @@ pub(super) async fn serve(
 /// Serves one connection.
 async fn handle(mut tcp: TcpStream, app: Router, state: AppState, watcher: ConnectionWatcher) {
     let mut head = Vec::with_capacity(1024);
+    let deadline = tokio::time::Instant::now() + HEAD_TIMEOUT;
     let complete = loop {
-        match tcp.read_buf(&mut head).await {
-            Ok(0) | Err(_) => return,
-            Ok(_) => {}
+        match tokio::time::timeout_at(deadline, tcp.read_buf(&mut head)).await {
+            Ok(Ok(0)) | Ok(Err(_)) | Err(_) => return,
+            Ok(Ok(_)) => {}
         }
         if head.windows(4).any(|w| w == b"\r\n\r\n") {
             break true;
