@@ -18,8 +18,10 @@ fn serve_fails(args: &[&str], env: &[(&str, &str)]) -> (Option<i32>, String) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_ringd"))
         .args(["serve", "--listen", "127.0.0.1:0"])
         .args(args)
-        .envs(env.iter().copied())
         .env_remove("RINGD_STORE")
+        .env_remove("RINGD_ETCD_USER")
+        .env_remove("RINGD_ETCD_PASSWORD")
+        .envs(env.iter().copied())
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -149,12 +151,12 @@ async fn user_and_password() {
     let store = format!("etcd://{}", etcd.host_port);
 
     // The password comes from the environment, as operators should pass it.
-    let ringd = {
-        std::env::set_var("RINGD_ETCD_PASSWORD", "root-pw");
-        let r = Ringd::start_with(&store, "/auth", &["--etcd-user", "root"]);
-        std::env::remove_var("RINGD_ETCD_PASSWORD");
-        r
-    };
+    let ringd = Ringd::start_with_env(
+        &store,
+        "/auth",
+        &["--etcd-user", "root"],
+        &[("RINGD_ETCD_PASSWORD", "root-pw")],
+    );
     let snapshot = create_and_read(&ringd).await;
     assert_eq!(snapshot["version"], 2, "{snapshot}");
 

@@ -19,6 +19,13 @@ impl Ringd {
 
     /// Like [`Ringd::start`], with extra `serve` arguments.
     pub fn start_with(store: &str, prefix: &str, extra: &[&str]) -> Self {
+        Self::start_with_env(store, prefix, extra, &[])
+    }
+
+    /// Like [`Ringd::start_with`], with environment variables for the
+    /// child only (tests run in parallel threads of one process, so the
+    /// process environment must not be changed).
+    pub fn start_with_env(store: &str, prefix: &str, extra: &[&str], env: &[(&str, &str)]) -> Self {
         let mut child = Command::new(env!("CARGO_BIN_EXE_ringd"))
             .args(["serve", "--listen", "127.0.0.1:0", "--store", store])
             .args(["--etcd-prefix", prefix])
@@ -26,6 +33,9 @@ impl Ringd {
             .env_remove("RINGD_STORE")
             .env_remove("RINGD_ADMIN_TOKEN")
             .env_remove("RINGD_READ_TOKEN")
+            .env_remove("RINGD_ETCD_USER")
+            .env_remove("RINGD_ETCD_PASSWORD")
+            .envs(env.iter().copied())
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
