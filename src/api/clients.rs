@@ -6,7 +6,6 @@
 //! `docs/clients.md`.
 
 use std::collections::BTreeMap;
-use std::fmt::Write as _;
 use std::sync::Arc;
 
 use axum::extract::State;
@@ -223,7 +222,7 @@ pub async fn post_ack(
             .with_version(current.version));
         }
     }
-    let last_seen = now();
+    let last_seen = crate::service::now();
     let ttl = time::Duration::try_from(state.settings.client_ttl.min(MAX_TTL))
         .unwrap_or(time::Duration::ZERO);
     let ack = ClientAck {
@@ -294,38 +293,7 @@ pub async fn metrics_text(state: &AppState) -> String {
             Err(e) => tracing::warn!(ring = %ring, error = %e.detail, "cannot read client acks"),
         }
     }
-    render_metrics(&lists)
-}
-
-/// The Prometheus text of `lists`. Ring names need no label escaping:
-/// they are `[a-z0-9._-]` only.
-fn render_metrics(lists: &[ClientList]) -> String {
-    let mut out = String::new();
-    let mut family = |name: &str, help: &str, value: &dyn Fn(&ClientSummary) -> Option<String>| {
-        let _ = writeln!(out, "# HELP {name} {help}");
-        let _ = writeln!(out, "# TYPE {name} gauge");
-        for list in lists {
-            if let Some(v) = value(&list.summary) {
-                let _ = writeln!(out, "{name}{{ring=\"{}\"}} {v}", list.ring);
-            }
-        }
-    };
-    family(
-        "ringd_clients",
-        "Clients with a live ack, per ring.",
-        &|s| Some(s.clients.to_string()),
-    );
-    family(
-        "ringd_clients_on_latest_ratio",
-        "Share of a ring's live clients that applied its latest version (absent without clients).",
-        &|s| s.on_latest_share.map(|r| r.to_string()),
-    );
-    family(
-        "ringd_clients_divergent",
-        "Live clients whose placement fingerprint differs from the server's, per ring.",
-        &|s| Some(s.divergent.to_string()),
-    );
-    out
+    super::metrics::render_clients(&lists)
 }
 
 /// The live clients of `ring`, judged against `current` (or a newer
@@ -336,7 +304,7 @@ async fn convergence(
     mut current: Arc<Snapshot>,
 ) -> Result<ClientList, ApiError> {
     let store = state.service.store();
-    let acks = store.list_acks(ring, now()).await?;
+    let acks = store.list_acks(ring, crate::service::now()).await?;
     if acks.iter().any(|a| a.version > current.version) {
         current = Arc::new(store.latest(ring).await?);
     }
@@ -388,14 +356,6 @@ async fn known_fingerprints(
     Ok(known)
 }
 
-/// The current time, truncated to microseconds so that it reads the same
-/// from every store and in RFC 3339 text.
-fn now() -> OffsetDateTime {
-    let t = OffsetDateTime::now_utc();
-    t.replace_nanosecond(t.nanosecond() / 1_000 * 1_000)
-        .unwrap_or(t)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -419,7 +379,7 @@ mod tests {
     fn metrics_skip_the_ratio_without_clients() {
         let mut empty = summary(0, 0, 0);
         empty.ring = "empty".into();
-        let text = render_metrics(&[summary(4, 3, 1), empty]);
+        let text = crate::api::metrics::render_clients(&[summary(4, 3, 1), empty]);
         assert!(text.contains("ringd_clients{ring=\"r\"} 4\n"), "{text}");
         assert!(text.contains("ringd_clients{ring=\"empty\"} 0\n"), "{text}");
         assert!(text.contains("ringd_clients_on_latest_ratio{ring=\"r\"} 0.75\n"));

@@ -11,6 +11,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Mutex;
 use std::time::Duration;
 
+use super::clients::{ClientList, ClientSummary};
 use crate::hub::HubStats;
 use crate::ring::Snapshot;
 
@@ -169,6 +170,37 @@ pub fn render_hub(stats: &HubStats) -> String {
             "# HELP {name} {help}\n# TYPE {name} {kind}\n{name} {value}"
         );
     }
+    out
+}
+
+/// The client convergence gauges of `lists`. Ring names need no label escaping:
+/// they are `[a-z0-9._-]` only.
+pub fn render_clients(lists: &[ClientList]) -> String {
+    let mut out = String::new();
+    let mut family = |name: &str, help: &str, value: &dyn Fn(&ClientSummary) -> Option<String>| {
+        let _ = writeln!(out, "# HELP {name} {help}");
+        let _ = writeln!(out, "# TYPE {name} gauge");
+        for list in lists {
+            if let Some(v) = value(&list.summary) {
+                let _ = writeln!(out, "{name}{{ring=\"{}\"}} {v}", list.ring);
+            }
+        }
+    };
+    family(
+        "ringd_clients",
+        "Clients with a live ack, per ring.",
+        &|s| Some(s.clients.to_string()),
+    );
+    family(
+        "ringd_clients_on_latest_ratio",
+        "Share of a ring's live clients that applied its latest version (absent without clients).",
+        &|s| s.on_latest_share.map(|r| r.to_string()),
+    );
+    family(
+        "ringd_clients_divergent",
+        "Live clients whose placement fingerprint differs from the server's, per ring.",
+        &|s| Some(s.divergent.to_string()),
+    );
     out
 }
 

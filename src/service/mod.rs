@@ -396,7 +396,7 @@ impl RingService {
 
 /// The current time, truncated to microseconds so it survives a round trip
 /// through RFC 3339 text unchanged.
-pub(super) fn now() -> OffsetDateTime {
+pub fn now() -> OffsetDateTime {
     let t = OffsetDateTime::now_utc();
     t.replace_nanosecond(t.nanosecond() / 1_000 * 1_000)
         .expect("valid nanosecond")
