@@ -5,6 +5,7 @@
 //! throughout.
 #![cfg(feature = "server")]
 
+mod common_etcd;
 mod common_etcd_cluster;
 mod common_ringd;
 

@@ -39,7 +39,7 @@ pub async fn long_poll(
     let hub = state.service.hub().clone();
     let mut head = hub.subscribe(ring);
     let mut newest = current.snapshot.clone();
-    let _waiting = wait.map(|_| GaugeGuard::enter(&hub.stats.long_polls_waiting));
+    let _waiting = wait.map(|_| GaugeGuard::enter(hub.clone(), |s| &s.long_polls_waiting));
     let deadline = wait.map(|w| Instant::now() + w + crate::hub::jitter(w / 16));
     loop {
         if let Head::At(p) = &*head.borrow_and_update() {

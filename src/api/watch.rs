@@ -26,7 +26,7 @@ use super::problem::{ApiError, Problem};
 use super::watch_events::{frame, full_data, light_data};
 pub use super::watch_events::{KeepaliveEvent, LightEvent, WatchMode, WatchQuery};
 use super::AppState;
-use crate::hub::{Head, Hub, Published, RECENT_VERSIONS};
+use crate::hub::{GaugeGuard, Head, Published, RECENT_VERSIONS};
 use crate::ring::{RingName, Snapshot};
 use crate::service::ServiceError;
 
@@ -120,23 +120,6 @@ pub fn last_event_id(headers: &HeaderMap) -> Result<Option<u64>, ApiError> {
     })
 }
 
-/// Counts a stream as open until it is dropped (when its connection
-/// closes).
-struct OpenStream(Arc<Hub>);
-
-impl OpenStream {
-    fn new(hub: Arc<Hub>) -> Self {
-        hub.stats.open_streams.fetch_add(1, Ordering::Relaxed);
-        Self(hub)
-    }
-}
-
-impl Drop for OpenStream {
-    fn drop(&mut self) {
-        self.0.stats.open_streams.fetch_sub(1, Ordering::Relaxed);
-    }
-}
-
 /// One watch stream's state.
 pub struct Watcher {
     state: AppState,
@@ -152,7 +135,7 @@ pub struct Watcher {
     /// A resumed stream that has not yet scheduled its replay: it gets
     /// every retained version it asked for, however many.
     catching_up: bool,
-    _open: OpenStream,
+    _open: GaugeGuard,
 }
 
 impl Watcher {
@@ -187,7 +170,7 @@ impl Watcher {
                 Instant::now() + keepalive
             },
             catching_up: after.is_some(),
-            _open: OpenStream::new(hub),
+            _open: GaugeGuard::enter(hub, |s| &s.open_streams),
         })
     }
 

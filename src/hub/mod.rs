@@ -101,21 +101,25 @@ pub struct HubStats {
     pub long_polls_waiting: AtomicU64,
 }
 
-/// Decrements a gauge when dropped, so a closed stream or an abandoned
-/// long-poll is always counted out.
-pub struct GaugeGuard<'a>(&'a AtomicU64);
+/// Counts one in on a gauge of the hub's [`HubStats`] and out again when
+/// dropped, so a closed stream or an abandoned long-poll is always counted
+/// out.
+pub struct GaugeGuard {
+    hub: Arc<Hub>,
+    gauge: fn(&HubStats) -> &AtomicU64,
+}
 
-impl<'a> GaugeGuard<'a> {
-    /// Counts one in on `gauge`.
-    pub fn enter(gauge: &'a AtomicU64) -> Self {
-        gauge.fetch_add(1, Ordering::Relaxed);
-        Self(gauge)
+impl GaugeGuard {
+    /// Counts one in on `gauge` of `hub`'s stats.
+    pub fn enter(hub: Arc<Hub>, gauge: fn(&HubStats) -> &AtomicU64) -> Self {
+        gauge(&hub.stats).fetch_add(1, Ordering::Relaxed);
+        Self { hub, gauge }
     }
 }
 
-impl Drop for GaugeGuard<'_> {
+impl Drop for GaugeGuard {
     fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::Relaxed);
+        (self.gauge)(&self.hub.stats).fetch_sub(1, Ordering::Relaxed);
     }
 }
 

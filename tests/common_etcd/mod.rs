@@ -108,7 +108,7 @@ fn free_port() -> u16 {
 
 /// The etcd binary, or a failure telling how to get it. Never a skip: a
 /// missing etcd must not turn the etcd tests green.
-fn etcd_binary() -> PathBuf {
+pub fn etcd_binary() -> PathBuf {
     let found = std::env::var_os("PATH").and_then(|paths| {
         std::env::split_paths(&paths)
             .map(|p| p.join("etcd"))

@@ -3,6 +3,7 @@
 //! file. Members can be killed one at a time; all are killed when dropped.
 #![allow(dead_code)]
 
+use super::common_etcd::etcd_binary;
 use std::net::TcpListener;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
@@ -51,19 +52,6 @@ fn free_ports(count: usize) -> Vec<u16> {
         .iter()
         .map(|l| l.local_addr().expect("local address").port())
         .collect()
-}
-
-/// The etcd binary, or a failure telling how to get it. Never a skip: a
-/// missing etcd must not turn the etcd tests green.
-fn etcd_binary() -> PathBuf {
-    let found = std::env::var_os("PATH").and_then(|paths| {
-        std::env::split_paths(&paths)
-            .map(|p| p.join("etcd"))
-            .find(|p| p.is_file())
-    });
-    found.unwrap_or_else(|| {
-        panic!("`etcd` is not on PATH; run ./.ci/test, which installs etcd-server")
-    })
 }
 
 /// A client that talks to exactly one member, failing fast if it is gone.
