@@ -8,7 +8,6 @@ use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use tokio::time::Instant;
 
-use super::model::SnapshotView;
 use super::problem::ApiError;
 use super::AppState;
 use crate::hub::{GaugeGuard, Head};
@@ -73,11 +72,7 @@ pub async fn long_poll(
 }
 
 fn snapshot_answer(snapshot: &Snapshot, reset: bool) -> Response {
-    let mut response = (
-        [(header::ETAG, super::extract::etag(snapshot.version))],
-        axum::Json(SnapshotView::from(snapshot)),
-    )
-        .into_response();
+    let mut response = super::snapshots::snapshot_body(snapshot);
     if reset {
         response
             .headers_mut()

@@ -20,10 +20,16 @@ use crate::ring::Snapshot;
 pub const FINGERPRINT_HEADER: &str = "ringd-fingerprint";
 
 fn snapshot_response(headers: &HeaderMap, snapshot: &Snapshot) -> Response {
-    let tag = etag(snapshot.version);
     if not_modified(headers, snapshot.version) {
+        let tag = etag(snapshot.version);
         return (StatusCode::NOT_MODIFIED, [(header::ETAG, tag)]).into_response();
     }
+    snapshot_body(snapshot)
+}
+
+/// 200 with the snapshot and its version as the ETag.
+pub fn snapshot_body(snapshot: &Snapshot) -> Response {
+    let tag = etag(snapshot.version);
     ([(header::ETAG, tag)], Json(SnapshotView::from(snapshot))).into_response()
 }
 
