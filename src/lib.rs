@@ -11,6 +11,8 @@
 pub mod api;
 #[cfg(feature = "server")]
 pub mod cli;
+#[cfg(feature = "client")]
+pub mod client;
 #[cfg(feature = "server")]
 pub mod hub;
 pub mod placement;

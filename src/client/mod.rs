@@ -1,0 +1,262 @@
+//! The Rust client library: keeps a verified copy of a ring's placement in
+//! memory and routes keys with it locally.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), ringd::client::ClientError> {
+//! use std::time::Duration;
+//! use ringd::client::RingClient;
+//!
+//! let client = RingClient::builder(&["http://10.0.0.1:7420,http://10.0.0.2:7420"], "cache")
+//!     .token("read-token")
+//!     .start()?;
+//! client.ready(Duration::from_secs(10)).await?;
+//! let mut router = client.router(); // one per thread or task, for hot paths
+//! if let Some(node) = router.owner(b"user:42") {
+//!     println!("user:42 lives on {} at {:?}", node.id, node.address);
+//! }
+//! # Ok(()) }
+//! ```
+//!
+//! A background task watches the ring (Server-Sent Events, falling back to
+//! long-polling), verifies every snapshot's fingerprint before using it,
+//! swaps it in atomically and acks it to the server. Lookups never touch
+//! the network. Design notes: `docs/client-library.md`.
+
+mod ack;
+mod backoff;
+pub mod bounded;
+mod builder;
+mod error;
+mod events;
+pub mod http;
+mod router;
+pub mod sse;
+mod view;
+mod watch;
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use arc_swap::ArcSwapOption;
+use tokio::sync::{broadcast, watch as state};
+
+pub use bounded::BoundedLoad;
+pub use builder::{ClientBuilder, WatchMode};
+pub use error::{ClientError, Problem};
+pub use events::{DiffSummary, RingEvent, VersionChange};
+pub use http::Endpoints;
+pub use router::Router;
+pub use view::RingView;
+
+use crate::placement::NodeId;
+use crate::ring::RingName;
+
+/// How the client currently hears about new versions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Transport {
+    /// Not connected (starting, or between attempts).
+    Connecting,
+    /// A Server-Sent Events stream.
+    Sse,
+    /// Repeated long-polls.
+    LongPoll,
+}
+
+/// What the client's watch is doing, for health checks and tests.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Status {
+    /// The version routed on, if any.
+    pub version: Option<u64>,
+    /// The newest version the server has acknowledged receiving an ack for.
+    pub acked: Option<u64>,
+    /// The server said the ring was deleted (and no new one has appeared).
+    pub deleted: bool,
+    /// How new versions arrive.
+    pub transport: Transport,
+    /// The server the watch is connected to, if any.
+    pub server: Option<String>,
+    /// The most recent failure (connection, refusal or verification).
+    pub last_error: Option<String>,
+}
+
+/// State the background tasks write and every handle reads.
+pub(crate) struct Shared {
+    ring: RingName,
+    current: ArcSwapOption<RingView>,
+    /// Bumped after every swap of `current`, so [`Router`]s can tell with
+    /// one atomic load whether their cached view is still current.
+    generation: AtomicU64,
+    status: state::Sender<Status>,
+    events: broadcast::Sender<RingEvent>,
+}
+
+/// Aborts the background tasks when the last [`RingClient`] clone goes.
+struct Tasks(Vec<tokio::task::JoinHandle<()>>);
+
+impl Drop for Tasks {
+    fn drop(&mut self) {
+        for t in &self.0 {
+            t.abort();
+        }
+    }
+}
+
+/// A live, verified view of one ring. Cheap to clone; the background
+/// watch stops when the last clone is dropped.
+#[derive(Clone)]
+pub struct RingClient {
+    shared: Arc<Shared>,
+    endpoints: Endpoints,
+    _tasks: Arc<Tasks>,
+}
+
+impl std::fmt::Debug for RingClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RingClient")
+            .field("ring", &self.shared.ring)
+            .field("endpoints", &self.endpoints)
+            .field("status", &*self.shared.status.borrow())
+            .finish()
+    }
+}
+
+impl RingClient {
+    /// Starts configuring a client of `ring` on the servers `urls` (each
+    /// entry may be a comma-separated list).
+    pub fn builder<S: AsRef<str>>(urls: &[S], ring: &str) -> ClientBuilder {
+        ClientBuilder::new(urls, ring)
+    }
+
+    /// The ring watched.
+    pub fn ring(&self) -> &RingName {
+        &self.shared.ring
+    }
+
+    /// The servers, for other requests on the same connection pool.
+    pub fn endpoints(&self) -> &Endpoints {
+        &self.endpoints
+    }
+
+    /// The view routed on now, if a version has been verified yet.
+    pub fn current(&self) -> Option<Arc<RingView>> {
+        self.shared.current.load_full()
+    }
+
+    /// The version routed on now.
+    pub fn version(&self) -> Option<u64> {
+        self.shared.current.load().as_ref().map(|v| v.version())
+    }
+
+    /// Runs `f` on the current view without taking a reference count.
+    pub fn with_view<R>(&self, f: impl FnOnce(&RingView) -> R) -> Option<R> {
+        self.shared.current.load().as_deref().map(f)
+    }
+
+    /// The id of the node that owns `key`, from the current view. For hot
+    /// paths prefer a [`Router`], which borrows instead of cloning the id.
+    pub fn owner(&self, key: &[u8]) -> Option<NodeId> {
+        self.with_view(|v| v.owner(key).map(|n| n.id.clone()))
+            .flatten()
+    }
+
+    /// The ids of the first `r` nodes for `key`, owner first.
+    pub fn preference_list(&self, key: &[u8], r: usize) -> Vec<NodeId> {
+        self.with_view(|v| {
+            v.preference_list(key, r)
+                .into_iter()
+                .map(|n| n.id.clone())
+                .collect()
+        })
+        .unwrap_or_default()
+    }
+
+    /// A per-thread (or per-task) routing handle: it keeps the current view
+    /// and checks one atomic counter per lookup to notice a newer one.
+    pub fn router(&self) -> Router {
+        Router::new(self.shared.clone())
+    }
+
+    /// Every version applied or refused from now on. A receiver that falls
+    /// more than 64 events behind gets `RecvError::Lagged` and then the
+    /// newer events; [`RingClient::current`] is always authoritative.
+    pub fn subscribe(&self) -> broadcast::Receiver<RingEvent> {
+        self.shared.events.subscribe()
+    }
+
+    /// What the watch is doing.
+    pub fn status(&self) -> Status {
+        self.shared.status.borrow().clone()
+    }
+
+    /// Waits until the first verified version is in use.
+    pub async fn ready(&self, timeout: Duration) -> Result<Arc<RingView>, ClientError> {
+        self.wait_for_version(1, timeout).await
+    }
+
+    /// Waits until the client routes on version `at_least` or newer.
+    pub async fn wait_for_version(
+        &self,
+        at_least: u64,
+        timeout: Duration,
+    ) -> Result<Arc<RingView>, ClientError> {
+        self.wait_for(|s| s.version.is_some_and(|v| v >= at_least), timeout)
+            .await?;
+        self.current().ok_or(ClientError::Closed)
+    }
+
+    /// Waits until the server has recorded an ack for `at_least` or newer.
+    pub async fn wait_for_ack(&self, at_least: u64, timeout: Duration) -> Result<(), ClientError> {
+        self.wait_for(|s| s.acked.is_some_and(|v| v >= at_least), timeout)
+            .await
+    }
+
+    async fn wait_for(
+        &self,
+        done: impl Fn(&Status) -> bool,
+        timeout: Duration,
+    ) -> Result<(), ClientError> {
+        let mut rx = self.shared.status.subscribe();
+        let outcome = tokio::time::timeout(timeout, async {
+            rx.wait_for(|s| done(s)).await.map(|_| ())
+        })
+        .await;
+        match outcome {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(_)) => Err(ClientError::Closed),
+            Err(_) => Err(ClientError::Timeout(timeout)),
+        }
+    }
+}
+
+impl Shared {
+    fn new(ring: RingName) -> Self {
+        let (status, _) = state::channel(Status {
+            version: None,
+            acked: None,
+            deleted: false,
+            transport: Transport::Connecting,
+            server: None,
+            last_error: None,
+        });
+        Self {
+            ring,
+            current: ArcSwapOption::empty(),
+            generation: AtomicU64::new(0),
+            status,
+            events: broadcast::channel(64).0,
+        }
+    }
+
+    /// Swaps in `view`; returns the one it replaces.
+    fn swap(&self, view: Arc<RingView>) -> Option<Arc<RingView>> {
+        let version = view.version();
+        let previous = self.current.swap(Some(view));
+        self.generation.fetch_add(1, Ordering::Release);
+        self.status.send_modify(|s| {
+            s.version = Some(version);
+            s.deleted = false;
+        });
+        previous
+    }
+}

@@ -1,0 +1,97 @@
+//! A snapshot that has passed verification, with its placement built.
+
+use crate::placement::{Fingerprint, Placement};
+use crate::ring::{NodeRecord, Snapshot};
+
+use super::error::ClientError;
+
+/// One verified ring version: the snapshot as the server sent it and the
+/// placement this process computed from it, whose fingerprint matched.
+/// Immutable; the client swaps whole views when a new version arrives.
+#[derive(Debug)]
+pub struct RingView {
+    snapshot: Snapshot,
+    placement: Placement,
+    /// For each node of the placement (active nodes in id order), its index
+    /// in `snapshot.nodes`.
+    records: Vec<usize>,
+}
+
+impl RingView {
+    /// Builds the snapshot's placement and checks that it hashes to the
+    /// fingerprint the snapshot states. A snapshot that fails is refused:
+    /// routing on it could send keys where no other client sends them.
+    pub fn verify(snapshot: Snapshot) -> Result<Self, ClientError> {
+        let invalid = |reason: String| ClientError::InvalidSnapshot {
+            ring: snapshot.ring.to_string(),
+            version: snapshot.version,
+            reason,
+        };
+        let placement = snapshot.placement().map_err(|e| invalid(e.to_string()))?;
+        let computed = placement.fingerprint();
+        if computed != snapshot.fingerprint {
+            return Err(ClientError::FingerprintMismatch {
+                ring: snapshot.ring.to_string(),
+                version: snapshot.version,
+                stated: snapshot.fingerprint.to_string(),
+                computed: computed.to_string(),
+            });
+        }
+        let records = placement
+            .nodes()
+            .iter()
+            .map(|n| {
+                snapshot
+                    .nodes
+                    .binary_search_by(|r| r.id.cmp(&n.id))
+                    .map_err(|_| invalid(format!("placement node `{}` has no record", n.id)))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Self {
+            snapshot,
+            placement,
+            records,
+        })
+    }
+
+    /// The ring version.
+    pub fn version(&self) -> u64 {
+        self.snapshot.version
+    }
+
+    /// The verified fingerprint.
+    pub fn fingerprint(&self) -> Fingerprint {
+        self.snapshot.fingerprint
+    }
+
+    /// The snapshot as received.
+    pub fn snapshot(&self) -> &Snapshot {
+        &self.snapshot
+    }
+
+    /// The placement built from it.
+    pub fn placement(&self) -> &Placement {
+        &self.placement
+    }
+
+    /// The record of the placement's node number `index` (see
+    /// [`Placement::owner_index`]).
+    pub fn record(&self, index: usize) -> &NodeRecord {
+        &self.snapshot.nodes[self.records[index]]
+    }
+
+    /// The node that owns `key`; `None` when no node is active.
+    pub fn owner(&self, key: &[u8]) -> Option<&NodeRecord> {
+        self.placement.owner_index(key).map(|i| self.record(i))
+    }
+
+    /// The first `r` distinct nodes for `key`, owner first, in the
+    /// algorithm's successor order (fewer when fewer nodes are active).
+    pub fn preference_list(&self, key: &[u8], r: usize) -> Vec<&NodeRecord> {
+        self.placement
+            .preference_indices(key, r)
+            .into_iter()
+            .map(|i| self.record(i))
+            .collect()
+    }
+}
