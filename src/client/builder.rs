@@ -172,7 +172,7 @@ impl ClientBuilder {
         }
         Ok(RingClient {
             shared,
-            endpoints,
+            endpoints: Some(endpoints),
             _tasks: Arc::new(Tasks(tasks)),
         })
     }

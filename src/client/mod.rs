@@ -107,7 +107,7 @@ impl Drop for Tasks {
 #[derive(Clone)]
 pub struct RingClient {
     shared: Arc<Shared>,
-    endpoints: Endpoints,
+    endpoints: Option<Endpoints>,
     _tasks: Arc<Tasks>,
 }
 
@@ -133,9 +133,24 @@ impl RingClient {
         &self.shared.ring
     }
 
-    /// The servers, for other requests on the same connection pool.
-    pub fn endpoints(&self) -> &Endpoints {
-        &self.endpoints
+    /// A client pinned to one snapshot, with no server: it verifies the
+    /// snapshot and routes on it forever. For tests, benchmarks and tools
+    /// that work on a saved snapshot.
+    pub fn fixed(snapshot: crate::ring::Snapshot) -> Result<Self, ClientError> {
+        let view = Arc::new(RingView::verify(snapshot)?);
+        let shared = Arc::new(Shared::new(view.snapshot().ring.clone()));
+        shared.swap(view);
+        Ok(Self {
+            shared,
+            endpoints: None,
+            _tasks: Arc::new(Tasks(Vec::new())),
+        })
+    }
+
+    /// The servers, for other requests on the same connection pool (`None`
+    /// for a [`RingClient::fixed`] client).
+    pub fn endpoints(&self) -> Option<&Endpoints> {
+        self.endpoints.as_ref()
     }
 
     /// The view routed on now, if a version has been verified yet.
