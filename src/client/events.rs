@@ -82,3 +82,61 @@ pub(crate) fn summarize(before: &RingView, after: &RingView) -> DiffSummary {
         removed,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::placement::{Algorithm, RingConfig};
+    use crate::ring::{ChangeOp, NodeRecord, RingName, Role, Snapshot};
+
+    fn view_of(snapshot: &Snapshot) -> RingView {
+        RingView::verify(snapshot.clone()).unwrap()
+    }
+
+    fn upserts(ids: &[&str]) -> Vec<ChangeOp> {
+        ids.iter()
+            .map(|id| ChangeOp::Upsert {
+                node: NodeRecord::new(NodeId::new(*id).unwrap()),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn summary_names_added_and_removed_nodes_and_the_exact_movement() {
+        let now = time::OffsetDateTime::UNIX_EPOCH;
+        let name = RingName::new("r").unwrap();
+        let (v1, p1) =
+            Snapshot::first(name, RingConfig::new(Algorithm::Ring), Role::Anonymous, now).unwrap();
+        let v2 = v1
+            .propose(&p1, upserts(&["a", "b", "c"]), None, Role::Anonymous, now)
+            .unwrap()
+            .unwrap();
+        let ops = vec![
+            ChangeOp::Remove {
+                id: NodeId::new("c").unwrap(),
+            },
+            upserts(&["d"]).remove(0),
+        ];
+        let v3 = v2
+            .snapshot
+            .propose(&v2.placement, ops, None, Role::Anonymous, now)
+            .unwrap()
+            .unwrap();
+        let s = summarize(&view_of(&v2.snapshot), &view_of(&v3.snapshot));
+        let id = |s: &str| NodeId::new(s).unwrap();
+        assert_eq!(s.added, vec![id("d")]);
+        assert_eq!(s.removed, vec![id("c")]);
+        assert_eq!(s.moved_fraction, v3.diff.moved_fraction);
+        // Every node whose share changed is listed, in id order.
+        let listed: Vec<&str> = s.nodes.iter().map(|n| n.id.as_str()).collect();
+        let expected: Vec<&str> = v3
+            .diff
+            .nodes
+            .iter()
+            .filter(|n| n.gained > 0.0 || n.lost > 0.0)
+            .map(|n| n.id.as_str())
+            .collect();
+        assert_eq!(listed, expected);
+        assert!(listed.contains(&"c") && listed.contains(&"d"), "{listed:?}");
+    }
+}

@@ -84,7 +84,9 @@ impl Watch {
             };
             let (server, error) = match outcome {
                 Ok(()) => continue,
-                Err(Failure::Unsupported(error)) if self.mode == WatchMode::Auto => {
+                // Only a stream falls back; a long-poll that is refused
+                // backs off like any other failure.
+                Err(Failure::Unsupported(error)) if use_stream && self.mode == WatchMode::Auto => {
                     tracing::info!(ring = %self.shared.ring, %error, "watch stream unusable; long-polling");
                     use_stream = false;
                     stream_again_at = Some(Instant::now() + self.sse_retry);
