@@ -3,6 +3,8 @@
 //! file. Members can be killed one at a time; all are killed when dropped.
 #![allow(dead_code)]
 
+pub mod traffic;
+
 use super::common_etcd::etcd_binary;
 use std::net::TcpListener;
 use std::path::PathBuf;
