@@ -155,7 +155,9 @@ impl ClientBuilder {
                 "the maximum backoff is below the minimum".into(),
             ));
         }
-        if self.long_poll_wait.is_zero() || self.long_poll_wait > Duration::from_secs(300) {
+        if self.long_poll_wait < Duration::from_millis(1)
+            || self.long_poll_wait > Duration::from_secs(300)
+        {
             return Err(ClientError::InvalidSetting(
                 "the long-poll wait must be between 1 ms and 5 min".into(),
             ));

@@ -76,11 +76,13 @@ impl RingView {
 
     /// The record of the placement's node number `index` (see
     /// [`Placement::owner_index`]).
+    #[inline]
     pub fn record(&self, index: usize) -> &NodeRecord {
         &self.snapshot.nodes[self.records[index]]
     }
 
     /// The node that owns `key`; `None` when no node is active.
+    #[inline]
     pub fn owner(&self, key: &[u8]) -> Option<&NodeRecord> {
         self.placement.owner_index(key).map(|i| self.record(i))
     }
