@@ -67,7 +67,15 @@ impl Acker {
             {
                 Ok(_) => {
                     self.backoff.reset();
-                    self.shared.status.send_modify(|s| s.acked = Some(version));
+                    // Only while that version is still the one routed on: a
+                    // late answer must not mark a recreated ring as acked.
+                    let current = self.shared.current.load();
+                    if current
+                        .as_ref()
+                        .is_some_and(|v| v.version() == version && v.fingerprint() == fingerprint)
+                    {
+                        self.shared.status.send_modify(|s| s.acked = Some(version));
+                    }
                     self.interval
                 }
                 Err(e) => {

@@ -271,6 +271,10 @@ impl Shared {
         self.status.send_modify(|s| {
             s.version = Some(version);
             s.deleted = false;
+            // An ack of a higher version belongs to a deleted ring's history.
+            if s.acked.is_some_and(|a| a > version) {
+                s.acked = None;
+            }
         });
         previous
     }

@@ -11,6 +11,7 @@ use reqwest::{Method, StatusCode};
 use tokio::sync::watch;
 use tokio::time::Instant;
 
+use crate::placement::Fingerprint;
 use crate::ring::Snapshot;
 
 use super::ack::Applied;
@@ -48,6 +49,18 @@ pub(crate) struct Watch {
     sse_retry: Duration,
     backoff: Backoff,
     applied: watch::Sender<Applied>,
+    /// The newest version refused, and its stated fingerprint. Watching
+    /// resumes after it: fetching it again would only fail again (a
+    /// tampered copy, or rules this client does not share), so the client
+    /// waits for the next version instead.
+    rejected: Option<(u64, Fingerprint)>,
+}
+
+/// The body of a keep-alive event.
+#[derive(serde::Deserialize)]
+struct Keepalive {
+    version: u64,
+    fingerprint: Fingerprint,
 }
 
 impl Watch {
@@ -66,6 +79,7 @@ impl Watch {
             sse_retry: settings.sse_retry,
             backoff: Backoff::new(settings.backoff_min, settings.backoff_max),
             applied,
+            rejected: None,
         }
     }
 
@@ -111,6 +125,13 @@ impl Watch {
 
     fn held_version(&self) -> Option<u64> {
         self.shared.current.load().as_ref().map(|v| v.version())
+    }
+
+    /// Where to resume: after the version held, or after a newer one
+    /// that was refused.
+    fn resume_after(&self) -> Option<u64> {
+        let refused = self.rejected.map(|(v, _)| v);
+        self.held_version().max(refused)
     }
 
     fn set_error(&self, error: String) {
@@ -169,7 +190,7 @@ impl Watch {
     /// breaks.
     async fn stream(&mut self) -> Result<(), Failure> {
         let mut path = format!("/v1/rings/{}/watch", self.shared.ring);
-        if let Some(v) = self.held_version() {
+        if let Some(v) = self.resume_after() {
             path.push_str(&format!("?after={v}"));
         }
         let (resp, server) = self
@@ -242,11 +263,37 @@ impl Watch {
                 Ok(snapshot) => self.apply(snapshot, event.event == "reset").await,
                 Err(e) => self.reject(
                     event.id.and_then(|id| id.parse().ok()).unwrap_or(0),
+                    None,
                     format!("undecodable snapshot: {e}"),
                 ),
             },
             "deleted" => self.mark_deleted(),
+            "keepalive" => self.check_keepalive(&event.data).await,
             _ => {}
+        }
+    }
+
+    /// A keep-alive names the ring's newest version and fingerprint. If the
+    /// client holds that version number with another fingerprint, or a newer
+    /// number, the ring was deleted and recreated while the client was away:
+    /// its history does not continue the client's, so the current snapshot
+    /// replaces what the client holds.
+    async fn check_keepalive(&mut self, data: &str) {
+        let Ok(k) = serde_json::from_str::<Keepalive>(data) else {
+            return;
+        };
+        let Some(held) = self.shared.current.load_full() else {
+            return;
+        };
+        let diverged = (k.version == held.version() && k.fingerprint != held.fingerprint())
+            || k.version < held.version();
+        if !diverged || self.rejected == Some((k.version, k.fingerprint)) {
+            return;
+        }
+        let path = format!("/v1/rings/{}/snapshot", self.shared.ring);
+        match self.endpoints.get_json::<Snapshot>(&path).await {
+            Ok(snapshot) => self.apply(snapshot, true).await,
+            Err(e) => self.set_error(e.to_string()),
         }
     }
 
@@ -254,7 +301,7 @@ impl Watch {
     /// ran out.
     async fn long_poll(&mut self) -> Result<(), Failure> {
         let ring = self.shared.ring.clone();
-        let held = self.held_version();
+        let held = self.resume_after();
         let wait = self.long_poll_wait;
         let path = match held {
             Some(v) => format!(
@@ -307,7 +354,15 @@ impl Watch {
         Ok(())
     }
 
-    fn reject(&self, version: u64, error: String) {
+    fn reject(&mut self, version: u64, stated: Option<Fingerprint>, error: String) {
+        if let Some(fp) = stated {
+            if self.rejected == Some((version, fp)) {
+                return;
+            }
+            if self.rejected.is_none_or(|(v, _)| v <= version) {
+                self.rejected = Some((version, fp));
+            }
+        }
         tracing::warn!(ring = %self.shared.ring, version, %error, "snapshot refused; keeping the previous version");
         self.set_error(error.clone());
         let _ = self
@@ -326,13 +381,21 @@ impl Watch {
             }
         }
         let version = snapshot.version;
+        let stated = snapshot.fingerprint;
         // Building a large placement takes milliseconds: keep it off the
         // runtime's worker threads.
         let view = match tokio::task::spawn_blocking(move || RingView::verify(snapshot)).await {
             Ok(Ok(view)) => Arc::new(view),
-            Ok(Err(e)) => return self.reject(version, e.to_string()),
-            Err(e) => return self.reject(version, format!("verification failed: {e}")),
+            Ok(Err(e)) => return self.reject(version, Some(stated), e.to_string()),
+            Err(e) => {
+                return self.reject(version, Some(stated), format!("verification failed: {e}"))
+            }
         };
+        if reset || self.rejected.is_some_and(|(v, _)| v <= version) {
+            // Past the refused version, or on a history that no longer
+            // contains it.
+            self.rejected = None;
+        }
         let previous = self.shared.swap(view.clone());
         self.applied
             .send_replace(Some((version, view.fingerprint())));
