@@ -1,19 +1,30 @@
-//! The `ringd` binary: parses the command line and runs it. Everything
-//! else lives in the library (`ringd::cli`, `ringd::server`).
+//! The `ringd` binary: parses the command line, runs it and turns the
+//! outcome into an exit code. Everything else lives in the library
+//! (`ringd::cli`, `ringd::server`, `ringd::client`).
+
+use std::process::ExitCode;
 
 use clap::Parser;
-use ringd::cli::{Cli, Command};
-use ringd::server::{init_logging, serve, shutdown_signal, ServeConfig};
+use ringd::cli::{output, run, Cli};
 
-#[tokio::main]
-async fn main() -> anyhow::Result<()> {
+fn main() -> ExitCode {
+    // clap prints usage errors itself and exits with 2.
     let cli = Cli::parse();
-    match cli.command {
-        Command::Serve(args) => {
-            let config = ServeConfig::from(args);
-            init_logging(config.log_format);
-            serve(config, shutdown_signal()).await?;
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(run(cli)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            output::print_error(&e);
+            ExitCode::from(e.exit_code())
         }
     }
-    Ok(())
 }

@@ -1,28 +1,10 @@
-//! The `ringd` command line. Its flags and environment variables are a
-//! contract that scripts rely on: keep their names and defaults.
+//! `ringd serve`: the service itself. Its flags and environment variables
+//! are a contract that scripts rely on: keep their names and defaults.
 
-use clap::{Args, Parser, Subcommand};
+use clap::Args;
 
 use crate::server::{EtcdAccess, LogFormat, ServeConfig};
 use crate::store::DEFAULT_RETENTION;
-
-/// ringd: the single source of truth for consistent-hashing rings.
-#[derive(Debug, Parser)]
-#[command(name = "ringd", version, about)]
-pub struct Cli {
-    /// What to do.
-    #[command(subcommand)]
-    pub command: Command,
-}
-
-/// `ringd` subcommands.
-#[derive(Debug, Subcommand)]
-pub enum Command {
-    /// Run the service.
-    // A repeated flag takes its last value, so wrappers can override defaults.
-    #[command(args_override_self = true)]
-    Serve(ServeArgs),
-}
 
 /// Flags of `ringd serve`.
 #[derive(Debug, Args)]
@@ -104,23 +86,9 @@ impl From<ServeArgs> for ServeConfig {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use clap::CommandFactory;
-
-    #[test]
-    fn cli_is_consistent() {
-        Cli::command().debug_assert();
-    }
-
-    #[test]
-    fn defaults() {
-        let Command::Serve(a) = Cli::try_parse_from(["ringd", "serve"]).unwrap().command;
-        let c = ServeConfig::from(a);
-        assert_eq!(c.retention, DEFAULT_RETENTION);
-        assert_eq!(c.log_format, LogFormat::Text);
-        assert!(!c.insecure);
-        assert_eq!(c.etcd_prefix, "/ringd");
-    }
+/// Runs the service until SIGINT or SIGTERM.
+pub async fn run(args: ServeArgs) -> Result<(), crate::server::ServeError> {
+    let config = ServeConfig::from(args);
+    crate::server::init_logging(config.log_format);
+    crate::server::serve(config, crate::server::shutdown_signal()).await
 }

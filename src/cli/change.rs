@@ -1,0 +1,224 @@
+//! `ringd change apply RING FILE`: previews a multi-op change, then
+//! commits exactly what was previewed.
+
+use std::io::Read;
+use std::path::PathBuf;
+
+use clap::{Args, Subcommand};
+use reqwest::Method;
+use serde_json::{json, Value};
+
+use super::context::{decode, idempotency_key, ring_path};
+use super::inspect::movement;
+use super::output::{emit, emit_json, percent};
+use super::wire::ChangeResult;
+use super::{CliError, Context};
+use crate::client::ClientError;
+
+/// `ringd change …`.
+#[derive(Debug, Subcommand)]
+pub enum ChangeCommand {
+    /// Preview a change (moved fraction, per-node gain and loss), then
+    /// commit it unless --dry-run.
+    Apply(ApplyArgs),
+}
+
+/// `ringd change apply RING FILE [--dry-run]`.
+#[derive(Debug, Args)]
+pub struct ApplyArgs {
+    /// The ring.
+    pub ring: String,
+    /// The body of `POST /v1/rings/{ring}/changes` as JSON
+    /// (`{"ops":[…],"reason":…}`); `-` reads stdin.
+    pub file: PathBuf,
+    /// Show the preview only; commit nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Name the commit, so running the same command again after a lost
+    /// answer returns the first commit instead of applying it twice
+    /// [default: a new key per invocation].
+    #[arg(long, value_name = "KEY")]
+    pub idempotency_key: Option<String>,
+}
+
+/// Runs a `change` subcommand.
+pub async fn run(ctx: &Context, command: ChangeCommand) -> Result<(), CliError> {
+    match command {
+        ChangeCommand::Apply(a) => apply(ctx, a).await,
+    }
+}
+
+fn read_body(path: &PathBuf) -> Result<serde_json::Map<String, Value>, CliError> {
+    let stdin = path.as_os_str() == "-";
+    // Messages name stdin as such rather than as a file called `-`.
+    let shown = if stdin {
+        PathBuf::from("<stdin>")
+    } else {
+        path.clone()
+    };
+    let mut text = String::new();
+    let read = if stdin {
+        std::io::stdin().read_to_string(&mut text).map(|_| ())
+    } else {
+        std::fs::read_to_string(path).map(|t| text = t)
+    };
+    read.map_err(|source| CliError::Read {
+        path: shown.clone(),
+        source,
+    })?;
+    let value: Value = serde_json::from_str(&text).map_err(|source| CliError::Json {
+        path: shown.clone(),
+        source,
+    })?;
+    match value {
+        Value::Object(map) => Ok(map),
+        _ => Err(CliError::Refused(format!(
+            "{} must hold a JSON object such as {{\"ops\": [...]}}",
+            shown.display()
+        ))),
+    }
+}
+
+async fn apply(ctx: &Context, a: ApplyArgs) -> Result<(), CliError> {
+    let mut body = read_body(&a.file)?;
+    // A file that asks for a dry run gets one, whatever the flag says.
+    let dry_run = a.dry_run || body.remove("dry_run") == Some(Value::Bool(true));
+    let path = ring_path(&a.ring, "/changes");
+    if let Some(key) = &a.idempotency_key {
+        if !dry_run && replay(ctx, &path, &body, key).await? {
+            return Ok(());
+        }
+    }
+
+    let mut preview_body = body.clone();
+    preview_body.insert("dry_run".into(), true.into());
+    let preview = ctx
+        .request(Method::POST, &path, Some(&Value::Object(preview_body)), &[])
+        .await?
+        .body;
+    let p: ChangeResult = decode("preview", &preview)?;
+    if !ctx.json() {
+        emit(&describe_preview(&p))?;
+    }
+    if dry_run || !p.changed {
+        if ctx.json() {
+            return emit_json(&json!({ "preview": preview }));
+        }
+        if p.changed {
+            emit("\ndry run: nothing committed\n")?;
+        }
+        return Ok(());
+    }
+
+    // The preview's base version is the precondition: if anything is
+    // committed in between, the server refuses (412) instead of applying
+    // a change whose movement nobody saw.
+    body.insert("expected_version".into(), p.base_version.into());
+    let key = a.idempotency_key.unwrap_or_else(idempotency_key);
+    commit(ctx, &path, body, &key, Some(preview)).await
+}
+
+/// Commits `body` with `key` and prints the result (after the preview,
+/// when there was one).
+async fn commit(
+    ctx: &Context,
+    path: &str,
+    body: serde_json::Map<String, Value>,
+    key: &str,
+    preview: Option<Value>,
+) -> Result<(), CliError> {
+    let committed = ctx
+        .request(
+            Method::POST,
+            path,
+            Some(&Value::Object(body)),
+            &[("idempotency-key", key)],
+        )
+        .await?
+        .body;
+    print_commit(ctx, preview, committed, key)
+}
+
+/// Prints a commit, after its preview when there was one.
+fn print_commit(
+    ctx: &Context,
+    preview: Option<Value>,
+    committed: Value,
+    key: &str,
+) -> Result<(), CliError> {
+    if ctx.json() {
+        return emit_json(&match preview {
+            Some(preview) => json!({ "preview": preview, "committed": committed }),
+            None => json!({ "committed": committed }),
+        });
+    }
+    let c: ChangeResult = decode("change result", &committed)?;
+    let moved = c
+        .diff
+        .as_ref()
+        .map_or_else(|| "unknown".into(), |d| percent(d.moved_fraction));
+    if c.replayed {
+        return emit(&format!(
+            "already committed with key {key}: ring {} at version {}, {moved} of the keyspace moved; nothing applied now\n",
+            c.ring, c.version
+        ));
+    }
+    emit(&format!(
+        "\ncommitted: ring {} at version {}, {moved} of the keyspace moved\n",
+        c.ring, c.version
+    ))
+}
+
+/// Whether an earlier run already committed this change under `key`; if
+/// so, prints that commit. The probe is the commit itself on version 0,
+/// which never exists: the server looks the key up before the
+/// precondition, so a committed key is answered with its version
+/// (`replayed`) and an unknown one fails the precondition (412) without
+/// applying anything. A rerun after a lost answer thus never previews a
+/// plan that no longer applies, and never applies twice.
+async fn replay(
+    ctx: &Context,
+    path: &str,
+    body: &serde_json::Map<String, Value>,
+    key: &str,
+) -> Result<bool, CliError> {
+    let mut probe = body.clone();
+    probe.insert("expected_version".into(), 0.into());
+    let answer = ctx
+        .request(
+            Method::POST,
+            path,
+            Some(&Value::Object(probe)),
+            &[("idempotency-key", key)],
+        )
+        .await;
+    match answer {
+        Ok(a) if a.body.get("replayed") == Some(&Value::Bool(true)) => {
+            print_commit(ctx, None, a.body, key)?;
+            Ok(true)
+        }
+        Ok(a) => Err(CliError::decode(
+            "idempotency probe",
+            format!("expected a replay or 412, got {}", a.status),
+        )),
+        Err(CliError::Client(ClientError::Problem(p))) if p.status == 412 => Ok(false),
+        Err(e) => Err(e),
+    }
+}
+
+fn describe_preview(p: &ChangeResult) -> String {
+    if !p.changed {
+        return format!(
+            "no change: ring {} is at version {} and the change alters nothing\n",
+            p.ring, p.base_version
+        );
+    }
+    let mut out = format!(
+        "preview: ring {} version {} -> {}\n",
+        p.ring, p.base_version, p.version
+    );
+    if let Some(d) = &p.diff {
+        out.push_str(&movement(d));
+    }
+    out
+}

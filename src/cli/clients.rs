@@ -1,0 +1,92 @@
+//! `ringd clients RING`: which clients applied which version, and which
+//! computed a different placement than the server.
+
+use clap::Args;
+use serde::Deserialize;
+
+use super::context::{decode, ring_path};
+use super::output::{emit, emit_json, percent, time, yes_no, Align, Table};
+use super::{CliError, Context};
+
+/// `ringd clients RING`.
+#[derive(Debug, Args)]
+pub struct ClientsArgs {
+    /// The ring.
+    pub ring: String,
+}
+
+#[derive(Deserialize)]
+struct Client {
+    client_id: String,
+    version: u64,
+    lag: u64,
+    last_seen: String,
+    on_latest: bool,
+    matches: Option<bool>,
+    divergent: bool,
+}
+
+#[derive(Deserialize)]
+struct Summary {
+    clients: u64,
+    on_latest: u64,
+    on_latest_share: Option<f64>,
+    divergent: u64,
+}
+
+#[derive(Deserialize)]
+struct ClientList {
+    ring: String,
+    version: u64,
+    clients: Vec<Client>,
+    summary: Summary,
+}
+
+/// Prints the ring's live clients and the convergence summary.
+pub async fn run(ctx: &Context, a: ClientsArgs) -> Result<(), CliError> {
+    let body = ctx.get(&ring_path(&a.ring, "/clients")).await?;
+    if ctx.json() {
+        return emit_json(&body);
+    }
+    let list: ClientList = decode("client list", &body)?;
+    let mut t = Table::new(&[
+        ("CLIENT", Align::Left),
+        ("VERSION", Align::Right),
+        ("LAG", Align::Right),
+        ("ON LATEST", Align::Left),
+        ("DIVERGENT", Align::Left),
+        ("LAST SEEN", Align::Left),
+    ]);
+    for c in &list.clients {
+        // A pruned version cannot be checked: say so rather than "no".
+        let divergent = match c.matches {
+            None => "unknown".to_owned(),
+            Some(_) => yes_no(c.divergent),
+        };
+        t.row(vec![
+            c.client_id.clone(),
+            c.version.to_string(),
+            c.lag.to_string(),
+            yes_no(c.on_latest),
+            divergent,
+            time(&c.last_seen),
+        ]);
+    }
+    let s = &list.summary;
+    if s.clients == 0 {
+        return emit(&format!(
+            "ring {} at version {}: no live clients (none has acked within the server's client TTL)\n",
+            list.ring, list.version
+        ));
+    }
+    let share = s.on_latest_share.map_or_else(|| "-".to_owned(), percent);
+    emit(&format!(
+        "ring {} at version {}\n\n{}\n{} clients, {} on the latest version ({share}), {} divergent\n",
+        list.ring,
+        list.version,
+        t.render(),
+        s.clients,
+        s.on_latest,
+        s.divergent
+    ))
+}

@@ -1,0 +1,158 @@
+//! What every client command shares: the servers, the output format and
+//! the requests they make.
+
+use std::time::Duration;
+
+use reqwest::{Method, Response, StatusCode};
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use super::{CliError, ClientArgs, OutputFormat};
+use crate::client::{ClientError, Endpoints};
+
+/// The servers to ask and how to print the answers.
+#[derive(Debug, Clone)]
+pub struct Context {
+    /// The servers, with the token and failover between them.
+    pub endpoints: Endpoints,
+    /// Table or JSON.
+    pub format: OutputFormat,
+}
+
+/// A decoded answer: its status, its version (from the ETag, when the
+/// route sends one) and its JSON body (`null` when there is none).
+#[derive(Debug)]
+pub struct Answer {
+    /// The HTTP status.
+    pub status: StatusCode,
+    /// The ring version named by `ETag: "<version>"`.
+    pub version: Option<u64>,
+    /// The body.
+    pub body: Value,
+}
+
+impl Context {
+    /// A context for the global flags.
+    pub fn new(args: &ClientArgs) -> Result<Self, CliError> {
+        Ok(Self {
+            endpoints: Endpoints::new(&[&args.addr], args.token.clone())?,
+            format: args.output,
+        })
+    }
+
+    /// Whether JSON was asked for.
+    pub fn json(&self) -> bool {
+        self.format == OutputFormat::Json
+    }
+
+    /// Sends a request and decodes the JSON answer (2xx only; errors
+    /// become [`CliError::Client`] with the server's problem document).
+    pub async fn request(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<&Value>,
+        headers: &[(&str, &str)],
+    ) -> Result<Answer, CliError> {
+        let (resp, url) = self
+            .endpoints
+            .send(method, path, body, headers, None)
+            .await?;
+        let status = resp.status();
+        let version = etag_version(&resp);
+        let bytes = resp
+            .bytes()
+            .await
+            .map_err(|e| ClientError::Decode(format!("{url}{path}: {e}")))?;
+        let body = if bytes.is_empty() {
+            Value::Null
+        } else {
+            serde_json::from_slice(&bytes)
+                .map_err(|e| ClientError::Decode(format!("{url}{path}: {e}")))?
+        };
+        Ok(Answer {
+            status,
+            version,
+            body,
+        })
+    }
+
+    /// `GET path` as JSON.
+    pub async fn get(&self, path: &str) -> Result<Value, CliError> {
+        Ok(self.request(Method::GET, path, None, &[]).await?.body)
+    }
+
+    /// A request with no timeout, for streams; returns the open response.
+    pub async fn stream(
+        &self,
+        path: &str,
+        headers: &[(&str, &str)],
+    ) -> Result<(Response, String), CliError> {
+        Ok(self
+            .endpoints
+            .send(Method::GET, path, None, headers, Some(Duration::ZERO))
+            .await?)
+    }
+}
+
+fn etag_version(resp: &Response) -> Option<u64> {
+    let tag = resp.headers().get(reqwest::header::ETAG)?.to_str().ok()?;
+    tag.trim_start_matches("W/").trim_matches('"').parse().ok()
+}
+
+/// Decodes the parts of an answer a command renders; the whole answer is
+/// what `--output json` prints.
+pub fn decode<T: DeserializeOwned>(what: &str, value: &Value) -> Result<T, CliError> {
+    T::deserialize(value).map_err(|e| CliError::decode(what, e))
+}
+
+/// Percent-encodes one path segment or query value: everything but
+/// RFC 3986's unreserved characters, so a `/`, `?` or `&` in a name or key
+/// reaches the server as data instead of changing the URL.
+pub fn encode(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for b in text.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// `/v1/rings/{ring}` plus `rest`.
+pub fn ring_path(ring: &str, rest: &str) -> String {
+    format!("/v1/rings/{}{rest}", encode(ring))
+}
+
+/// A key for idempotent commits: unique per invocation (time and process
+/// id), so a retry inside this invocation is recognised by the server and
+/// any other invocation is a new change.
+pub fn idempotency_key() -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    format!("ringd-cli-{nanos:x}-{:x}", std::process::id())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reserved_characters_are_encoded() {
+        assert_eq!(encode("user:1 2/3?&é"), "user%3A1%202%2F3%3F%26%C3%A9");
+        assert_eq!(encode("cache-1.a_b~"), "cache-1.a_b~");
+        assert_eq!(ring_path("a/b", "/nodes"), "/v1/rings/a%2Fb/nodes");
+    }
+
+    #[test]
+    fn idempotency_keys_are_valid_header_text() {
+        let k = idempotency_key();
+        assert!(
+            k.len() <= 255 && k.bytes().all(|b| b.is_ascii_graphic()),
+            "{k}"
+        );
+    }
+}

@@ -1,0 +1,68 @@
+//! Why a command failed, and the exit code each failure maps to.
+
+use std::path::PathBuf;
+
+use thiserror::Error;
+
+use crate::client::ClientError;
+
+/// A failed command.
+#[derive(Debug, Error)]
+pub enum CliError {
+    /// The server refused the request, could not be reached, or answered
+    /// something unexpected.
+    #[error(transparent)]
+    Client(#[from] ClientError),
+    /// A file named on the command line could not be read.
+    #[error("cannot read {path}: {source}")]
+    Read {
+        /// The file (`-` for stdin).
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// A file named on the command line is not the JSON it should be.
+    #[error("{path} is not valid JSON: {source}")]
+    Json {
+        /// The file (`-` for stdin).
+        path: PathBuf,
+        /// Where and why parsing failed.
+        source: serde_json::Error,
+    },
+    /// The command cannot do what was asked, decided before or without
+    /// asking the server (e.g. `node add` of a node that exists, or a
+    /// change file that is not a JSON object).
+    #[error("{0}")]
+    Refused(String),
+    /// Writing to stdout failed (other than a closed pipe, which ends the
+    /// command quietly).
+    #[error("cannot write the output: {0}")]
+    Output(std::io::Error),
+    /// `ringd serve` could not start or failed while running.
+    #[error(transparent)]
+    Serve(#[from] crate::server::ServeError),
+}
+
+/// Exit code of a refusal: the server (or the command) said no.
+pub const EXIT_REFUSED: u8 = 1;
+/// Exit code of a usage error; clap uses it for the errors it finds.
+pub const EXIT_USAGE: u8 = 2;
+/// Exit code when no server answered at all.
+pub const EXIT_UNREACHABLE: u8 = 3;
+
+impl CliError {
+    /// The process exit code: 1 for a refusal or any other failure, 2 for
+    /// a usage error, 3 when no server could be reached.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            Self::Client(ClientError::Unreachable { .. }) => EXIT_UNREACHABLE,
+            Self::Client(ClientError::InvalidUrl(_)) => EXIT_USAGE,
+            _ => EXIT_REFUSED,
+        }
+    }
+
+    /// A server answer that is not what the API documents.
+    pub(crate) fn decode(what: &str, e: impl std::fmt::Display) -> Self {
+        Self::Client(ClientError::Decode(format!("{what}: {e}")))
+    }
+}

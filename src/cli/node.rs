@@ -1,0 +1,337 @@
+//! `ringd node add|update|drain|remove|list`. Every mutation that depends
+//! on what the ring holds (add, update, drain) reads first and writes with
+//! `If-Match` on the version it read, so a concurrent change makes it fail
+//! (412) instead of being overwritten.
+
+use clap::{Args, Subcommand, ValueEnum};
+use reqwest::Method;
+use serde_json::{Map, Value};
+
+use super::context::{decode, encode, ring_path};
+use super::output::{emit, emit_json, percent, Align, Table};
+use super::wire::{ChangeResult, Node};
+use super::{CliError, Context};
+
+/// `ringd node …`.
+#[derive(Debug, Subcommand)]
+pub enum NodeCommand {
+    /// Register a new node (refused if the ring already has it).
+    Add(AddArgs),
+    /// Change some of a node's fields; the others keep their values.
+    Update(UpdateArgs),
+    /// Mark a node draining: it keeps its record but owns no keys.
+    Drain(TargetArgs),
+    /// Remove a node from the ring.
+    Remove(TargetArgs),
+    /// List a ring's nodes at its latest version.
+    List {
+        /// The ring.
+        ring: String,
+    },
+}
+
+/// A node's fields as flags; only the given ones are sent or changed.
+#[derive(Debug, Args)]
+pub struct NodeFields {
+    /// Relative capacity, 1–1000000 [default for a new node: 1].
+    #[arg(long, value_name = "W")]
+    pub weight: Option<u64>,
+    /// Failure domain.
+    #[arg(long, value_name = "Z")]
+    pub zone: Option<String>,
+    /// Where clients reach the node (not interpreted).
+    #[arg(long, value_name = "A")]
+    pub address: Option<String>,
+    /// A label; repeat for several. `update` adds or replaces the keys given.
+    #[arg(long = "label", value_name = "KEY=VALUE", value_parser = parse_label)]
+    pub labels: Vec<(String, String)>,
+    /// Hash this instead of the id, so a replacement takes over a node's
+    /// positions.
+    #[arg(long, value_name = "K")]
+    pub hash_key: Option<String>,
+    /// Free-text reason recorded in the new version.
+    #[arg(long)]
+    pub reason: Option<String>,
+}
+
+/// `ringd node add RING ID [flags]`.
+#[derive(Debug, Args)]
+pub struct AddArgs {
+    /// The ring.
+    pub ring: String,
+    /// The node's id.
+    pub id: String,
+    #[command(flatten)]
+    pub fields: NodeFields,
+}
+
+/// `ringd node update RING ID [flags]`.
+#[derive(Debug, Args)]
+pub struct UpdateArgs {
+    /// The ring.
+    pub ring: String,
+    /// The node's id.
+    pub id: String,
+    #[command(flatten)]
+    pub fields: NodeFields,
+    /// Remove a label; repeat for several.
+    #[arg(long = "remove-label", value_name = "KEY")]
+    pub remove_labels: Vec<String>,
+    /// `active` or `draining`.
+    #[arg(long, value_enum)]
+    pub state: Option<StateArg>,
+}
+
+/// A node's state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum StateArg {
+    /// Owns keys.
+    Active,
+    /// Keeps its record but owns no keys.
+    Draining,
+}
+
+/// A ring and one of its nodes.
+#[derive(Debug, Args)]
+pub struct TargetArgs {
+    /// The ring.
+    pub ring: String,
+    /// The node's id.
+    pub id: String,
+    /// Free-text reason recorded in the new version.
+    #[arg(long)]
+    pub reason: Option<String>,
+}
+
+/// Parses `KEY=VALUE` (the value may be empty or contain `=`).
+fn parse_label(text: &str) -> Result<(String, String), String> {
+    match text.split_once('=') {
+        Some((k, v)) if !k.is_empty() => Ok((k.to_owned(), v.to_owned())),
+        _ => Err(format!("`{text}` is not KEY=VALUE")),
+    }
+}
+
+/// Runs a `node` subcommand.
+pub async fn run(ctx: &Context, command: NodeCommand) -> Result<(), CliError> {
+    match command {
+        NodeCommand::Add(a) => add(ctx, a).await,
+        NodeCommand::Update(a) => {
+            let state = a.state;
+            update(
+                ctx,
+                &a.ring,
+                &a.id,
+                &a.fields,
+                &a.remove_labels,
+                state,
+                "updated",
+            )
+            .await
+        }
+        NodeCommand::Drain(t) => {
+            let fields = NodeFields {
+                weight: None,
+                zone: None,
+                address: None,
+                labels: Vec::new(),
+                hash_key: None,
+                reason: t.reason,
+            };
+            let draining = Some(StateArg::Draining);
+            update(ctx, &t.ring, &t.id, &fields, &[], draining, "drained").await
+        }
+        NodeCommand::Remove(t) => remove(ctx, t).await,
+        NodeCommand::List { ring } => list(ctx, &ring).await,
+    }
+}
+
+fn node_path(ring: &str, id: &str, reason: &Option<String>) -> String {
+    let query = reason
+        .as_ref()
+        .map(|r| format!("?reason={}", encode(r)))
+        .unwrap_or_default();
+    ring_path(ring, &format!("/nodes/{}{query}", encode(id)))
+}
+
+fn if_match(version: u64) -> String {
+    format!("\"{version}\"")
+}
+
+async fn add(ctx: &Context, a: AddArgs) -> Result<(), CliError> {
+    let listed = ctx
+        .request(Method::GET, &ring_path(&a.ring, "/nodes"), None, &[])
+        .await?;
+    let nodes: Vec<Node> = decode("node list", &listed.body["nodes"])?;
+    let version = listed.body["version"].as_u64().or(listed.version);
+    if nodes.iter().any(|n| n.id == a.id) {
+        return Err(CliError::Refused(format!(
+            "node {} is already in ring {}: change it with `ringd node update`",
+            a.id, a.ring
+        )));
+    }
+    let mut body = Map::new();
+    put_fields(&mut body, &a.fields);
+    let tag = version.map(if_match);
+    let headers: Vec<(&str, &str)> = tag.iter().map(|t| ("if-match", t.as_str())).collect();
+    let answer = ctx
+        .request(
+            Method::PUT,
+            &node_path(&a.ring, &a.id, &a.fields.reason),
+            Some(&Value::Object(body)),
+            &headers,
+        )
+        .await?;
+    report(ctx, &answer.body, &a.id, "added")
+}
+
+/// Reads the node, applies the given fields and writes the whole record
+/// back on the version read.
+async fn update(
+    ctx: &Context,
+    ring: &str,
+    id: &str,
+    fields: &NodeFields,
+    remove_labels: &[String],
+    state: Option<StateArg>,
+    verb: &str,
+) -> Result<(), CliError> {
+    let read = ctx
+        .request(Method::GET, &node_path(ring, id, &None), None, &[])
+        .await?;
+    let mut body = match read.body {
+        Value::Object(map) => map,
+        other => return Err(CliError::decode("node", format!("not an object: {other}"))),
+    };
+    let mut labels = match body.remove("labels") {
+        Some(Value::Object(map)) => map,
+        _ => Map::new(),
+    };
+    for key in remove_labels {
+        labels.remove(key);
+    }
+    body.insert("labels".into(), Value::Object(labels));
+    put_fields(&mut body, fields);
+    if let Some(state) = state {
+        let name = if state == StateArg::Draining {
+            "draining"
+        } else {
+            "active"
+        };
+        body.insert("state".into(), name.into());
+    }
+    let tag = read.version.map(if_match);
+    let headers: Vec<(&str, &str)> = tag.iter().map(|t| ("if-match", t.as_str())).collect();
+    let answer = ctx
+        .request(
+            Method::PUT,
+            &node_path(ring, id, &fields.reason),
+            Some(&Value::Object(body)),
+            &headers,
+        )
+        .await?;
+    report(ctx, &answer.body, id, verb)
+}
+
+/// Sets the given flags on a node body, merging labels into those present.
+fn put_fields(body: &mut Map<String, Value>, f: &NodeFields) {
+    if let Some(w) = f.weight {
+        body.insert("weight".into(), w.into());
+    }
+    for (k, v) in [
+        ("zone", &f.zone),
+        ("address", &f.address),
+        ("hash_key", &f.hash_key),
+    ] {
+        if let Some(v) = v {
+            body.insert(k.into(), v.clone().into());
+        }
+    }
+    if !f.labels.is_empty() {
+        let labels = body
+            .entry("labels")
+            .or_insert_with(|| Value::Object(Map::new()));
+        if let Value::Object(map) = labels {
+            for (k, v) in &f.labels {
+                map.insert(k.clone(), v.clone().into());
+            }
+        }
+    }
+}
+
+async fn remove(ctx: &Context, t: TargetArgs) -> Result<(), CliError> {
+    let answer = ctx
+        .request(
+            Method::DELETE,
+            &node_path(&t.ring, &t.id, &t.reason),
+            None,
+            &[],
+        )
+        .await?;
+    report(ctx, &answer.body, &t.id, "removed")
+}
+
+/// Prints what a one-node change did: the new version and the moved share.
+fn report(ctx: &Context, body: &Value, id: &str, verb: &str) -> Result<(), CliError> {
+    if ctx.json() {
+        return emit_json(body);
+    }
+    let r: ChangeResult = decode("change result", body)?;
+    if !r.changed {
+        return emit(&format!(
+            "node {id} unchanged: ring {} stays at version {}\n",
+            r.ring, r.version
+        ));
+    }
+    let moved = r
+        .diff
+        .as_ref()
+        .map_or_else(|| "unknown".to_owned(), |d| percent(d.moved_fraction));
+    emit(&format!(
+        "node {id} {verb}: ring {} at version {} (was {}), {moved} of the keyspace moved\n",
+        r.ring, r.version, r.base_version
+    ))
+}
+
+async fn list(ctx: &Context, ring: &str) -> Result<(), CliError> {
+    let body = ctx.get(&ring_path(ring, "/nodes")).await?;
+    if ctx.json() {
+        return emit_json(&body);
+    }
+    let nodes: Vec<Node> = decode("node list", &body["nodes"])?;
+    let version = body["version"].as_u64().unwrap_or_default();
+    emit(&format!(
+        "ring {ring} at version {version}\n\n{}",
+        table(&nodes)
+    ))
+}
+
+/// The node table of `node list` and `ring show`.
+pub(crate) fn table(nodes: &[Node]) -> String {
+    let mut t = Table::new(&[
+        ("NODE", Align::Left),
+        ("STATE", Align::Left),
+        ("WEIGHT", Align::Right),
+        ("ZONE", Align::Left),
+        ("ADDRESS", Align::Left),
+        ("HASH KEY", Align::Left),
+        ("LABELS", Align::Left),
+    ]);
+    let dash = |v: &Option<String>| v.clone().unwrap_or_else(|| "-".into());
+    for n in nodes {
+        let labels: Vec<String> = n.labels.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        t.row(vec![
+            n.id.clone(),
+            n.state.clone(),
+            n.weight.to_string(),
+            dash(&n.zone),
+            dash(&n.address),
+            dash(&n.hash_key),
+            if labels.is_empty() {
+                "-".into()
+            } else {
+                labels.join(",")
+            },
+        ]);
+    }
+    t.render()
+}

@@ -1,0 +1,244 @@
+//! Rendering: aligned tables, share bars, percentages, timestamps, JSON
+//! for scripts, and error messages.
+
+use std::io::Write;
+
+use serde_json::Value;
+use time::format_description::well_known::Rfc3339;
+use time::OffsetDateTime;
+
+use super::CliError;
+use crate::client::ClientError;
+
+/// How a column's cells line up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Align {
+    /// Text.
+    Left,
+    /// Numbers, so their digits line up.
+    Right,
+}
+
+/// A table with a header row; columns are two spaces apart and lines carry
+/// no trailing spaces.
+#[derive(Debug, Clone)]
+pub struct Table {
+    header: Vec<String>,
+    align: Vec<Align>,
+    rows: Vec<Vec<String>>,
+}
+
+impl Table {
+    /// A table with these columns.
+    pub fn new(columns: &[(&str, Align)]) -> Self {
+        Self {
+            header: columns.iter().map(|(h, _)| (*h).to_owned()).collect(),
+            align: columns.iter().map(|(_, a)| *a).collect(),
+            rows: Vec::new(),
+        }
+    }
+
+    /// Appends a row (missing cells are empty).
+    pub fn row(&mut self, cells: Vec<String>) {
+        self.rows.push(cells);
+    }
+
+    /// The table as text, one line per row, ending with a newline.
+    pub fn render(&self) -> String {
+        let width = |s: &str| s.chars().count();
+        let mut widths: Vec<usize> = self.header.iter().map(|h| width(h)).collect();
+        for row in &self.rows {
+            for (i, cell) in row.iter().enumerate().take(widths.len()) {
+                widths[i] = widths[i].max(width(cell));
+            }
+        }
+        let mut out = String::new();
+        for row in std::iter::once(&self.header).chain(&self.rows) {
+            let mut line = String::new();
+            for (i, w) in widths.iter().enumerate() {
+                let cell = row.get(i).map_or("", String::as_str);
+                let pad = " ".repeat(w - width(cell));
+                if i > 0 {
+                    line.push_str("  ");
+                }
+                match self.align[i] {
+                    Align::Left => {
+                        line.push_str(cell);
+                        line.push_str(&pad);
+                    }
+                    Align::Right => {
+                        line.push_str(&pad);
+                        line.push_str(cell);
+                    }
+                }
+            }
+            out.push_str(line.trim_end());
+            out.push('\n');
+        }
+        out
+    }
+}
+
+/// `name  value` lines with the values aligned, for one object.
+pub fn fields(pairs: &[(&str, String)]) -> String {
+    let w = pairs
+        .iter()
+        .map(|(k, _)| k.chars().count())
+        .max()
+        .unwrap_or(0);
+    let mut out = String::new();
+    for (k, v) in pairs {
+        let line = format!("{k:<w$}  {v}");
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+/// A share of the keyspace as a percentage with two decimals.
+pub fn percent(share: f64) -> String {
+    format!("{:.2}%", share * 100.0)
+}
+
+/// Cells of a share bar at 100%.
+pub const BAR_WIDTH: usize = 40;
+
+/// A bar of `share` (0–1) on a scale of [`BAR_WIDTH`] cells, drawn in
+/// eighths of a cell and rounded to the nearest eighth, so equal shares
+/// always draw the same bar.
+pub fn share_bar(share: f64) -> String {
+    const PARTIAL: [char; 8] = [' ', '▏', '▎', '▍', '▌', '▋', '▊', '▉'];
+    let eighths = (share.clamp(0.0, 1.0) * (BAR_WIDTH * 8) as f64).round() as usize;
+    let mut bar = "█".repeat(eighths / 8);
+    if eighths % 8 > 0 {
+        bar.push(PARTIAL[eighths % 8]);
+    }
+    bar
+}
+
+/// `yes` or `no`.
+pub fn yes_no(b: bool) -> String {
+    if b { "yes" } else { "no" }.to_owned()
+}
+
+/// An RFC 3339 timestamp shortened to whole seconds in UTC, so table
+/// columns keep one width whatever the fraction; unparsable text is shown
+/// as it is.
+pub fn time(text: &str) -> String {
+    let Ok(t) = OffsetDateTime::parse(text, &Rfc3339) else {
+        return text.to_owned();
+    };
+    let t = t.to_offset(time::UtcOffset::UTC);
+    format!(
+        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}Z",
+        t.year(),
+        u8::from(t.month()),
+        t.day(),
+        t.hour(),
+        t.minute(),
+        t.second()
+    )
+}
+
+/// A node or owner that may be absent (`null` means no owner).
+pub fn or_none(id: Option<&str>) -> String {
+    id.unwrap_or("(none)").to_owned()
+}
+
+/// Writes `text` to stdout and flushes it.
+pub fn emit(text: &str) -> Result<(), CliError> {
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())
+        .and_then(|()| out.flush())
+        .map_err(CliError::Output)
+}
+
+/// Prints `value` as pretty JSON (keys sorted, as serde_json orders maps).
+pub fn emit_json(value: &Value) -> Result<(), CliError> {
+    let text = serde_json::to_string_pretty(value).unwrap_or_default();
+    emit(&format!("{text}\n"))
+}
+
+/// Prints `value` as one compact JSON line, for streams.
+pub fn emit_json_line(value: &Value) -> Result<(), CliError> {
+    let text = serde_json::to_string(value).unwrap_or_default();
+    emit(&format!("{text}\n"))
+}
+
+/// The error as printed on stderr: `error: <what>`, then for a problem
+/// document its type and status, the field it blames and the ring's
+/// current version when the server named them.
+pub fn error_text(err: &CliError) -> String {
+    let mut out = String::new();
+    match err {
+        CliError::Client(ClientError::Problem(p)) => {
+            let detail = if p.detail.is_empty() {
+                &p.title
+            } else {
+                &p.detail
+            };
+            out.push_str(&format!("error: {detail}\n"));
+            out.push_str(&format!("  problem: {} (HTTP {})\n", p.kind, p.status));
+            if let Some(field) = &p.field {
+                out.push_str(&format!("  field: {field}\n"));
+            }
+            if let Some(v) = p.current_version {
+                out.push_str(&format!("  current version: {v}\n"));
+            }
+        }
+        CliError::Client(ClientError::Unreachable { urls, last }) => {
+            out.push_str(&format!("error: no ringd server reachable at {urls}\n"));
+            out.push_str(&format!("  last attempt: {last}\n"));
+        }
+        // A reader that closed the pipe (`ringd … | head`) wants no more.
+        CliError::Output(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
+        other => out.push_str(&format!("error: {other}\n")),
+    }
+    out
+}
+
+/// Prints [`error_text`] to stderr.
+pub fn print_error(err: &CliError) {
+    let _ = std::io::stderr()
+        .lock()
+        .write_all(error_text(err).as_bytes());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tables_align_and_trim() {
+        let mut t = Table::new(&[
+            ("NODE", Align::Left),
+            ("SHARE", Align::Right),
+            ("X", Align::Left),
+        ]);
+        t.row(vec!["a".into(), "5.00%".into(), String::new()]);
+        t.row(vec!["long-name".into(), "100.00%".into(), "z".into()]);
+        assert_eq!(
+            t.render(),
+            "NODE         SHARE  X\na            5.00%\nlong-name  100.00%  z\n"
+        );
+    }
+
+    #[test]
+    fn bars_round_to_eighths() {
+        assert_eq!(share_bar(0.0), "");
+        assert_eq!(share_bar(1.0), "█".repeat(40));
+        assert_eq!(share_bar(0.5), "█".repeat(20));
+        assert_eq!(share_bar(1.0 / 3.0), format!("{}▍", "█".repeat(13)));
+        assert_eq!(share_bar(2.0), "█".repeat(40));
+    }
+
+    #[test]
+    fn times_are_shortened_to_seconds_in_utc() {
+        assert_eq!(
+            time("2026-11-30T15:38:13.123456789Z"),
+            "2026-11-30T15:38:13Z"
+        );
+        assert_eq!(time("2026-11-30T16:38:13+01:00"), "2026-11-30T15:38:13Z");
+        assert_eq!(time("later"), "later");
+    }
+}

@@ -1,0 +1,231 @@
+//! `ringd ring create|list|show|delete`.
+
+use clap::{Args, Subcommand, ValueEnum};
+use reqwest::{Method, StatusCode};
+use serde_json::{json, Map, Value};
+
+use super::context::{decode, ring_path};
+use super::output::{emit, emit_json, fields, time, yes_no, Align, Table};
+use super::wire::{Config, RingSummary, Snapshot};
+use super::{node, CliError, Context};
+
+/// `ringd ring …`.
+#[derive(Debug, Subcommand)]
+pub enum RingCommand {
+    /// Create a ring at version 1 with no nodes (repeating it with the same
+    /// configuration changes nothing).
+    Create(CreateArgs),
+    /// List every ring at its latest version.
+    List,
+    /// Show a ring: configuration, version, fingerprint and nodes.
+    Show {
+        /// The ring.
+        name: String,
+    },
+    /// Delete a ring and every version of it.
+    Delete {
+        /// The ring.
+        name: String,
+    },
+}
+
+/// A placement algorithm (see the README's table).
+#[derive(Debug, Clone, Copy, ValueEnum)]
+#[value(rename_all = "lowercase")]
+pub enum AlgorithmArg {
+    /// Virtual-node ring with 64-bit positions.
+    Ring,
+    /// libketama-compatible ring.
+    Ketama,
+    /// Maglev lookup table.
+    Maglev,
+    /// Jump consistent hash.
+    Jump,
+    /// Weighted rendezvous hashing.
+    Rendezvous,
+}
+
+/// A hash function for keys and node labels.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+#[value(rename_all = "lowercase")]
+pub enum HashArg {
+    /// XXH3-64.
+    Xxh3,
+    /// MD5 (ketama's only hash).
+    Md5,
+    /// SHA-256.
+    Sha256,
+    /// MurmurHash3 x64-128.
+    Murmur3,
+}
+
+/// Flags of `ringd ring create`; the server applies its defaults to the
+/// ones not given.
+#[derive(Debug, Args)]
+pub struct CreateArgs {
+    /// The ring's name: 1–63 characters of a-z 0-9 . _ -.
+    pub name: String,
+    /// Placement algorithm [server default: ring].
+    #[arg(long, value_enum)]
+    pub algorithm: Option<AlgorithmArg>,
+    /// Hash function [server default: md5 for ketama, xxh3 otherwise].
+    #[arg(long, value_enum)]
+    pub hash: Option<HashArg>,
+    /// `ring`: points per unit of weight, 1–10000 [server default: 160].
+    #[arg(long, value_name = "N")]
+    pub vnodes_per_weight: Option<u64>,
+    /// `maglev`: lookup table size, a prime [server default: 65537].
+    #[arg(long, value_name = "N")]
+    pub table_size: Option<u64>,
+    /// Default preference-list length, 1–64 [server default: 3].
+    #[arg(long, value_name = "N")]
+    pub replication_factor: Option<u64>,
+    /// Spread preference lists over zones first (every active node then
+    /// needs a zone).
+    #[arg(long)]
+    pub zone_aware: bool,
+}
+
+fn value_name<T: ValueEnum>(v: &T) -> Value {
+    v.to_possible_value()
+        .map_or(Value::Null, |p| Value::from(p.get_name()))
+}
+
+/// Runs a `ring` subcommand.
+pub async fn run(ctx: &Context, command: RingCommand) -> Result<(), CliError> {
+    match command {
+        RingCommand::Create(args) => create(ctx, args).await,
+        RingCommand::List => list(ctx).await,
+        RingCommand::Show { name } => show(ctx, &name).await,
+        RingCommand::Delete { name } => delete(ctx, &name).await,
+    }
+}
+
+async fn create(ctx: &Context, a: CreateArgs) -> Result<(), CliError> {
+    let mut body = Map::new();
+    if let Some(v) = &a.algorithm {
+        body.insert("algorithm".into(), value_name(v));
+    }
+    if let Some(v) = &a.hash {
+        body.insert("hash".into(), value_name(v));
+    }
+    let numbers = [
+        ("vnodes_per_weight", a.vnodes_per_weight),
+        ("table_size", a.table_size),
+        ("replication_factor", a.replication_factor),
+    ];
+    for (k, v) in numbers {
+        if let Some(v) = v {
+            body.insert(k.into(), v.into());
+        }
+    }
+    if a.zone_aware {
+        body.insert("zone_aware".into(), true.into());
+    }
+    let answer = ctx
+        .request(
+            Method::PUT,
+            &ring_path(&a.name, ""),
+            Some(&Value::Object(body)),
+            &[],
+        )
+        .await?;
+    if ctx.json() {
+        return emit_json(&answer.body);
+    }
+    let s: RingSummary = decode("ring", &answer.body)?;
+    let head = if answer.status == StatusCode::CREATED {
+        format!("created ring {} at version {}\n", s.ring, s.version)
+    } else {
+        format!(
+            "ring {} already exists with this configuration; nothing changed (version {})\n",
+            s.ring, s.version
+        )
+    };
+    emit(&format!("{head}{}", summary_fields(&s)))
+}
+
+fn config_fields(c: &Config) -> Vec<(&'static str, String)> {
+    vec![
+        ("algorithm", c.algorithm.clone()),
+        ("hash", c.hash.clone()),
+        ("vnodes per weight", c.vnodes_per_weight.to_string()),
+        ("table size", c.table_size.to_string()),
+        ("replication factor", c.replication_factor.to_string()),
+        ("zone aware", yes_no(c.zone_aware)),
+    ]
+}
+
+fn summary_fields(s: &RingSummary) -> String {
+    let mut pairs = vec![
+        ("ring", s.ring.clone()),
+        ("version", s.version.to_string()),
+        ("created at", time(&s.created_at)),
+        ("fingerprint", s.fingerprint.clone()),
+    ];
+    pairs.extend(config_fields(&s.config));
+    pairs.push(("nodes", format!("{} ({} active)", s.nodes, s.active_nodes)));
+    fields(&pairs)
+}
+
+async fn list(ctx: &Context) -> Result<(), CliError> {
+    let body = ctx.get("/v1/rings").await?;
+    if ctx.json() {
+        return emit_json(&body);
+    }
+    let rings: Vec<RingSummary> = decode("ring list", &body["rings"])?;
+    let mut t = Table::new(&[
+        ("RING", Align::Left),
+        ("VERSION", Align::Right),
+        ("ALGORITHM", Align::Left),
+        ("HASH", Align::Left),
+        ("NODES", Align::Right),
+        ("ACTIVE", Align::Right),
+        ("FINGERPRINT", Align::Left),
+    ]);
+    for r in rings {
+        t.row(vec![
+            r.ring,
+            r.version.to_string(),
+            r.config.algorithm,
+            r.config.hash,
+            r.nodes.to_string(),
+            r.active_nodes.to_string(),
+            // A prefix tells versions apart at a glance; `ring show` has it all.
+            r.fingerprint.chars().take(16).collect(),
+        ]);
+    }
+    emit(&t.render())
+}
+
+async fn show(ctx: &Context, name: &str) -> Result<(), CliError> {
+    let body = ctx.get(&ring_path(name, "/snapshot")).await?;
+    if ctx.json() {
+        return emit_json(&body);
+    }
+    let s: Snapshot = decode("snapshot", &body)?;
+    let active = s.nodes.iter().filter(|n| n.state == "active").count();
+    let mut pairs = vec![
+        ("ring", s.ring.clone()),
+        ("version", s.version.to_string()),
+        ("created at", time(&s.created_at)),
+        ("fingerprint", s.fingerprint.clone()),
+    ];
+    pairs.extend(config_fields(&s.config));
+    pairs.push(("nodes", format!("{} ({active} active)", s.nodes.len())));
+    let mut out = fields(&pairs);
+    if !s.nodes.is_empty() {
+        out.push('\n');
+        out.push_str(&node::table(&s.nodes));
+    }
+    emit(&out)
+}
+
+async fn delete(ctx: &Context, name: &str) -> Result<(), CliError> {
+    ctx.request(Method::DELETE, &ring_path(name, ""), None, &[])
+        .await?;
+    if ctx.json() {
+        return emit_json(&json!({"ring": name, "deleted": true}));
+    }
+    emit(&format!("deleted ring {name}\n"))
+}
