@@ -40,9 +40,17 @@ impl Router {
     fn refresh(&mut self) {
         let generation = self.shared.generation.load(Ordering::Acquire);
         if generation != self.generation {
-            self.view = self.shared.current.load_full();
-            self.generation = generation;
+            self.reload(generation);
         }
+    }
+
+    /// The rare path, kept out of line so the lookup around the check
+    /// compiles as tightly as a bare placement lookup.
+    #[cold]
+    #[inline(never)]
+    fn reload(&mut self, generation: u64) {
+        self.view = self.shared.current.load_full();
+        self.generation = generation;
     }
 
     /// The current view.

@@ -12,9 +12,10 @@ use super::error::ClientError;
 pub struct RingView {
     snapshot: Snapshot,
     placement: Placement,
-    /// For each node of the placement (active nodes in id order), its index
-    /// in `snapshot.nodes`.
-    records: Vec<usize>,
+    /// The record of each node of the placement (active nodes in id
+    /// order), copied so that a lookup reaches the record with one index,
+    /// as the placement reaches its own node.
+    active: Vec<NodeRecord>,
 }
 
 impl RingView {
@@ -37,20 +38,21 @@ impl RingView {
                 computed: computed.to_string(),
             });
         }
-        let records = placement
+        let active = placement
             .nodes()
             .iter()
             .map(|n| {
                 snapshot
                     .nodes
                     .binary_search_by(|r| r.id.cmp(&n.id))
+                    .map(|i| snapshot.nodes[i].clone())
                     .map_err(|_| invalid(format!("placement node `{}` has no record", n.id)))
             })
             .collect::<Result<Vec<_>, _>>()?;
         Ok(Self {
             snapshot,
             placement,
-            records,
+            active,
         })
     }
 
@@ -78,7 +80,7 @@ impl RingView {
     /// [`Placement::owner_index`]).
     #[inline]
     pub fn record(&self, index: usize) -> &NodeRecord {
-        &self.snapshot.nodes[self.records[index]]
+        &self.active[index]
     }
 
     /// The node that owns `key`; `None` when no node is active.
