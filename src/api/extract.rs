@@ -126,12 +126,23 @@ pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
         )),
         Category::Data if path == "." => Err(ApiError::new(
             ProblemKind::InvalidInput,
-            format!("invalid body: {inner}"),
+            format!("invalid body: {}", without_position(&inner)),
         )),
         Category::Data => Err(ApiError::invalid(
             path.clone(),
-            format!("invalid value at `{path}`: {inner}"),
+            format!("invalid value at `{path}`: {}", without_position(&inner)),
         )),
+    }
+}
+
+/// serde_json's message without its " at line L column C" suffix: once the
+/// field is named, a position in a one-line body tells a person nothing.
+fn without_position(e: &serde_json::Error) -> String {
+    let text = e.to_string();
+    let suffix = format!(" at line {} column {}", e.line(), e.column());
+    match text.strip_suffix(&suffix) {
+        Some(message) => message.to_owned(),
+        None => text,
     }
 }
 
