@@ -171,7 +171,7 @@ struct Bucket {
 
 /// Builds the bucket table with one to two buckets per point, capped at
 /// 2^20 buckets (8 MiB) so building it stays cheap next to the points.
-/// Tables that stay within 2^16 buckets (512 KiB, a core's L2 cache) get
+/// Tables that stay within 2^16 buckets (512 KiB, inside a core's L2) get
 /// up to four times as many, so that fewer buckets hold a point and most
 /// lookups read one entry and take no scan. Empty when there are no
 /// points. Returns the table and its shift.
