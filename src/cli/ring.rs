@@ -157,14 +157,34 @@ fn config_fields(c: &Config) -> Vec<(&'static str, String)> {
 }
 
 fn summary_fields(s: &RingSummary) -> String {
+    let counts = format!("{} ({} active)", s.nodes, s.active_nodes);
+    ring_fields(
+        &s.ring,
+        s.version,
+        &s.created_at,
+        &s.fingerprint,
+        &s.config,
+        counts,
+    )
+}
+
+/// The field list `ring create` and `ring show` print above the nodes.
+fn ring_fields(
+    ring: &str,
+    version: u64,
+    created_at: &str,
+    fingerprint: &str,
+    config: &Config,
+    nodes: String,
+) -> String {
     let mut pairs = vec![
-        ("ring", s.ring.clone()),
-        ("version", s.version.to_string()),
-        ("created at", time(&s.created_at)),
-        ("fingerprint", s.fingerprint.clone()),
+        ("ring", ring.to_owned()),
+        ("version", version.to_string()),
+        ("created at", time(created_at)),
+        ("fingerprint", fingerprint.to_owned()),
     ];
-    pairs.extend(config_fields(&s.config));
-    pairs.push(("nodes", format!("{} ({} active)", s.nodes, s.active_nodes)));
+    pairs.extend(config_fields(config));
+    pairs.push(("nodes", nodes));
     fields(&pairs)
 }
 
@@ -205,15 +225,15 @@ async fn show(ctx: &Context, name: &str) -> Result<(), CliError> {
     }
     let s: Snapshot = decode("snapshot", &body)?;
     let active = s.nodes.iter().filter(|n| n.state == "active").count();
-    let mut pairs = vec![
-        ("ring", s.ring.clone()),
-        ("version", s.version.to_string()),
-        ("created at", time(&s.created_at)),
-        ("fingerprint", s.fingerprint.clone()),
-    ];
-    pairs.extend(config_fields(&s.config));
-    pairs.push(("nodes", format!("{} ({active} active)", s.nodes.len())));
-    let mut out = fields(&pairs);
+    let counts = format!("{} ({active} active)", s.nodes.len());
+    let mut out = ring_fields(
+        &s.ring,
+        s.version,
+        &s.created_at,
+        &s.fingerprint,
+        &s.config,
+        counts,
+    );
     if !s.nodes.is_empty() {
         out.push('\n');
         out.push_str(&node::table(&s.nodes));
