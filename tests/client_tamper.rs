@@ -10,7 +10,7 @@
 mod common_client;
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -261,8 +261,10 @@ async fn refuses_a_tampered_snapshot(mode: WatchMode) {
     // A watcher of the client's answers the whole time: it must never
     // route on version 3, and on version 2 only as version 2 routes.
     let stop = Arc::new(AtomicBool::new(false));
+    let taken = Arc::new(AtomicU64::new(0));
     let sampler = {
         let (c, stop, expected) = (s.c.clone(), stop.clone(), s.honest_owners.clone());
+        let taken = taken.clone();
         tokio::spawn(async move {
             let mut samples = 0u64;
             while !stop.load(Ordering::SeqCst) {
@@ -278,11 +280,17 @@ async fn refuses_a_tampered_snapshot(mode: WatchMode) {
                     other => panic!("the client routed on {other:?}"),
                 }
                 samples += 1;
+                taken.store(samples, Ordering::SeqCst);
                 tokio::task::yield_now().await;
             }
             samples
         })
     };
+    // On a loaded machine the sampler may start late: let it watch the
+    // refusal from the beginning.
+    while taken.load(Ordering::SeqCst) == 0 {
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
     s.refuse().await;
 
     s.d.publish(&s.chain[3]);

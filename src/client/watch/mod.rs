@@ -5,9 +5,6 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures_util::StreamExt;
-use reqwest::header::CONTENT_TYPE;
-use reqwest::{Method, StatusCode};
 use tokio::sync::watch;
 use tokio::time::Instant;
 
@@ -19,14 +16,12 @@ use super::backoff::Backoff;
 use super::builder::{ClientBuilder, WatchMode};
 use super::error::ClientError;
 use super::events::{summarize, RingEvent, VersionChange};
-use super::http::{decode, error_chain, Endpoints};
-use super::sse::{SseDecoder, SseEvent};
+use super::http::Endpoints;
 use super::view::RingView;
 use super::{Shared, Transport};
 
-/// Most missing versions a long-poll client fetches one by one; a larger
-/// gap is bridged by jumping to the newest version.
-const MAX_GAP: u64 = 64;
+mod long_poll;
+mod stream;
 
 /// Why one watch attempt ended.
 enum Failure {
@@ -54,13 +49,6 @@ pub(crate) struct Watch {
     /// tampered copy, or rules this client does not share), so the client
     /// waits for the next version instead.
     rejected: Option<(u64, Fingerprint)>,
-}
-
-/// The body of a keep-alive event.
-#[derive(serde::Deserialize)]
-struct Keepalive {
-    version: u64,
-    fingerprint: Fingerprint,
 }
 
 impl Watch {
@@ -184,174 +172,6 @@ impl Watch {
         if newly {
             let _ = self.shared.events.send(RingEvent::Deleted);
         }
-    }
-
-    /// One stream: open it after the version held, apply events until it
-    /// breaks.
-    async fn stream(&mut self) -> Result<(), Failure> {
-        let mut path = format!("/v1/rings/{}/watch", self.shared.ring);
-        if let Some(v) = self.resume_after() {
-            path.push_str(&format!("?after={v}"));
-        }
-        let (resp, server) = self
-            .endpoints
-            .send(
-                Method::GET,
-                &path,
-                None,
-                &[("accept", "text/event-stream")],
-                Some(Duration::ZERO),
-            )
-            .await
-            .map_err(|e| self.refused(e))?;
-        let content_type = resp
-            .headers()
-            .get(CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or("")
-            .to_owned();
-        if !content_type.starts_with("text/event-stream") {
-            return Err(Failure::Unsupported(format!(
-                "{server} answered the watch with `{content_type}`, not an event stream"
-            )));
-        }
-        self.connected(Transport::Sse, &server);
-        let mut body = resp.bytes_stream();
-        let mut decoder = SseDecoder::new();
-        let mut events = Vec::new();
-        let mut got_any = false;
-        loop {
-            let retry = |error: String| Failure::Retry {
-                server: Some(server.clone()),
-                error,
-            };
-            let chunk = match tokio::time::timeout(self.idle_timeout, body.next()).await {
-                Err(_) if !got_any => {
-                    return Err(Failure::Unsupported(format!(
-                        "{server} sent no event within {:?} (a buffering proxy?)",
-                        self.idle_timeout
-                    )))
-                }
-                Err(_) => {
-                    return Err(retry(format!(
-                        "{server} sent nothing for {:?}",
-                        self.idle_timeout
-                    )))
-                }
-                Ok(None) => return Err(retry(format!("{server} ended the stream"))),
-                Ok(Some(Err(e))) => {
-                    return Err(retry(format!("stream from {server}: {}", error_chain(&e))))
-                }
-                Ok(Some(Ok(chunk))) => chunk,
-            };
-            decoder
-                .feed(&chunk, &mut events)
-                .map_err(|e| retry(format!("{server}: {e}")))?;
-            for event in events.drain(..) {
-                if !got_any {
-                    got_any = true;
-                    self.backoff.reset();
-                }
-                self.on_event(event).await;
-            }
-        }
-    }
-
-    async fn on_event(&mut self, event: SseEvent) {
-        match event.event.as_str() {
-            "snapshot" | "reset" => match serde_json::from_str::<Snapshot>(&event.data) {
-                Ok(snapshot) => self.apply(snapshot, event.event == "reset").await,
-                Err(e) => self.reject(
-                    event.id.and_then(|id| id.parse().ok()).unwrap_or(0),
-                    None,
-                    format!("undecodable snapshot: {e}"),
-                ),
-            },
-            "deleted" => self.mark_deleted(),
-            "keepalive" => self.check_keepalive(&event.data).await,
-            _ => {}
-        }
-    }
-
-    /// A keep-alive names the ring's newest version and fingerprint. If the
-    /// client holds that version number with another fingerprint, or a newer
-    /// number, the ring was deleted and recreated while the client was away:
-    /// its history does not continue the client's, so the current snapshot
-    /// replaces what the client holds.
-    async fn check_keepalive(&mut self, data: &str) {
-        let Ok(k) = serde_json::from_str::<Keepalive>(data) else {
-            return;
-        };
-        let Some(held) = self.shared.current.load_full() else {
-            return;
-        };
-        let diverged = (k.version == held.version() && k.fingerprint != held.fingerprint())
-            || k.version < held.version();
-        if !diverged || self.rejected == Some((k.version, k.fingerprint)) {
-            return;
-        }
-        let path = format!("/v1/rings/{}/snapshot", self.shared.ring);
-        match self.endpoints.get_json::<Snapshot>(&path).await {
-            Ok(snapshot) => self.apply(snapshot, true).await,
-            Err(e) => self.set_error(e.to_string()),
-        }
-    }
-
-    /// One long-poll: returns after a new version was applied or the wait
-    /// ran out.
-    async fn long_poll(&mut self) -> Result<(), Failure> {
-        let ring = self.shared.ring.clone();
-        let held = self.resume_after();
-        let wait = self.long_poll_wait;
-        let path = match held {
-            Some(v) => format!(
-                "/v1/rings/{ring}/snapshot?after={v}&wait={}ms",
-                wait.as_millis()
-            ),
-            None => format!("/v1/rings/{ring}/snapshot"),
-        };
-        // The server may add up to 1/16 of the wait as jitter.
-        let limit = wait + wait / 16 + Duration::from_secs(10);
-        let (resp, server) = self
-            .endpoints
-            .send(Method::GET, &path, None, &[], Some(limit))
-            .await
-            .map_err(|e| self.refused(e))?;
-        self.connected(Transport::LongPoll, &server);
-        if resp.status() == StatusCode::NOT_MODIFIED {
-            self.backoff.reset();
-            return Ok(());
-        }
-        let mut reset = resp
-            .headers()
-            .get("ringd-reset")
-            .is_some_and(|v| v.as_bytes() == b"true");
-        let snapshot: Snapshot = decode(resp, &server).await.map_err(|e| Failure::Retry {
-            server: Some(server.clone()),
-            error: e.to_string(),
-        })?;
-        self.backoff.reset();
-        if let (Some(h), false) = (held, reset) {
-            // A long-poll answers with the newest version; fetch the ones in
-            // between so subscribers see every version, as on a stream.
-            if snapshot.version > h + 1 + MAX_GAP {
-                reset = true;
-            } else {
-                for v in h + 1..snapshot.version {
-                    let path = format!("/v1/rings/{ring}/snapshots/{v}");
-                    match self.endpoints.get_json::<Snapshot>(&path).await {
-                        Ok(s) => self.apply(s, false).await,
-                        Err(e) if matches!(e.status(), Some(404 | 410)) => {
-                            reset = true;
-                            break;
-                        }
-                        Err(e) => return Err(self.refused(e)),
-                    }
-                }
-            }
-        }
-        self.apply(snapshot, reset).await;
-        Ok(())
     }
 
     fn reject(&mut self, version: u64, stated: Option<Fingerprint>, error: String) {
