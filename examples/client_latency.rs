@@ -28,8 +28,10 @@
 //! (token from `RINGD_TOKEN`, which must allow writes) and a ring named
 //! `client-latency-<pid>`, deleted at the end.
 
-use std::io::BufRead;
-use std::process::{Child, Command, Stdio};
+#[path = "support/ringd_process.rs"]
+mod ringd_process;
+
+use ringd_process::RingdProcess;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -38,49 +40,6 @@ use ringd::client::{RingClient, RingEvent, WatchMode};
 use serde_json::{json, Value};
 
 const NODES: usize = 100;
-
-/// A running server that is killed when dropped.
-struct Server {
-    child: Child,
-    url: String,
-    _dir: tempfile::TempDir,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn start_server() -> Server {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let bin = concat!(env!("CARGO_MANIFEST_DIR"), "/target/release/ringd");
-    let mut child = Command::new(bin)
-        .args(["serve", "--listen", "127.0.0.1:0", "--store"])
-        .arg(format!("sqlite://{}/ringd.db", dir.path().display()))
-        .env_remove("RINGD_ADMIN_TOKEN")
-        .env_remove("RINGD_READ_TOKEN")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start target/release/ringd (run `cargo build --release` first)");
-    let mut line = String::new();
-    std::io::BufReader::new(child.stdout.take().expect("stdout"))
-        .read_line(&mut line)
-        .expect("read the listening line");
-    let url = line
-        .trim()
-        .strip_prefix("ringd listening on ")
-        .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
-        .to_string();
-    Server {
-        child,
-        url,
-        _dir: dir,
-    }
-}
 
 #[derive(Clone, Copy, PartialEq)]
 enum Observer {
@@ -297,7 +256,7 @@ async fn main() {
             format!("client-latency-{}", std::process::id()),
         ),
         None => {
-            let s = start_server();
+            let s = RingdProcess::sqlite();
             let base = s.url.clone();
             (Some(s), base, "latency".to_string())
         }

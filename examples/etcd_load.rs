@@ -14,7 +14,10 @@
 //! Defaults: 10 s per throughput scenario, 8 concurrent writers, 300
 //! propagation samples.
 
-use std::io::BufRead;
+#[path = "support/ringd_process.rs"]
+mod ringd_process;
+
+use ringd_process::RingdProcess;
 use std::net::TcpListener;
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -87,38 +90,6 @@ async fn start_etcd(http: &reqwest::Client) -> (Proc, String) {
         assert!(Instant::now() < deadline, "etcd did not become healthy");
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-}
-
-/// Starts `ringd serve` on the etcd at `etcd`; returns it and its URL.
-fn start_ringd(etcd: &str) -> (Proc, String) {
-    let bin = concat!(env!("CARGO_MANIFEST_DIR"), "/target/release/ringd");
-    let mut child = Command::new(bin)
-        .args([
-            "serve",
-            "--listen",
-            "127.0.0.1:0",
-            "--etcd-prefix",
-            "/bench",
-        ])
-        .arg("--store")
-        .arg(format!("etcd://{}", etcd.trim_start_matches("http://")))
-        .env_remove("RINGD_ADMIN_TOKEN")
-        .env_remove("RINGD_READ_TOKEN")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start target/release/ringd (run `cargo build --release` first)");
-    let mut line = String::new();
-    std::io::BufReader::new(child.stdout.take().expect("stdout"))
-        .read_line(&mut line)
-        .expect("read the listening line");
-    let url = line
-        .trim()
-        .strip_prefix("ringd listening on ")
-        .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
-        .to_string();
-    (Proc { child, _dir: None }, url)
 }
 
 /// The ops of change `seq` by writer `w`. Every address is unique to
@@ -338,8 +309,10 @@ async fn main() {
         .build()
         .expect("client");
     let (_etcd, endpoint) = start_etcd(&http).await;
-    let (_a, a) = start_ringd(&endpoint);
-    let (_b, b) = start_ringd(&endpoint);
+    let store = format!("etcd://{}", endpoint.trim_start_matches("http://"));
+    let ringd_a = RingdProcess::start(&store, &["--etcd-prefix", "/bench"]);
+    let ringd_b = RingdProcess::start(&store, &["--etcd-prefix", "/bench"]);
+    let (a, b) = (ringd_a.url.clone(), ringd_b.url.clone());
 
     let created = http
         .put(format!("{a}/v1/rings/{RING}"))

@@ -9,52 +9,12 @@
 //! cargo build --release && cargo run --release --example http_load [seconds] [connections]
 //! ```
 
-use std::process::{Child, Command, Stdio};
+#[path = "support/ringd_process.rs"]
+mod ringd_process;
+
+use ringd_process::RingdProcess;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-
-use std::io::BufRead;
-
-/// A running server that is killed when dropped.
-struct Server {
-    child: Child,
-    url: String,
-    _dir: tempfile::TempDir,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn start() -> Server {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let bin = concat!(env!("CARGO_MANIFEST_DIR"), "/target/release/ringd");
-    let mut child = Command::new(bin)
-        .args(["serve", "--listen", "127.0.0.1:0", "--store"])
-        .arg(format!("sqlite://{}/ringd.db", dir.path().display()))
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start target/release/ringd (run `cargo build --release` first)");
-    let stdout = child.stdout.take().expect("stdout");
-    let mut line = String::new();
-    std::io::BufReader::new(stdout)
-        .read_line(&mut line)
-        .expect("read the listening line");
-    let url = line
-        .trim()
-        .strip_prefix("ringd listening on ")
-        .expect("listening line")
-        .to_string();
-    Server {
-        child,
-        url,
-        _dir: dir,
-    }
-}
 
 /// Requests per second and latency percentiles of one scenario.
 struct Report {
@@ -107,7 +67,7 @@ async fn main() {
     let mut args = std::env::args().skip(1);
     let seconds: u64 = args.next().map_or(10, |s| s.parse().expect("seconds"));
     let connections: usize = args.next().map_or(32, |s| s.parse().expect("connections"));
-    let server = start();
+    let server = RingdProcess::sqlite();
     let base = server.url.clone();
     let client = reqwest::Client::builder()
         .pool_max_idle_per_host(connections)

@@ -18,13 +18,15 @@
 //! only needs to know "something changed" asks for; `full` sends the whole
 //! snapshot of the 20-node ring in every event.
 
-use std::io::BufRead;
-use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+#[path = "../support/ringd_process.rs"]
+mod ringd_process;
 mod watchers;
+
+use ringd_process::RingdProcess;
 
 use watchers::{watcher, Arrivals};
 
@@ -36,50 +38,6 @@ const BATCH: usize = 500;
 /// How long a change may take to reach every watcher before it counts as
 /// missed by the rest.
 const DEADLINE: Duration = Duration::from_secs(10);
-
-/// A running server that is killed when dropped.
-struct Server {
-    child: Child,
-    url: String,
-    addr: String,
-    _dir: tempfile::TempDir,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn start() -> Server {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let bin = concat!(env!("CARGO_MANIFEST_DIR"), "/target/release/ringd");
-    // The keep-alive stays at its 15 s default so idle streams are idle.
-    let mut child = Command::new(bin)
-        .args(["serve", "--listen", "127.0.0.1:0", "--store"])
-        .arg(format!("sqlite://{}/ringd.db", dir.path().display()))
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start target/release/ringd (run `cargo build --release` first)");
-    let mut line = String::new();
-    std::io::BufReader::new(child.stdout.take().expect("stdout"))
-        .read_line(&mut line)
-        .expect("read the listening line");
-    let url = line
-        .trim()
-        .strip_prefix("ringd listening on ")
-        .expect("listening line")
-        .to_string();
-    let addr = url.trim_start_matches("http://").to_string();
-    Server {
-        child,
-        url,
-        addr,
-        _dir: dir,
-    }
-}
 
 /// The server's resident set size in bytes.
 fn rss(pid: u32) -> u64 {
@@ -158,7 +116,9 @@ async fn scenario(
     mode: &'static str,
     changes: usize,
 ) -> Report {
-    let server = start();
+    // The keep-alive stays at its 15 s default so idle streams are idle.
+    let server = RingdProcess::sqlite();
+    let addr = server.url.trim_start_matches("http://").to_string();
     let base = server.url.clone();
     let client = reqwest::Client::new();
     put(
@@ -176,19 +136,19 @@ async fn scenario(
     // Warm-up, so the baseline includes the runtime's and the allocator's
     // start-up costs rather than charging them to the first watchers.
     let warm = Arc::new(Arrivals::new(v0, 1));
-    for t in connect(rt, &server.addr, mode, 50, &warm).await {
+    for t in connect(rt, &addr, mode, 50, &warm).await {
         t.abort();
     }
     tokio::time::sleep(Duration::from_secs(1)).await;
-    let rss_before = rss(server.child.id());
+    let rss_before = rss(server.pid());
 
     let arrivals = Arc::new(Arrivals::new(v0, changes + 1));
     let t = Instant::now();
-    let tasks = connect(rt, &server.addr, mode, n, &arrivals).await;
+    let tasks = connect(rt, &addr, mode, n, &arrivals).await;
     let connect_time = t.elapsed();
     // Idle: no change and no keep-alive (15 s) is due yet.
     tokio::time::sleep(Duration::from_secs(2)).await;
-    let rss_after = rss(server.child.id());
+    let rss_after = rss(server.pid());
 
     let (mut latencies, mut clamped, mut missed) = (Vec::new(), 0, 0);
     for j in 1..=changes {
