@@ -14,17 +14,17 @@
 #![allow(dead_code)] // Each backend's test binary uses a different subset of helpers.
 
 mod acks;
+mod events;
 
 pub use acks::client_acks;
+pub use events::subscribe_sees_writes_in_order;
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use ringd::placement::{Algorithm, NodeId, Placement, RingConfig, Weight};
 use ringd::ring::{ChangeOp, NodeRecord, RingName, Role, Snapshot};
-use ringd::store::{HistoryEntry, Store, StoreError, StoreEvent};
+use ringd::store::{HistoryEntry, Store, StoreError};
 use time::OffsetDateTime;
-use tokio::sync::broadcast::error::TryRecvError;
 
 /// Defines one `#[tokio::test]` per conformance case, each on a fresh
 /// store from `$open`.
@@ -125,14 +125,6 @@ pub async fn store_all(store: &dyn Store, versions: &[Snapshot]) {
     for s in &versions[1..] {
         store.commit(s).await.expect("commit");
     }
-}
-
-/// The next event, failing the test if none arrives soon.
-async fn next_event(rx: &mut tokio::sync::broadcast::Receiver<StoreEvent>) -> StoreEvent {
-    tokio::time::timeout(Duration::from_secs(5), rx.recv())
-        .await
-        .expect("an event within 5 s")
-        .expect("channel open and not lagged")
 }
 
 pub async fn create_then_latest(store: Arc<dyn Store>) {
@@ -415,27 +407,4 @@ pub async fn list_rings_sorted(store: Arc<dyn Store>) {
     }
     expected.sort_by(|a, b| a.ring.cmp(&b.ring));
     assert_eq!(store.list_rings().await.unwrap(), expected);
-}
-
-pub async fn subscribe_sees_writes_in_order(store: Arc<dyn Store>) {
-    let mut rx = store.subscribe();
-    let versions = chain("cache", 3);
-    store_all(&*store, &versions).await;
-    // Failed writes publish nothing.
-    assert!(store.create_ring(&versions[0]).await.is_err());
-    assert!(store.commit(&versions[1]).await.is_err());
-    store.delete_ring(&name("cache"), None).await.unwrap();
-    assert!(store.delete_ring(&name("cache"), None).await.is_err());
-
-    for expected in &versions {
-        match next_event(&mut rx).await {
-            StoreEvent::Committed(s) => assert_eq!(*s, *expected),
-            other => panic!("expected Committed v{}, got {other:?}", expected.version),
-        }
-    }
-    match next_event(&mut rx).await {
-        StoreEvent::Deleted(r) => assert_eq!(r, name("cache")),
-        other => panic!("expected Deleted, got {other:?}"),
-    }
-    assert!(matches!(rx.try_recv(), Err(TryRecvError::Empty)));
 }
