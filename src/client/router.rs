@@ -36,7 +36,7 @@ impl Router {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn refresh(&mut self) {
         let generation = self.shared.generation.load(Ordering::Acquire);
         if generation != self.generation {
@@ -66,7 +66,7 @@ impl Router {
 
     /// The node that owns `key`; `None` before the first version or when no
     /// node is active.
-    #[inline]
+    #[inline(always)]
     pub fn owner(&mut self, key: &[u8]) -> Option<&NodeRecord> {
         self.refresh();
         self.view.as_deref()?.owner(key)

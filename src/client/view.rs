@@ -78,13 +78,13 @@ impl RingView {
 
     /// The record of the placement's node number `index` (see
     /// [`Placement::owner_index`]).
-    #[inline]
+    #[inline(always)]
     pub fn record(&self, index: usize) -> &NodeRecord {
         &self.active[index]
     }
 
     /// The node that owns `key`; `None` when no node is active.
-    #[inline]
+    #[inline(always)]
     pub fn owner(&self, key: &[u8]) -> Option<&NodeRecord> {
         self.placement.owner_index(key).map(|i| self.record(i))
     }

@@ -267,8 +267,22 @@ impl Placement {
     }
 
     /// Index (into [`Placement::nodes`]) of the node owning `key`.
-    #[inline]
+    #[inline(always)]
     pub fn owner_index(&self, key: &[u8]) -> Option<usize> {
+        // The default ring and hash get a path of their own that inlines
+        // into the caller's loop as a hash and one or two loads; every other
+        // combination takes one call, so that its code (md5 for ketama, the
+        // rendezvous scan) stays out of that loop.
+        if let (Layout::Ring(c), HashFunction::Xxh3) = (&self.layout, self.config.hash) {
+            return c
+                .owner(hash::hash64(HashFunction::Xxh3, key))
+                .map(|i| i as usize);
+        }
+        self.owner_index_general(key)
+    }
+
+    #[inline(never)]
+    fn owner_index_general(&self, key: &[u8]) -> Option<usize> {
         self.owner_of_hash(self.key_hash(key))
     }
 
