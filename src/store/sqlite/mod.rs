@@ -261,6 +261,28 @@ mod tests {
         assert_eq!(user_version, SCHEMA_VERSION as i64);
     }
 
+    /// Whether this process has `path` open.
+    fn is_open(path: &Path) -> bool {
+        std::fs::read_dir("/proc/self/fd")
+            .unwrap()
+            .filter_map(|fd| std::fs::read_link(fd.ok()?.path()).ok())
+            .any(|target| target == path)
+    }
+
+    /// Dropping the store waits for its thread, so the file is closed
+    /// when the drop returns, and a restart in the same process opens it
+    /// afresh.
+    #[tokio::test]
+    async fn dropping_the_store_closes_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().canonicalize().unwrap().join("ringd.db");
+        let store = SqliteStore::open(&db, 10).unwrap();
+        assert_eq!(store.list_rings().await.unwrap(), vec![]);
+        assert!(is_open(&db));
+        drop(store);
+        assert!(!is_open(&db));
+    }
+
     #[test]
     fn retention_is_at_least_one() {
         let dir = tempfile::tempdir().unwrap();

@@ -143,9 +143,12 @@ impl Drop for Worker {
     fn drop(&mut self) {
         drop(self.jobs.take());
         if let Some(thread) = self.thread.take() {
-            // The thread only panics outside a job if the runtime is gone;
-            // there is nothing left to clean up then.
-            let _ = thread.join();
+            // A job never owns the store, but should one ever drop the
+            // last handle, joining its own thread would never return.
+            if thread.thread().id() != std::thread::current().id() {
+                // Jobs are guarded, so the thread has no panic to report.
+                let _ = thread.join();
+            }
         }
     }
 }
