@@ -246,3 +246,24 @@ fn acknowledged_commits_survive_kill() {
         }
     });
 }
+
+/// The bundled SQLite is past CVE-2025-6965 (memory corruption through
+/// aggregate terms exceeding the available columns), fixed in 3.50.2.
+#[test]
+fn linked_sqlite_has_the_cve_2025_6965_fix() {
+    let number = rusqlite::version_number();
+    assert!(
+        number >= 3_050_002,
+        "SQLite {} is too old",
+        rusqlite::version()
+    );
+    let parts: Vec<u32> = rusqlite::version()
+        .split('.')
+        .map(|p| p.parse().unwrap())
+        .collect();
+    assert_eq!(
+        parts[0] * 1_000_000 + parts[1] * 1_000 + parts[2],
+        u32::try_from(number).unwrap(),
+        "version string and number agree"
+    );
+}

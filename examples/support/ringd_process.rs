@@ -1,5 +1,6 @@
 //! A `target/release/ringd serve` child for the load examples: started on a
-//! free loopback port, killed when dropped.
+//! free loopback port, killed when dropped. `RINGD_BIN` names another
+//! binary, for example one built from an older commit to compare against.
 
 use std::io::BufRead;
 use std::process::{Child, Command, Stdio};
@@ -33,8 +34,9 @@ impl RingdProcess {
     /// A server on `store` with extra `serve` arguments; tokens unset so
     /// every request is allowed.
     pub fn start(store: &str, extra: &[&str]) -> Self {
-        let bin = concat!(env!("CARGO_MANIFEST_DIR"), "/target/release/ringd");
-        let mut child = Command::new(bin)
+        let bin = std::env::var_os("RINGD_BIN")
+            .unwrap_or_else(|| concat!(env!("CARGO_MANIFEST_DIR"), "/target/release/ringd").into());
+        let mut child = Command::new(&bin)
             .args(["serve", "--listen", "127.0.0.1:0", "--store", store])
             .args(extra)
             .env_remove("RINGD_ADMIN_TOKEN")
@@ -43,7 +45,12 @@ impl RingdProcess {
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
-            .expect("start target/release/ringd (run `cargo build --release` first)");
+            .unwrap_or_else(|e| {
+                panic!(
+                    "cannot start {} ({e}); run `cargo build --release` first",
+                    bin.to_string_lossy()
+                )
+            });
         let mut line = String::new();
         std::io::BufReader::new(child.stdout.take().expect("stdout"))
             .read_line(&mut line)

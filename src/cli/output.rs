@@ -110,7 +110,7 @@ pub fn share_bar(share: f64) -> String {
     const PARTIAL: [char; 8] = [' ', '▏', '▎', '▍', '▌', '▋', '▊', '▉'];
     let eighths = (share.clamp(0.0, 1.0) * (BAR_WIDTH * 8) as f64).round() as usize;
     let mut bar = "█".repeat(eighths / 8);
-    if eighths % 8 > 0 {
+    if !eighths.is_multiple_of(8) {
         bar.push(PARTIAL[eighths % 8]);
     }
     bar

@@ -1,6 +1,8 @@
 //! Client acks in the `client_acks` table (schema 2).
 
-use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
+use std::collections::HashMap;
+
+use rusqlite::{params, Connection, OptionalExtension, Transaction, TransactionBehavior};
 use time::OffsetDateTime;
 
 use super::db_err;
@@ -23,56 +25,103 @@ fn from_ns(ns: i64) -> Result<OffsetDateTime, StoreError> {
         .map_err(|e| StoreError::Corrupt(format!("stored ack time {ns}: {e}")))
 }
 
-/// Replaces the client's ack if the ring exists, and purges every expired
-/// ack of every ring on the way: writes are rare enough (one per client
-/// per poll) that this keeps the table at the size of the live clients
-/// without a background task.
-pub(super) fn put_ack(
+/// Records a group of acks in one write transaction, with the effect of
+/// recording them one after another in order, and returns each ack's own
+/// result. An ack replaces its client's previous one if its ring exists
+/// (`RingNotFound` otherwise, for that ack alone). On the way, each ack
+/// purges every ack of every ring expired when it was received: writes are
+/// rare enough (one per client per poll) that this keeps the table at the
+/// size of the live clients without a background task.
+///
+/// If the transaction itself fails (the file is locked, the disk full …),
+/// nothing is written and every ack of the group gets that error.
+pub(super) fn put_acks(
     conn: &mut Connection,
-    ring: &RingName,
-    ack: &ClientAck,
-) -> Result<(), StoreError> {
+    acks: &[(RingName, ClientAck)],
+) -> Vec<Result<(), StoreError>> {
+    match write_group(conn, acks) {
+        Ok(results) => results,
+        Err(e) => acks.iter().map(|_| Err(shared(&e))).collect(),
+    }
+}
+
+/// The transaction of [`put_acks`]: the outer error fails the whole group,
+/// the inner results are the acks' own.
+fn write_group(
+    conn: &mut Connection,
+    acks: &[(RingName, ClientAck)],
+) -> Result<Vec<Result<(), StoreError>>, StoreError> {
     let tx = conn
         .transaction_with_behavior(TransactionBehavior::Immediate)
         .map_err(db_err)?;
-    let exists = tx
-        .query_row(
-            "SELECT 1 FROM rings WHERE name = ?1",
-            [ring.as_str()],
-            |_| Ok(()),
+    // Acks neither create nor delete rings, so each ring is looked up once.
+    let mut rings: HashMap<&RingName, bool> = HashMap::new();
+    let mut results = Vec::with_capacity(acks.len());
+    for (ring, ack) in acks {
+        let exists = match rings.get(ring) {
+            Some(exists) => *exists,
+            None => {
+                let exists = ring_exists(&tx, ring)?;
+                rings.insert(ring, exists);
+                exists
+            }
+        };
+        if !exists {
+            results.push(Err(StoreError::RingNotFound(ring.clone())));
+            continue;
+        }
+        let Ok(version) = i64::try_from(ack.version) else {
+            results.push(Err(StoreError::Unavailable(format!(
+                "version {} is too large to store",
+                ack.version
+            ))));
+            continue;
+        };
+        tx.prepare_cached("DELETE FROM client_acks WHERE expires_ns <= ?1")
+            .and_then(|mut purge| purge.execute([to_ns(ack.last_seen)]))
+            .map_err(db_err)?;
+        tx.prepare_cached(
+            "INSERT INTO client_acks (ring, client_id, version, fingerprint, last_seen_ns, expires_ns)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+             ON CONFLICT (ring, client_id) DO UPDATE SET
+                 version = excluded.version,
+                 fingerprint = excluded.fingerprint,
+                 last_seen_ns = excluded.last_seen_ns,
+                 expires_ns = excluded.expires_ns",
         )
-        .optional()
+        .and_then(|mut upsert| {
+            upsert.execute(params![
+                ring.as_str(),
+                ack.client_id.as_str(),
+                version,
+                ack.fingerprint.to_string(),
+                to_ns(ack.last_seen),
+                to_ns(ack.expires_at),
+            ])
+        })
         .map_err(db_err)?;
-    if exists.is_none() {
-        return Err(StoreError::RingNotFound(ring.clone()));
+        results.push(Ok(()));
     }
-    let version = i64::try_from(ack.version).map_err(|_| {
-        StoreError::Unavailable(format!("version {} is too large to store", ack.version))
-    })?;
-    tx.execute(
-        "DELETE FROM client_acks WHERE expires_ns <= ?1",
-        [to_ns(ack.last_seen)],
-    )
-    .map_err(db_err)?;
-    tx.execute(
-        "INSERT INTO client_acks (ring, client_id, version, fingerprint, last_seen_ns, expires_ns)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6)
-         ON CONFLICT (ring, client_id) DO UPDATE SET
-             version = excluded.version,
-             fingerprint = excluded.fingerprint,
-             last_seen_ns = excluded.last_seen_ns,
-             expires_ns = excluded.expires_ns",
-        params![
-            ring.as_str(),
-            ack.client_id.as_str(),
-            version,
-            ack.fingerprint.to_string(),
-            to_ns(ack.last_seen),
-            to_ns(ack.expires_at),
-        ],
-    )
-    .map_err(db_err)?;
-    tx.commit().map_err(db_err)
+    tx.commit().map_err(db_err)?;
+    Ok(results)
+}
+
+fn ring_exists(tx: &Transaction<'_>, ring: &RingName) -> Result<bool, StoreError> {
+    let found = tx
+        .prepare_cached("SELECT 1 FROM rings WHERE name = ?1")
+        .and_then(|mut stmt| stmt.query_row([ring.as_str()], |_| Ok(())).optional())
+        .map_err(db_err)?;
+    Ok(found.is_some())
+}
+
+/// One failure reported to every ack of a group. Transactions fail only
+/// with the two kinds [`db_err`] produces; their messages are kept as is.
+fn shared(e: &StoreError) -> StoreError {
+    match e {
+        StoreError::Corrupt(m) => StoreError::Corrupt(m.clone()),
+        StoreError::Unavailable(m) => StoreError::Unavailable(m.clone()),
+        other => StoreError::Unavailable(other.to_string()),
+    }
 }
 
 /// The ring's acks live at `now`, by client id. Expired rows are skipped

@@ -5,18 +5,25 @@
 //! latest version inside one write transaction (the compare-and-swap).
 //! The file is opened in WAL mode with `synchronous=FULL`: once a write
 //! returns `Ok`, it survives a crash of the process or the machine.
+//!
+//! One thread owns the connection and runs every operation, fed by a queue
+//! (see `worker.rs`); client acks queued together share one transaction.
 
 mod acks;
+#[cfg(test)]
+mod group_tests;
 mod ops;
 mod schema;
+mod worker;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 
 use async_trait::async_trait;
 use rusqlite::{Connection, ErrorCode};
 use tokio::sync::broadcast;
+use worker::Worker;
 
 use super::{ClientAck, HistoryEntry, Store, StoreError, StoreEvent};
 use crate::ring::{RingName, Snapshot};
@@ -29,12 +36,16 @@ const EVENT_CAPACITY: usize = 1024;
 
 /// A [`Store`] in one SQLite file.
 ///
-/// rusqlite is blocking, so every operation runs on tokio's blocking pool;
-/// the async runtime is never blocked on disk. Operations are serialized
-/// on one connection: SQLite allows a single writer anyway, and reads are
-/// short point lookups.
+/// rusqlite is blocking, so the connection lives on a thread of its own
+/// and the async runtime is never blocked on disk. Operations queue for
+/// that thread and run one at a time on the one connection: SQLite allows
+/// a single writer anyway, and reads are short point lookups. However many
+/// requests wait, they wait as tasks, not as threads.
+///
+/// Dropping the store lets queued operations finish and closes the file
+/// before returning.
 pub struct SqliteStore {
-    conn: Arc<Mutex<Connection>>,
+    worker: Worker,
     events: broadcast::Sender<StoreEvent>,
     retention: u64,
     path: PathBuf,
@@ -51,9 +62,10 @@ impl SqliteStore {
     /// newer ringd, without modifying it.
     pub fn open(path: &Path, retention: u64) -> Result<SqliteStore, StoreError> {
         let conn = schema::open(path)?;
+        let events = broadcast::channel(EVENT_CAPACITY).0;
         Ok(SqliteStore {
-            conn: Arc::new(Mutex::new(conn)),
-            events: broadcast::channel(EVENT_CAPACITY).0,
+            worker: Worker::start(conn, events.clone())?,
+            events,
             retention: retention.max(1),
             path: path.to_path_buf(),
         })
@@ -69,10 +81,17 @@ impl SqliteStore {
         self.retention
     }
 
-    /// Runs `op` on the connection on the blocking pool.
+    /// Client acks recorded so far by this store, and how many
+    /// transactions they were committed in: acks that queue while a
+    /// transaction runs are committed together.
+    pub fn ack_stats(&self) -> AckStats {
+        self.worker.ack_stats()
+    }
+
+    /// Runs `op` on the connection's thread.
     ///
-    /// `op` gets the event sender so that it can publish while still
-    /// holding the connection: events then go out in commit order, which
+    /// `op` gets the event sender so that it can publish before the next
+    /// operation runs: events then go out in commit order, which
     /// subscribers rely on to apply versions one after another.
     async fn run<T, F>(&self, op: F) -> Result<T, StoreError>
     where
@@ -81,19 +100,18 @@ impl SqliteStore {
             + Send
             + 'static,
     {
-        let conn = Arc::clone(&self.conn);
-        let events = self.events.clone();
-        tokio::task::spawn_blocking(move || {
-            // A panic while the lock was held cannot leave a half-applied
-            // write: rusqlite rolls back an unfinished transaction when it
-            // is dropped during unwinding. So the connection is still
-            // sound and poisoning can be ignored.
-            let mut conn = conn.lock().unwrap_or_else(PoisonError::into_inner);
-            op(&mut conn, &events)
-        })
-        .await
-        .map_err(|e| StoreError::Unavailable(format!("store task failed: {e}")))?
+        self.worker.run(op).await
     }
+}
+
+/// Counts from [`SqliteStore::ack_stats`]: `acks / transactions` is the
+/// mean number of acks that shared a commit (and its fsync).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AckStats {
+    /// Acks taken from the queue, whatever their outcome.
+    pub acks: u64,
+    /// Transactions they went in.
+    pub transactions: u64,
 }
 
 impl fmt::Debug for SqliteStore {
@@ -196,9 +214,7 @@ impl Store for SqliteStore {
     }
 
     async fn put_ack(&self, ring: &RingName, ack: &ClientAck) -> Result<(), StoreError> {
-        let (ring, ack) = (ring.clone(), ack.clone());
-        self.run(move |conn, _| acks::put_ack(conn, &ring, &ack))
-            .await
+        self.worker.put_ack(ring.clone(), ack.clone()).await
     }
 
     async fn list_acks(
@@ -218,20 +234,53 @@ mod tests {
 
     /// The settings durability depends on are per connection, so they can
     /// only be checked from inside.
-    #[test]
-    fn connection_is_durable() {
+    #[tokio::test]
+    async fn connection_is_durable() {
         let dir = tempfile::tempdir().unwrap();
         let store = SqliteStore::open(&dir.path().join("ringd.db"), 10).unwrap();
-        let conn = store.conn.lock().unwrap();
-        let pragma =
-            |name: &str| -> i64 { conn.pragma_query_value(None, name, |r| r.get(0)).unwrap() };
-        let mode: String = conn
-            .pragma_query_value(None, "journal_mode", |r| r.get(0))
+        let (mode, synchronous, foreign_keys, user_version) = store
+            .run(|conn, _| {
+                let pragma = |name: &str| -> i64 {
+                    conn.pragma_query_value(None, name, |r| r.get(0)).unwrap()
+                };
+                let mode: String = conn
+                    .pragma_query_value(None, "journal_mode", |r| r.get(0))
+                    .unwrap();
+                Ok((
+                    mode,
+                    pragma("synchronous"),
+                    pragma("foreign_keys"),
+                    pragma("user_version"),
+                ))
+            })
+            .await
             .unwrap();
         assert_eq!(mode, "wal");
-        assert_eq!(pragma("synchronous"), 2, "FULL");
-        assert_eq!(pragma("foreign_keys"), 1);
-        assert_eq!(pragma("user_version"), SCHEMA_VERSION as i64);
+        assert_eq!(synchronous, 2, "FULL");
+        assert_eq!(foreign_keys, 1);
+        assert_eq!(user_version, SCHEMA_VERSION as i64);
+    }
+
+    /// Whether this process has `path` open.
+    fn is_open(path: &Path) -> bool {
+        std::fs::read_dir("/proc/self/fd")
+            .unwrap()
+            .filter_map(|fd| std::fs::read_link(fd.ok()?.path()).ok())
+            .any(|target| target == path)
+    }
+
+    /// Dropping the store waits for its thread, so the file is closed
+    /// when the drop returns, and a restart in the same process opens it
+    /// afresh.
+    #[tokio::test]
+    async fn dropping_the_store_closes_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().canonicalize().unwrap().join("ringd.db");
+        let store = SqliteStore::open(&db, 10).unwrap();
+        assert_eq!(store.list_rings().await.unwrap(), vec![]);
+        assert!(is_open(&db));
+        drop(store);
+        assert!(!is_open(&db));
     }
 
     #[test]

@@ -111,7 +111,8 @@ fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
             StoreError::Unavailable(format!("schema migration {} failed: {e}", index + 1))
         })?;
     }
-    tx.pragma_update(None, "user_version", SCHEMA_VERSION)
+    // SQLite integers are signed; the schema version is a small count.
+    tx.pragma_update(None, "user_version", SCHEMA_VERSION as i64)
         .map_err(db_err)?;
     tx.commit().map_err(db_err)
 }
