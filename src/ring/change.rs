@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::record::NodeRecord;
-use crate::placement::{NodeId, RingConfig};
+use crate::placement::{NodeId, RingConfig, RingConfigSpec};
 
 /// Most operations one change may carry.
 pub const MAX_OPS: usize = 10_000;
@@ -27,6 +27,51 @@ pub enum ChangeOp {
         /// The new configuration.
         config: RingConfig,
     },
+}
+
+/// One operation as a change request carries it. Applying a change turns
+/// each into the [`ChangeOp`] its version records.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RequestedOp {
+    /// An op recorded as it is.
+    Op(ChangeOp),
+    /// Change some fields of the ring's configuration, keeping the others
+    /// as they are at that point of the change (`update_config`). The
+    /// version records the resulting complete configuration as a
+    /// [`ChangeOp::SetConfig`], so stored versions and watch events only
+    /// ever hold the three recorded kinds.
+    UpdateConfig(RingConfigSpec),
+}
+
+impl From<ChangeOp> for RequestedOp {
+    fn from(op: ChangeOp) -> Self {
+        RequestedOp::Op(op)
+    }
+}
+
+impl RequestedOp {
+    /// Whether this requested op is the one `recorded` in a version: the
+    /// same op, or an `update_config` whose fields all have their values
+    /// in the recorded `set_config` (which is what applying it recorded).
+    pub fn matches_recorded(&self, recorded: &ChangeOp) -> bool {
+        match (self, recorded) {
+            (RequestedOp::UpdateConfig(patch), ChangeOp::SetConfig { config }) => {
+                patch.agrees_with(config)
+            }
+            (RequestedOp::UpdateConfig(_), _) => false,
+            (RequestedOp::Op(op), recorded) => op == recorded,
+        }
+    }
+}
+
+/// Whether `requested` are the ops `recorded` in a version, op by op (see
+/// [`RequestedOp::matches_recorded`]).
+pub fn ops_match(requested: &[RequestedOp], recorded: &[ChangeOp]) -> bool {
+    requested.len() == recorded.len()
+        && requested
+            .iter()
+            .zip(recorded)
+            .all(|(r, s)| r.matches_recorded(s))
 }
 
 /// Who made a change, by the token they presented.
