@@ -13,6 +13,7 @@ use proptest::prelude::any;
 use proptest::strategy::{Strategy, ValueTree};
 use proptest::test_runner::TestRunner;
 use reqwest::StatusCode;
+use ringd::client::RingClient;
 use ringd::placement::Placement;
 use ringd::ring::Snapshot;
 use serde_json::{json, Value};
@@ -91,6 +92,13 @@ async fn random_byte_keys_are_placed_as_the_core_places_them() {
             expect_json(r, StatusCode::CREATED).await;
         }
         let (snapshot, p) = placement_of(&s, ring).await;
+        // The Rust client, holding the same snapshot, places bytes alike.
+        let client = RingClient::fixed(snapshot.clone()).expect("a verified snapshot");
+        for key in &keys {
+            assert_eq!(client.owner(key).as_ref(), p.owner(key));
+            let list: Vec<_> = p.preference_list(key, 3).into_iter().cloned().collect();
+            assert_eq!(client.preference_list(key, 3), list);
+        }
 
         // The batch, in base64: one answer per key, in order, echoing it.
         let encoded: Vec<String> = keys.iter().map(|k| STANDARD.encode(k)).collect();

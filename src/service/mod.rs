@@ -117,7 +117,7 @@ pub enum ServiceError {
     Store(#[from] StoreError),
     /// `PUT /v1/rings/{ring}` with a config different from the existing one.
     #[error(
-        "ring `{ring}` already exists with a different config; change it with a set_config op"
+        "ring `{ring}` already exists with a different config; change it with an update_config (or set_config) op on POST /v1/rings/{ring}/changes"
     )]
     ConfigConflict {
         /// The ring.
