@@ -134,9 +134,10 @@ impl NodeRecordSpec {
 impl NodeRecordSpec {
     /// Refuses characters that terminals and viewers act on (see
     /// [`is_refused_char`](super::text::is_refused_char)) in the node's
-    /// free text: address, label values and hash key. Checked on input
-    /// only, apart from [`NodeRecordSpec::into_record`], so that versions
-    /// stored before this rule still load; the CLI escapes what they hold.
+    /// free text: address, label values and hash key. Kept out of
+    /// [`NodeRecordSpec::into_record`], which also decodes stored versions
+    /// and snapshots sent to clients, so that versions stored before this
+    /// rule still load; the CLI escapes what they hold.
     pub fn check_text(&self) -> Result<(), RingError> {
         let fields = self
             .address
