@@ -270,6 +270,29 @@ mod tests {
     }
 
     #[test]
+    fn cells_are_escaped_and_measured_in_display_columns() {
+        let mut t = Table::new(&[("K", Align::Left), ("V", Align::Left)]);
+        t.row(vec!["数据".into(), "x".into()]);
+        t.row(vec!["a\u{1b}[2J".into(), "y\nz".into()]);
+        assert_eq!(
+            t.render(),
+            "K           V\n数据        x\na\\u{1b}[2J  y\\nz\n"
+        );
+        assert_eq!(fields(&[("k", "\u{202e}x".into())]), "k  \\u{202e}x\n");
+    }
+
+    #[test]
+    fn json_output_escapes_what_serde_leaves_raw() {
+        let value = serde_json::json!({"r": "a\u{7f}\u{9b}\u{202e}\u{2028}\u{1b}\n中"});
+        let text = json_safe(&serde_json::to_string_pretty(&value).unwrap());
+        assert_eq!(
+            text,
+            "{\n  \"r\": \"a\\u007f\\u009b\\u202e\\u2028\\u001b\\n中\"\n}"
+        );
+        assert_eq!(serde_json::from_str::<Value>(&text).unwrap(), value);
+    }
+
+    #[test]
     fn bars_round_to_eighths() {
         assert_eq!(share_bar(0.0), "");
         assert_eq!(share_bar(1.0), "█".repeat(40));

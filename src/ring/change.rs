@@ -143,3 +143,70 @@ impl std::fmt::Display for IdempotencyKey {
         f.write_str(&self.0)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::placement::{Algorithm, HashFunction};
+
+    fn patch(json: &str) -> RingConfigSpec {
+        serde_json::from_str(json).unwrap()
+    }
+
+    #[test]
+    fn a_patch_keeps_every_field_it_does_not_name() {
+        let ketama = RingConfig::new(Algorithm::Ketama);
+        let merged = patch(r#"{"replication_factor": 2}"#)
+            .apply_to(&ketama)
+            .unwrap();
+        assert_eq!(
+            merged,
+            RingConfig {
+                replication_factor: 2,
+                ..ketama.clone()
+            }
+        );
+        assert_eq!(merged.hash, HashFunction::Md5);
+        // Switching to ketama does not pick md5 silently: it is refused.
+        let ring = RingConfig::new(Algorithm::Ring);
+        assert!(patch(r#"{"algorithm": "ketama"}"#).apply_to(&ring).is_err());
+        assert_eq!(
+            patch(r#"{"zone_aware": true, "hash": "md5"}"#).missing_fields(),
+            [
+                "algorithm",
+                "vnodes_per_weight",
+                "table_size",
+                "replication_factor"
+            ]
+        );
+        assert!(patch("{}").is_empty());
+        assert!(patch(r#"{"vnodes_per_weight": 0}"#).check_ranges().is_err());
+        assert!(patch(r#"{"replication_factor": 64}"#)
+            .check_ranges()
+            .is_ok());
+    }
+
+    #[test]
+    fn a_patch_matches_the_set_config_it_recorded() {
+        let recorded = |c: RingConfig| ChangeOp::SetConfig { config: c };
+        let two = RingConfig {
+            replication_factor: 2,
+            ..RingConfig::new(Algorithm::Ketama)
+        };
+        let requested = [RequestedOp::UpdateConfig(patch(
+            r#"{"replication_factor": 2}"#,
+        ))];
+        assert!(ops_match(&requested, &[recorded(two.clone())]));
+        let three = RingConfig::new(Algorithm::Ketama);
+        assert!(!ops_match(&requested, &[recorded(three)]));
+        let remove = ChangeOp::Remove {
+            id: NodeId::new("a").unwrap(),
+        };
+        assert!(!ops_match(&requested, std::slice::from_ref(&remove)));
+        assert!(!ops_match(
+            &requested,
+            &[recorded(two.clone()), remove.clone()]
+        ));
+        assert!(ops_match(&[remove.clone().into()], &[remove]));
+    }
+}
