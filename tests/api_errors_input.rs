@@ -151,7 +151,7 @@ async fn unknown_algorithm_or_field() {
     let r = s.get("/v1/rings/r/lookup?key=k&replica=2").await;
     invalid(r, "replica", "unknown field `replica`").await;
     let r = s.get("/v1/rings/r/lookup?replicas=2").await;
-    invalid(r, "key", "missing field `key`").await;
+    invalid(r, "key", "`key` is required").await;
     let r = s.get("/v1/rings/r/lookup?key=k&replicas=65").await;
     invalid(r, "replicas", "replicas 65 is out of range").await;
     let r = s.post("/v1/rings/r/changes", json!({"ops": []})).await;

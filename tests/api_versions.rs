@@ -18,7 +18,7 @@ async fn every_accepted_change_adds_exactly_one() {
         json!({"ops": [{"op": "upsert", "node": {"id": "a", "state": "draining"}},
                        {"op": "upsert", "node": {"id": "c", "zone": "z1"}},
                        {"op": "remove", "id": "b"}]}),
-        json!({"ops": [{"op": "set_config", "config": {"algorithm": "maglev", "table_size": 251}}]}),
+        json!({"ops": [{"op": "update_config", "config": {"algorithm": "maglev", "table_size": 251}}]}),
     ];
     for body in changes {
         let res = expect_json(s.post("/v1/rings/r/changes", body).await, StatusCode::OK).await;

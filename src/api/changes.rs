@@ -12,14 +12,17 @@ use super::auth::Writer;
 use super::extract::{
     etag, expected_version, from_value, idempotency_key, ring_name, ApiJson, ApiPath,
 };
-use super::model::RingSummary;
+use super::model::{RingConfigView, RingSummary};
 use super::movement::DiffView;
 use super::nodes::NodeInput;
 use super::problem::{ApiError, Problem};
 use super::rings::RingConfigInput;
 use super::AppState;
 use crate::placement::{NodeId, RingConfig, RingConfigSpec};
-use crate::ring::{ChangeOp, NodeRecordSpec, RingName, MAX_OPS};
+use crate::ring::{
+    escape_refused, ChangeOp, NodeRecordSpec, RefusedChar, RequestedOp, RingError, RingName,
+    MAX_OPS,
+};
 use crate::service::{ChangeOutcome, ChangeRequest};
 
 /// Longest accepted `reason`, in bytes.
@@ -55,8 +58,18 @@ pub enum OpInput {
         id: String,
     },
     /// `{"op":"set_config","config":{…}}`: replace the configuration.
+    /// Every field is required (the `config` of `GET /v1/rings/{ring}`
+    /// has them all); to change some fields only, use `update_config`.
     SetConfig {
-        /// The new configuration.
+        /// The complete new configuration.
+        config: RingConfigInput,
+    },
+    /// `{"op":"update_config","config":{…}}`: change the given fields
+    /// and keep every other one as the ring has it (a patch; at least one
+    /// field). The version records the resulting complete configuration
+    /// as a `set_config` op.
+    UpdateConfig {
+        /// The fields to change.
         config: RingConfigInput,
     },
 }
@@ -72,11 +85,14 @@ pub enum OpInput {
 #[serde(deny_unknown_fields)]
 pub struct ChangeInput {
     /// Applied in order as one new version; 1–10000 ops. Each op is an
-    /// object with `"op"` set to `upsert`, `remove` or `set_config`.
+    /// object with `"op"` set to `upsert`, `remove`, `set_config` or
+    /// `update_config`.
     pub ops: Vec<OpInput>,
     /// Apply only if the ring is at this version (or send `If-Match`).
     pub expected_version: Option<u64>,
-    /// Free-text reason recorded in the version, at most 1024 bytes.
+    /// Free-text reason recorded in the version, at most 1024 bytes,
+    /// without control characters, line separators or bidirectional
+    /// formatting characters.
     pub reason: Option<String>,
     /// Compute the result and the movement but commit nothing.
     #[schema(default = false)]
@@ -103,6 +119,10 @@ pub struct ChangeResult {
     /// for a replay whose base version has been pruned.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub diff: Option<DiffView>,
+    /// Present when the change alters the configuration: the config of
+    /// `base_version` and the config of `version`, every field of both.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub config_change: Option<ConfigChange>,
     /// Present and true when this answer repeats the commit of an earlier
     /// request with the same `Idempotency-Key`: nothing new was committed.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
@@ -110,16 +130,40 @@ pub struct ChangeResult {
     pub replayed: bool,
 }
 
+/// A configuration before and after a change.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct ConfigChange {
+    /// The config of `base_version`.
+    pub from: RingConfigView,
+    /// The config of `version`.
+    pub to: RingConfigView,
+}
+
+impl ConfigChange {
+    /// `Some` when `from` and `to` differ.
+    fn between(from: Option<&RingConfig>, to: &RingConfig) -> Option<Self> {
+        from.filter(|f| *f != to).map(|f| Self {
+            from: f.into(),
+            to: to.into(),
+        })
+    }
+}
+
 impl ChangeResult {
     /// Describes `outcome` for `ring`.
     pub fn from_outcome(ring: &RingName, outcome: &ChangeOutcome) -> Self {
-        let (dry_run, changed, base, snapshot, diff) = match outcome {
-            ChangeOutcome::Committed { current, diff } => (
+        let (dry_run, changed, base, snapshot, diff, base_config) = match outcome {
+            ChangeOutcome::Committed {
+                current,
+                diff,
+                base_config,
+            } => (
                 false,
                 true,
                 current.snapshot.version - 1,
                 &*current.snapshot,
                 Some(diff),
+                Some(base_config),
             ),
             ChangeOutcome::Unchanged { current } => (
                 false,
@@ -127,19 +171,34 @@ impl ChangeResult {
                 current.snapshot.version,
                 &*current.snapshot,
                 None,
+                None,
             ),
-            ChangeOutcome::Replayed { snapshot, diff, .. } => (
+            ChangeOutcome::Replayed {
+                snapshot,
+                diff,
+                base_config,
+                ..
+            } => (
                 false,
                 true,
                 snapshot.version - 1,
                 &**snapshot,
                 diff.as_ref(),
+                base_config.as_ref(),
             ),
             ChangeOutcome::Preview {
                 snapshot,
                 diff,
                 base_version,
-            } => (true, true, *base_version, snapshot, Some(diff)),
+                base_config,
+            } => (
+                true,
+                true,
+                *base_version,
+                snapshot,
+                Some(diff),
+                Some(base_config),
+            ),
         };
         Self {
             ring: ring.to_string(),
@@ -149,6 +208,7 @@ impl ChangeResult {
             version: snapshot.version,
             summary: snapshot.into(),
             diff: diff.map(DiffView::from),
+            config_change: ConfigChange::between(base_config, &snapshot.config),
             replayed: matches!(outcome, ChangeOutcome::Replayed { .. }),
         }
     }
@@ -166,7 +226,7 @@ impl ChangeResult {
 /// Parses the ops of a change one by one. Parsing them as a tagged enum
 /// in one go would report every error at `ops[i]`; this way a bad weight
 /// is reported at `ops[i].node.weight`.
-pub fn parse_ops(values: Vec<serde_json::Value>) -> Result<Vec<ChangeOp>, ApiError> {
+pub fn parse_ops(values: Vec<serde_json::Value>) -> Result<Vec<RequestedOp>, ApiError> {
     if values.len() > MAX_OPS {
         return Err(ApiError::invalid(
             "ops",
@@ -183,7 +243,7 @@ pub fn parse_ops(values: Vec<serde_json::Value>) -> Result<Vec<ChangeOp>, ApiErr
         .collect()
 }
 
-fn parse_op(value: serde_json::Value, at: &str) -> Result<ChangeOp, ApiError> {
+fn parse_op(value: serde_json::Value, at: &str) -> Result<RequestedOp, ApiError> {
     let serde_json::Value::Object(mut fields) = value else {
         return Err(ApiError::invalid(
             at,
@@ -195,20 +255,20 @@ fn parse_op(value: serde_json::Value, at: &str) -> Result<ChangeOp, ApiError> {
         _ => {
             return Err(ApiError::invalid(
                 format!("{at}.op"),
-                format!("`{at}.op` must be one of \"upsert\", \"remove\" or \"set_config\""),
+                format!("`{at}.op` must be one of \"upsert\", \"remove\", \"set_config\" or \"update_config\""),
             ))
         }
     };
     let operand = match kind.as_str() {
         "upsert" => "node",
         "remove" => "id",
-        "set_config" => "config",
+        "set_config" | "update_config" => "config",
         other => {
             return Err(ApiError::invalid(
                 format!("{at}.op"),
                 format!(
-                    "unknown op `{}` at `{at}.op`: expected upsert, remove or set_config",
-                    other.chars().take(100).collect::<String>()
+                    "unknown op `{}` at `{at}.op`: expected upsert, remove, set_config or update_config",
+                    escape_refused(&other.chars().take(100).collect::<String>())
                 ),
             ))
         }
@@ -232,32 +292,71 @@ fn parse_op(value: serde_json::Value, at: &str) -> Result<ChangeOp, ApiError> {
         "node" => {
             let spec: NodeRecordSpec = from_value(value, &here)?;
             let node = spec
-                .into_record(None)
+                .into_new_record(None)
                 .map_err(|e| ApiError::from(e).within(&here))?;
-            ChangeOp::Upsert { node }
+            ChangeOp::Upsert { node }.into()
         }
         "id" => ChangeOp::Remove {
             id: from_value::<NodeId>(value, &here)?,
-        },
-        _ => {
-            let spec: RingConfigSpec = from_value(value, &here)?;
-            let config = RingConfig::try_from(spec).map_err(|e| ApiError::from(e).within(&here))?;
-            ChangeOp::SetConfig { config }
         }
+        .into(),
+        _ => parse_config_op(&kind, from_value(value, &here)?, &here)?,
     })
 }
 
-/// Checks a free-text reason.
+/// `set_config` takes a complete config and `update_config` a non-empty
+/// patch; neither ever fills an omitted field with a default, which would
+/// silently change the algorithm, hash or parameters the ring has.
+fn parse_config_op(kind: &str, spec: RingConfigSpec, here: &str) -> Result<RequestedOp, ApiError> {
+    let within = |e: crate::placement::PlacementError| ApiError::from(e).within(here);
+    if kind == "update_config" {
+        if spec.is_empty() {
+            return Err(ApiError::invalid(
+                here,
+                format!("`{here}` is empty: an update_config op changes at least one field"),
+            ));
+        }
+        spec.check_ranges().map_err(within)?;
+        return Ok(RequestedOp::UpdateConfig(spec));
+    }
+    let missing = spec.missing_fields();
+    if !missing.is_empty() {
+        return Err(ApiError::invalid(
+            here,
+            format!(
+                "a set_config op replaces the whole configuration, but `{here}` lacks {}; send every field (as `config` in GET /v1/rings/{{ring}}), or use {{\"op\": \"update_config\"}} to change only the fields given",
+                missing
+                    .iter()
+                    .map(|f| format!("`{f}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        ));
+    }
+    let config = RingConfig::try_from(spec).map_err(within)?;
+    Ok(ChangeOp::SetConfig { config }.into())
+}
+
+/// Checks a free-text reason: its length, and no character that
+/// terminals act on (see [`crate::ring::is_refused_char`]).
 pub fn check_reason(reason: &Option<String>) -> Result<(), ApiError> {
-    match reason {
-        Some(r) if r.len() > MAX_REASON_LEN => Err(ApiError::invalid(
+    let Some(r) = reason else { return Ok(()) };
+    if r.len() > MAX_REASON_LEN {
+        return Err(ApiError::invalid(
             "reason",
             format!(
                 "reason is {} bytes; at most {MAX_REASON_LEN} are kept",
                 r.len()
             ),
-        )),
-        _ => Ok(()),
+        ));
+    }
+    match RefusedChar::find(r) {
+        Some(found) => Err(RingError::RefusedChar {
+            field: "reason".into(),
+            found,
+        }
+        .into()),
+        None => Ok(()),
     }
 }
 

@@ -184,7 +184,10 @@ where
     }
 }
 
-/// Query parameters; a rejection becomes a problem.
+/// Query parameters; a rejection becomes a problem. A parameter whose
+/// percent-decoding is not UTF-8 is refused, naming it: axum's own `Query`
+/// would replace the bad bytes with U+FFFD and so act on a different
+/// value than the one sent.
 #[derive(Debug, Clone)]
 pub struct ApiQuery<T>(pub T);
 
@@ -196,10 +199,55 @@ where
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
+        check_query_utf8(parts.uri.query().unwrap_or(""))?;
         Ok(ApiQuery(
             Query::<T>::from_request_parts(parts, state).await?.0,
         ))
     }
+}
+
+/// Refuses a query string with a name or value that is not UTF-8 once
+/// percent-decoded (the `application/x-www-form-urlencoded` rules that
+/// `Query` applies: pairs split on `&`, name and value on the first `=`).
+pub fn check_query_utf8(query: &str) -> Result<(), ApiError> {
+    for pair in query.split('&').filter(|p| !p.is_empty()) {
+        let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
+        let name_bytes: Vec<u8> = percent_encoding::percent_decode_str(name).collect();
+        let name = match String::from_utf8(name_bytes) {
+            Ok(n) => n,
+            Err(e) => {
+                return Err(ApiError::invalid(
+                    "query",
+                    format!(
+                        "a query parameter's name is not UTF-8 once percent-decoded ({})",
+                        bad_byte(e.as_bytes(), e.utf8_error())
+                    ),
+                ))
+            }
+        };
+        let value_bytes: Vec<u8> = percent_encoding::percent_decode_str(value).collect();
+        if let Err(e) = std::str::from_utf8(&value_bytes) {
+            let hint = if name == "key" {
+                "; send a key that is not UTF-8 text as `key_b64`, its bytes in standard base64"
+            } else {
+                ""
+            };
+            let shown: String = name.chars().take(100).collect();
+            return Err(ApiError::invalid(
+                shown.clone(),
+                format!(
+                    "query parameter `{shown}` is not UTF-8 once percent-decoded ({}){hint}",
+                    bad_byte(&value_bytes, e)
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn bad_byte(bytes: &[u8], e: std::str::Utf8Error) -> String {
+    let at = e.valid_up_to();
+    format!("byte 0x{:02X} at offset {at}", bytes[at])
 }
 
 /// Validates the `{ring}` path parameter.

@@ -8,6 +8,7 @@ use utoipa::{IntoParams, ToSchema};
 
 use super::auth::Reader;
 use super::extract::{optional_version, ring_name, ApiJson, ApiPath, ApiQuery};
+use super::keys::{self, LookupKey};
 use super::movement::DiffView;
 use super::problem::{ApiError, Problem, ProblemKind};
 use super::AppState;
@@ -17,13 +18,19 @@ use crate::placement::{OwnershipBasis, Placement};
 /// Most keys one `POST …/lookup` accepts.
 pub const MAX_LOOKUP_KEYS: usize = 10_000;
 
-/// Query of `GET …/lookup`.
+/// Query of `GET …/lookup`: the key as `key` or as `key_b64`, exactly one.
 #[derive(Debug, Clone, Deserialize, IntoParams)]
 #[serde(deny_unknown_fields)]
 #[into_params(parameter_in = Query)]
 pub struct LookupQuery {
-    /// The key; its UTF-8 bytes are hashed.
-    pub key: String,
+    /// The key as text; its UTF-8 bytes are hashed. Percent-encoded bytes
+    /// that do not decode to UTF-8 are refused: send such a key as
+    /// `key_b64`.
+    pub key: Option<String>,
+    /// The key's bytes in standard base64 (RFC 4648 §4, `+` and `/`,
+    /// padded with `=`; write `+` as `%2B` in the query string). Instead
+    /// of `key`, for keys that are not UTF-8 text.
+    pub key_b64: Option<String>,
     /// How many distinct nodes to list, 1–64; defaults to the ring's
     /// `replication_factor`.
     pub replicas: Option<u32>,
@@ -34,8 +41,12 @@ pub struct LookupQuery {
 /// Where one key lives.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct KeyPlacement {
-    /// The key.
-    pub key: String,
+    /// The key, when it was sent as text (`keys`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub key: Option<String>,
+    /// The key in standard base64, when it was sent so (`keys_b64`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub key_b64: Option<String>,
     /// The key's position in the algorithm's hash space, as a decimal string.
     pub hash: String,
     /// The owning node; `null` when no node is active.
@@ -49,8 +60,12 @@ pub struct KeyPlacement {
 pub struct LookupResult {
     /// The version looked up in.
     pub version: u64,
-    /// The key.
-    pub key: String,
+    /// The key, when it was sent as text (`key`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub key: Option<String>,
+    /// The key in standard base64, when it was sent so (`key_b64`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub key_b64: Option<String>,
     /// The key's position in the algorithm's hash space, as a decimal string.
     pub hash: String,
     /// The owning node; `null` when no node is active.
@@ -59,13 +74,20 @@ pub struct LookupResult {
     pub replicas: Vec<String>,
 }
 
-/// The body of `POST …/lookup`.
+/// The body of `POST …/lookup`: the keys as `keys` or as `keys_b64`,
+/// exactly one.
 #[derive(Debug, Clone, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 #[schema(example = json!({"keys": ["user:1", "user:2"], "replicas": 2}))]
 pub struct LookupBatch {
-    /// Up to 10,000 keys; their UTF-8 bytes are hashed.
-    pub keys: Vec<String>,
+    /// Up to 10,000 keys as text; their UTF-8 bytes are hashed.
+    #[serde(default)]
+    pub keys: Option<Vec<String>>,
+    /// Instead of `keys`: up to 10,000 keys, each its bytes in standard
+    /// base64 (RFC 4648 §4, `+` and `/`, padded with `=`), for keys that
+    /// are not UTF-8 text.
+    #[serde(default)]
+    pub keys_b64: Option<Vec<String>>,
     /// How many distinct nodes to list per key, 1–64; defaults to the
     /// ring's `replication_factor`.
     #[serde(default)]
@@ -97,25 +119,30 @@ fn replicas(placement: &Placement, requested: Option<u32>) -> Result<u32, ApiErr
     }
 }
 
-fn place(placement: &Placement, key: String, r: u32) -> KeyPlacement {
-    let hash = placement.key_hash(key.as_bytes());
+fn place(placement: &Placement, key: LookupKey, r: u32) -> KeyPlacement {
+    let bytes = key.bytes();
+    let hash = placement.key_hash(bytes);
     let replicas: Vec<String> = placement
-        .preference_list(key.as_bytes(), r as usize)
+        .preference_list(bytes, r as usize)
         .into_iter()
         .map(ToString::to_string)
         .collect();
+    let owner = placement.owner(bytes).map(ToString::to_string);
+    let (key, key_b64) = key.into_echo();
     KeyPlacement {
-        owner: placement.owner(key.as_bytes()).map(ToString::to_string),
-        hash: hash.to_string(),
         key,
+        key_b64,
+        hash: hash.to_string(),
+        owner,
         replicas,
     }
 }
 
 /// Look up a key.
 ///
-/// The owner and preference list of one key. Keys are hashed as their
-/// UTF-8 bytes.
+/// The owner and preference list of one key. Keys are bytes: `key` sends
+/// them as UTF-8 text, `key_b64` as standard base64 (exactly one of the
+/// two); the answer echoes the key in the form it was sent.
 #[utoipa::path(
     get,
     path = "/v1/rings/{ring}/lookup",
@@ -123,7 +150,7 @@ fn place(placement: &Placement, key: String, r: u32) -> KeyPlacement {
     params(("ring" = String, Path, description = super::RING_NAME_RULES), LookupQuery),
     responses(
         (status = 200, description = "Where the key lives", body = LookupResult),
-        (status = 400, description = "Missing key, replicas out of range, unknown parameter", body = Problem, content_type = "application/problem+json"),
+        (status = 400, description = "Missing key, both `key` and `key_b64`, a `key` that is not UTF-8, invalid base64, replicas out of range, unknown parameter", body = Problem, content_type = "application/problem+json"),
         (status = 401, description = "No valid read token", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such ring, or the version never existed", body = Problem, content_type = "application/problem+json"),
         (status = 410, description = "The version has been pruned", body = Problem, content_type = "application/problem+json"),
@@ -137,13 +164,15 @@ pub async fn lookup(
     ApiQuery(query): ApiQuery<LookupQuery>,
 ) -> Result<Json<LookupResult>, ApiError> {
     let ring = ring_name(&ring)?;
+    let key = keys::single(query.key, query.key_b64)?;
     let version = optional_version(query.version)?;
     let (version, placement) = state.service.placement(&ring, version).await?;
     let r = replicas(&placement, query.replicas)?;
-    let p = place(&placement, query.key, r);
+    let p = place(&placement, key, r);
     Ok(Json(LookupResult {
         version,
         key: p.key,
+        key_b64: p.key_b64,
         hash: p.hash,
         owner: p.owner,
         replicas: p.replicas,
@@ -152,8 +181,10 @@ pub async fn lookup(
 
 /// Look up many keys.
 ///
-/// Up to 10,000 keys in one request; results come back in the order the
-/// keys were given. A read, so the read token suffices.
+/// Up to 10,000 keys in one request, as `keys` (text) or `keys_b64`
+/// (standard base64), exactly one; results come back in the order the
+/// keys were given, each echoing its key in the form it was sent. A read,
+/// so the read token suffices.
 #[utoipa::path(
     post,
     path = "/v1/rings/{ring}/lookup",
@@ -162,7 +193,7 @@ pub async fn lookup(
     request_body(content = LookupBatch, content_type = "application/json"),
     responses(
         (status = 200, description = "Where each key lives", body = LookupBatchResult),
-        (status = 400, description = "Over 10,000 keys, replicas out of range, unknown field, malformed JSON", body = Problem, content_type = "application/problem+json"),
+        (status = 400, description = "Over 10,000 keys, neither or both of `keys` and `keys_b64`, invalid base64, replicas out of range, unknown field, malformed JSON", body = Problem, content_type = "application/problem+json"),
         (status = 401, description = "No valid read token", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such ring, or the version never existed", body = Problem, content_type = "application/problem+json"),
         (status = 410, description = "The version has been pruned", body = Problem, content_type = "application/problem+json"),
@@ -178,21 +209,24 @@ pub async fn lookup_batch(
     ApiJson(body): ApiJson<LookupBatch>,
 ) -> Result<Json<LookupBatchResult>, ApiError> {
     let ring = ring_name(&ring)?;
-    if body.keys.len() > MAX_LOOKUP_KEYS {
-        return Err(ApiError::new(
-            ProblemKind::TooManyKeys,
-            format!(
-                "{} keys given; one request accepts at most {MAX_LOOKUP_KEYS}: split the batch",
-                body.keys.len()
-            ),
-        )
-        .with_field("keys"));
+    let given = [("keys", &body.keys), ("keys_b64", &body.keys_b64)];
+    for (field, list) in given {
+        let n = list.as_ref().map_or(0, Vec::len);
+        if n > MAX_LOOKUP_KEYS {
+            return Err(ApiError::new(
+                ProblemKind::TooManyKeys,
+                format!(
+                    "{n} keys given; one request accepts at most {MAX_LOOKUP_KEYS}: split the batch"
+                ),
+            )
+            .with_field(field));
+        }
     }
+    let lookup_keys = keys::batch(body.keys, body.keys_b64)?;
     let version = optional_version(body.version)?;
     let (version, placement) = state.service.placement(&ring, version).await?;
     let r = replicas(&placement, body.replicas)?;
-    let results = body
-        .keys
+    let results = lookup_keys
         .into_iter()
         .map(|key| place(&placement, key, r))
         .collect();

@@ -10,6 +10,7 @@ pub mod changes;
 pub mod clients;
 pub mod extract;
 pub mod inspection;
+pub mod keys;
 pub mod long_poll;
 pub mod metrics;
 pub mod model;

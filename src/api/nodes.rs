@@ -58,7 +58,9 @@ pub struct NodeInput {
 pub struct NodeChangeQuery {
     /// Apply only if the ring is at this version (same as `If-Match: "<version>"`).
     pub expected_version: Option<u64>,
-    /// Free-text reason recorded in the version, at most 1024 bytes.
+    /// Free-text reason recorded in the version, at most 1024 bytes,
+    /// without control characters, line separators or bidirectional
+    /// formatting characters.
     pub reason: Option<String>,
 }
 
@@ -189,7 +191,7 @@ pub async fn put_node(
     let id = node_id(&node)?;
     let expected = expected_version(&headers, query.expected_version)?;
     check_reason(&query.reason)?;
-    let record = spec.into_record(Some(id.clone()))?;
+    let record = spec.into_new_record(Some(id.clone()))?;
     let existed = state
         .service
         .current(&ring)
@@ -199,7 +201,7 @@ pub async fn put_node(
         .iter()
         .any(|n| n.id == id);
     let request = ChangeRequest {
-        ops: vec![ChangeOp::Upsert { node: record }],
+        ops: vec![ChangeOp::Upsert { node: record }.into()],
         expected_version: expected,
         reason: query.reason,
         dry_run: false,
@@ -250,7 +252,7 @@ pub async fn delete_node(
     let expected = expected_version(&headers, query.expected_version)?;
     check_reason(&query.reason)?;
     let request = ChangeRequest {
-        ops: vec![ChangeOp::Remove { id }],
+        ops: vec![ChangeOp::Remove { id }.into()],
         expected_version: expected,
         reason: query.reason,
         dry_run: false,

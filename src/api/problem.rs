@@ -278,6 +278,11 @@ impl From<RingError> for ApiError {
     fn from(e: RingError) -> Self {
         let field = match &e {
             RingError::Placement(p) => return p.clone().into(),
+            RingError::InOp {
+                index,
+                operand,
+                error,
+            } => return Self::from((**error).clone()).within(&format!("ops[{index}].{operand}")),
             RingError::UnknownNode(_) => {
                 return Self::new(ProblemKind::NodeNotFound, e.to_string()).with_field("id")
             }
@@ -285,7 +290,13 @@ impl From<RingError> for ApiError {
             RingError::IdMismatch { .. } => "id",
             RingError::MissingNodeId => "id",
             RingError::InvalidAddress(_) => "address",
-            RingError::TooManyLabels(_) | RingError::InvalidLabel(_) => "labels",
+            RingError::TooManyLabels(_) | RingError::InvalidLabelKey(_) => "labels",
+            RingError::InvalidLabelValue(key) => {
+                return Self::invalid(format!("labels.{key}"), e.to_string())
+            }
+            RingError::RefusedChar { field, .. } => {
+                return Self::invalid(field.clone(), e.to_string())
+            }
             RingError::EmptyChange | RingError::TooManyOps(_) => "ops",
             RingError::InvalidIdempotencyKey(_) => "Idempotency-Key",
             RingError::IdempotencyKeyReused { .. } => {

@@ -86,7 +86,8 @@ async fn check_precondition(
 /// Creates the ring at version 1 with the given configuration and no
 /// nodes. Repeating the request with an identical configuration returns
 /// 200 and changes nothing; a different configuration returns 409 (change
-/// an existing ring's configuration with a `set_config` op).
+/// an existing ring's configuration with an `update_config` or
+/// `set_config` op).
 #[utoipa::path(
     put,
     path = "/v1/rings/{ring}",

@@ -10,8 +10,8 @@ use serde_json::{json, Value};
 
 use super::context::{decode, idempotency_key, ring_path};
 use super::inspect::movement;
-use super::output::{emit, emit_json, percent};
-use super::wire::ChangeResult;
+use super::output::{emit, emit_json, escape, fields, percent, yes_no};
+use super::wire::{ChangeResult, Config};
 use super::{CliError, Context};
 use crate::client::ClientError;
 
@@ -157,15 +157,16 @@ fn print_commit(
         .diff
         .as_ref()
         .map_or_else(|| "unknown".into(), |d| percent(d.moved_fraction));
+    let (ring, key) = (escape(&c.ring), escape(key));
     if c.replayed {
         return emit(&format!(
-            "already committed with key {key}: ring {} at version {}, {moved} of the keyspace moved; nothing applied now\n",
-            c.ring, c.version
+            "already committed with key {key}: ring {ring} at version {}, {moved} of the keyspace moved; nothing applied now\n",
+            c.version
         ));
     }
     emit(&format!(
-        "\ncommitted: ring {} at version {}, {moved} of the keyspace moved\n",
-        c.ring, c.version
+        "\ncommitted: ring {ring} at version {}, {moved} of the keyspace moved\n",
+        c.version
     ))
 }
 
@@ -207,18 +208,57 @@ async fn replay(
 }
 
 fn describe_preview(p: &ChangeResult) -> String {
+    let ring = escape(&p.ring);
     if !p.changed {
         return format!(
-            "no change: ring {} is at version {} and the change alters nothing\n",
-            p.ring, p.base_version
+            "no change: ring {ring} is at version {} and the change alters nothing\n",
+            p.base_version
         );
     }
     let mut out = format!(
-        "preview: ring {} version {} -> {}\n",
-        p.ring, p.base_version, p.version
+        "preview: ring {ring} version {} -> {}\n",
+        p.base_version, p.version
     );
+    if let Some(c) = &p.config_change {
+        out.push_str(&config_change(&c.from, &c.to));
+    }
     if let Some(d) = &p.diff {
         out.push_str(&movement(d));
     }
     out
+}
+
+/// The configuration fields a change alters, old value against new, so a
+/// change of algorithm or hash is never a surprise.
+fn config_change(from: &Config, to: &Config) -> String {
+    let pairs = [
+        ("algorithm", from.algorithm.clone(), to.algorithm.clone()),
+        ("hash", from.hash.clone(), to.hash.clone()),
+        (
+            "vnodes per weight",
+            from.vnodes_per_weight.to_string(),
+            to.vnodes_per_weight.to_string(),
+        ),
+        (
+            "table size",
+            from.table_size.to_string(),
+            to.table_size.to_string(),
+        ),
+        (
+            "replication factor",
+            from.replication_factor.to_string(),
+            to.replication_factor.to_string(),
+        ),
+        ("zone aware", yes_no(from.zone_aware), yes_no(to.zone_aware)),
+    ];
+    let changed: Vec<(&str, String)> = pairs
+        .into_iter()
+        .filter(|(_, a, b)| a != b)
+        .map(|(name, a, b)| (name, format!("{a} -> {b}")))
+        .collect();
+    let lines: String = fields(&changed)
+        .lines()
+        .map(|l| format!("  {l}\n"))
+        .collect();
+    format!("config change:\n{lines}")
 }

@@ -5,7 +5,7 @@ use clap::Args;
 use serde::Deserialize;
 
 use super::context::{decode, ring_path};
-use super::output::{emit, emit_json, percent, time, yes_no, Align, Table};
+use super::output::{emit, emit_json, escape, percent, time, yes_no, Align, Table};
 use super::{CliError, Context};
 
 /// `ringd clients RING`.
@@ -73,16 +73,16 @@ pub async fn run(ctx: &Context, a: ClientsArgs) -> Result<(), CliError> {
         ]);
     }
     let s = &list.summary;
+    let ring = escape(&list.ring);
     if s.clients == 0 {
         return emit(&format!(
-            "ring {} at version {}: no live clients (none has acked within the server's client TTL)\n",
-            list.ring, list.version
+            "ring {ring} at version {}: no live clients (none has acked within the server's client TTL)\n",
+            list.version
         ));
     }
     let share = s.on_latest_share.map_or_else(|| "-".to_owned(), percent);
     emit(&format!(
-        "ring {} at version {}\n\n{}\n{} clients, {} on the latest version ({share}), {} divergent\n",
-        list.ring,
+        "ring {ring} at version {}\n\n{}\n{} clients, {} on the latest version ({share}), {} divergent\n",
         list.version,
         t.render(),
         s.clients,

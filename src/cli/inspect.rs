@@ -1,21 +1,32 @@
 //! Read-only inspection: `ringd lookup`, `ownership`, `diff` and `history`.
 
+use base64::Engine;
 use clap::Args;
 use serde::Deserialize;
 use serde_json::Value;
 
 use super::context::{decode, encode, ring_path};
-use super::output::{emit, emit_json, fields, or_none, percent, share_bar, time, Align, Table};
+use super::output::{
+    self, emit, emit_json, escape, fields, or_none, percent, share_bar, time, Align, Table,
+};
 use super::wire::{describe_ops, Diff};
 use super::{CliError, Context};
 
-/// `ringd lookup RING KEY`.
+/// `ringd lookup RING KEY [--b64 | --hex]`.
 #[derive(Debug, Args)]
 pub struct LookupArgs {
     /// The ring.
     pub ring: String,
-    /// The key; its UTF-8 bytes are hashed.
+    /// The key: its UTF-8 bytes are hashed, or with --b64 or --hex the
+    /// bytes it encodes.
     pub key: String,
+    /// KEY is the key's bytes in standard base64 (`+` and `/`, padded with
+    /// `=`), for keys that are not UTF-8 text.
+    #[arg(long, conflicts_with = "hex")]
+    pub b64: bool,
+    /// KEY is the key's bytes in hexadecimal (two digits per byte).
+    #[arg(long)]
+    pub hex: bool,
     /// How many distinct nodes to list, 1–64 [default: the ring's
     /// replication factor].
     #[arg(long, value_name = "R")]
@@ -71,16 +82,50 @@ fn query(params: &[(&str, Option<String>)]) -> String {
 #[derive(Deserialize)]
 struct Lookup {
     version: u64,
-    key: String,
+    #[serde(default)]
+    key: Option<String>,
+    #[serde(default)]
+    key_b64: Option<String>,
     hash: String,
     owner: Option<String>,
     replicas: Vec<String>,
 }
 
+/// Decodes `text` as hexadecimal bytes: two digits per byte, either case.
+fn hex_bytes(text: &str) -> Result<Vec<u8>, CliError> {
+    let digits = text.as_bytes();
+    let bad = || {
+        CliError::Refused(format!(
+            "`{}` is not hexadecimal bytes: use two digits 0-9a-f per byte, e.g. ff00",
+            output::escape(text)
+        ))
+    };
+    if digits.len() % 2 != 0 {
+        return Err(bad());
+    }
+    digits
+        .chunks(2)
+        .map(|pair| {
+            let pair = std::str::from_utf8(pair).map_err(|_| bad())?;
+            u8::from_str_radix(pair, 16).map_err(|_| bad())
+        })
+        .collect()
+}
+
 /// Prints where a key lives.
 pub async fn lookup(ctx: &Context, a: LookupArgs) -> Result<(), CliError> {
+    // Bytes travel as `key_b64`, so every byte string reaches the server
+    // as sent; the server checks the base64 itself.
+    let (param, sent) = if a.hex {
+        let encoded = base64::engine::general_purpose::STANDARD.encode(hex_bytes(&a.key)?);
+        ("key_b64", encoded)
+    } else if a.b64 {
+        ("key_b64", a.key.clone())
+    } else {
+        ("key", a.key.clone())
+    };
     let q = query(&[
-        ("key", Some(a.key.clone())),
+        (param, Some(sent)),
         ("replicas", a.replicas.map(|r| r.to_string())),
         ("version", a.version.map(|v| v.to_string())),
     ]);
@@ -89,10 +134,16 @@ pub async fn lookup(ctx: &Context, a: LookupArgs) -> Result<(), CliError> {
         return emit_json(&body);
     }
     let l: Lookup = decode("lookup", &body)?;
+    let key = match (l.key, l.key_b64) {
+        (Some(text), _) => ("key", text),
+        (None, Some(_)) if a.hex => ("key (hex)", a.key.to_ascii_lowercase()),
+        (None, Some(b64)) => ("key (base64)", b64),
+        (None, None) => ("key", "?".to_owned()),
+    };
     emit(&fields(&[
         ("ring", a.ring),
         ("version", l.version.to_string()),
-        ("key", l.key),
+        key,
         ("hash", l.hash),
         ("owner", or_none(l.owner.as_deref())),
         ("replicas", l.replicas.join(", ")),
@@ -144,9 +195,9 @@ pub async fn ownership(ctx: &Context, a: OwnershipArgs) -> Result<(), CliError> 
     }
     emit(&format!(
         "ring {} at version {} (basis: {})\n\n{}\nmax/mean {:.3}\n",
-        o.ring,
+        escape(&o.ring),
         o.version,
-        o.basis,
+        escape(&o.basis),
         t.render(),
         o.max_over_mean
     ))
@@ -162,7 +213,7 @@ pub(crate) fn movement(d: &Diff) -> String {
     let mut out = format!(
         "moved {} of the keyspace (basis: {}, {ranges})\n\n",
         percent(d.moved_fraction),
-        d.basis,
+        escape(&d.basis),
     );
     let mut nodes = Table::new(&[
         ("NODE", Align::Left),
@@ -223,7 +274,7 @@ pub async fn diff(ctx: &Context, a: DiffArgs) -> Result<(), CliError> {
     let d: DiffResult = decode("diff", &body)?;
     emit(&format!(
         "ring {}: version {} -> {}\n{}",
-        d.ring,
+        escape(&d.ring),
         d.from,
         d.to,
         movement(&d.diff)

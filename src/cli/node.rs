@@ -8,7 +8,7 @@ use reqwest::Method;
 use serde_json::{Map, Value};
 
 use super::context::{decode, encode, ring_path};
-use super::output::{emit, emit_json, percent, Align, Table};
+use super::output::{emit, emit_json, escape, percent, Align, Table};
 use super::wire::{ChangeResult, Node};
 use super::{CliError, Context};
 
@@ -166,7 +166,8 @@ async fn add(ctx: &Context, a: AddArgs) -> Result<(), CliError> {
     if nodes.iter().any(|n| n.id == a.id) {
         return Err(CliError::Refused(format!(
             "node {} is already in ring {}: change it with `ringd node update`",
-            a.id, a.ring
+            escape(&a.id),
+            escape(&a.ring)
         )));
     }
     let mut body = Map::new();
@@ -276,10 +277,11 @@ fn report(ctx: &Context, body: &Value, id: &str, verb: &str) -> Result<(), CliEr
         return emit_json(body);
     }
     let r: ChangeResult = decode("change result", body)?;
+    let (id, ring) = (escape(id), escape(&r.ring));
     if !r.changed {
         return emit(&format!(
-            "node {id} unchanged: ring {} stays at version {}\n",
-            r.ring, r.version
+            "node {id} unchanged: ring {ring} stays at version {}\n",
+            r.version
         ));
     }
     let moved = r
@@ -287,8 +289,8 @@ fn report(ctx: &Context, body: &Value, id: &str, verb: &str) -> Result<(), CliEr
         .as_ref()
         .map_or_else(|| "unknown".to_owned(), |d| percent(d.moved_fraction));
     emit(&format!(
-        "node {id} {verb}: ring {} at version {} (was {}), {moved} of the keyspace moved\n",
-        r.ring, r.version, r.base_version
+        "node {id} {verb}: ring {ring} at version {} (was {}), {moved} of the keyspace moved\n",
+        r.version, r.base_version
     ))
 }
 
@@ -300,7 +302,8 @@ async fn list(ctx: &Context, ring: &str) -> Result<(), CliError> {
     let nodes: Vec<Node> = decode("node list", &body["nodes"])?;
     let version = body["version"].as_u64().unwrap_or_default();
     emit(&format!(
-        "ring {ring} at version {version}\n\n{}",
+        "ring {} at version {version}\n\n{}",
+        escape(ring),
         table(&nodes)
     ))
 }

@@ -1,11 +1,20 @@
 //! Rendering: aligned tables, share bars, percentages, timestamps, JSON
 //! for scripts, and error messages.
+//!
+//! Everything printed that came from a server (or from the store behind
+//! it) goes through [`escape`]: versions stored before the API refused
+//! control characters, or written around it, may hold escape sequences
+//! that would otherwise set the terminal's title, clear it or forge
+//! lines. Tables and field lists escape their cells themselves.
 
 use std::io::Write;
 
 use serde_json::Value;
 use time::format_description::well_known::Rfc3339;
 use time::OffsetDateTime;
+use unicode_width::UnicodeWidthStr;
+
+use crate::ring::{escape_refused, is_refused_char};
 
 use super::CliError;
 use crate::client::ClientError;
@@ -38,14 +47,17 @@ impl Table {
         }
     }
 
-    /// Appends a row (missing cells are empty).
+    /// Appends a row (missing cells are empty); each cell is escaped.
     pub fn row(&mut self, cells: Vec<String>) {
-        self.rows.push(cells);
+        self.rows
+            .push(cells.into_iter().map(|c| escape(&c)).collect());
     }
 
     /// The table as text, one line per row, ending with a newline.
+    /// Columns are as wide as their widest cell on a terminal: CJK and
+    /// most emoji take two columns each.
     pub fn render(&self) -> String {
-        let width = |s: &str| s.chars().count();
+        let width = |s: &str| s.width();
         let mut widths: Vec<usize> = self.header.iter().map(|h| width(h)).collect();
         for row in &self.rows {
             for (i, cell) in row.iter().enumerate().take(widths.len()) {
@@ -79,18 +91,44 @@ impl Table {
     }
 }
 
-/// `name  value` lines with the values aligned, for one object.
+/// `name  value` lines with the values aligned (and escaped), for one
+/// object.
 pub fn fields(pairs: &[(&str, String)]) -> String {
-    let w = pairs
-        .iter()
-        .map(|(k, _)| k.chars().count())
-        .max()
-        .unwrap_or(0);
+    let w = pairs.iter().map(|(k, _)| k.width()).max().unwrap_or(0);
     let mut out = String::new();
     for (k, v) in pairs {
-        let line = format!("{k:<w$}  {v}");
+        let pad = " ".repeat(w - k.width());
+        let line = format!("{k}{pad}  {}", escape(v));
         out.push_str(line.trim_end());
         out.push('\n');
+    }
+    out
+}
+
+/// `text` safe to print on a terminal: control characters, line
+/// separators and bidirectional formatting characters (the ones the API
+/// refuses, see [`crate::ring::is_refused_char`]) written as `\n`, `\t`,
+/// `\r` or `\u{…}`. Every other character is kept, so names and reasons
+/// in any script read as they are. Applying it twice changes nothing more.
+pub fn escape(text: &str) -> String {
+    escape_refused(text)
+}
+
+/// JSON text safe to print on a terminal: every refused character left
+/// raw by serde_json (it escapes only U+0000–U+001F, not DEL, the C1
+/// controls or the bidirectional ones) written as a `\uXXXX` escape,
+/// which JSON parsers read back as the same character. Refused characters
+/// all lie in the Basic Multilingual Plane, so one escape each suffices.
+/// Newlines are left alone: inside strings serde_json already escapes
+/// them, so any raw one is the pretty printer's own.
+fn json_safe(json: &str) -> String {
+    let mut out = String::with_capacity(json.len());
+    for c in json.chars() {
+        if c != '\n' && is_refused_char(c) {
+            out.push_str(&format!("\\u{:04x}", c as u32));
+        } else {
+            out.push(c);
+        }
     }
     out
 }
@@ -140,9 +178,9 @@ pub fn time(text: &str) -> String {
     )
 }
 
-/// A node or owner that may be absent (`null` means no owner).
+/// A node or owner that may be absent (`null` means no owner), escaped.
 pub fn or_none(id: Option<&str>) -> String {
-    id.unwrap_or("(none)").to_owned()
+    escape(id.unwrap_or("(none)"))
 }
 
 /// Writes `text` to stdout and flushes it.
@@ -156,18 +194,19 @@ pub fn emit(text: &str) -> Result<(), CliError> {
 /// Prints `value` as pretty JSON (keys sorted, as serde_json orders maps).
 pub fn emit_json(value: &Value) -> Result<(), CliError> {
     let text = serde_json::to_string_pretty(value).unwrap_or_default();
-    emit(&format!("{text}\n"))
+    emit(&format!("{}\n", json_safe(&text)))
 }
 
 /// Prints `value` as one compact JSON line, for streams.
 pub fn emit_json_line(value: &Value) -> Result<(), CliError> {
     let text = serde_json::to_string(value).unwrap_or_default();
-    emit(&format!("{text}\n"))
+    emit(&format!("{}\n", json_safe(&text)))
 }
 
 /// The error as printed on stderr: `error: <what>`, then for a problem
 /// document its type and status, the field it blames and the ring's
-/// current version when the server named them.
+/// current version when the server named them; escaped, since a server's
+/// message may echo what it refused.
 pub fn error_text(err: &CliError) -> String {
     let mut out = String::new();
     match err {
@@ -177,22 +216,29 @@ pub fn error_text(err: &CliError) -> String {
             } else {
                 &p.detail
             };
-            out.push_str(&format!("error: {detail}\n"));
-            out.push_str(&format!("  problem: {} (HTTP {})\n", p.kind, p.status));
+            out.push_str(&format!("error: {}\n", escape(detail)));
+            out.push_str(&format!(
+                "  problem: {} (HTTP {})\n",
+                escape(&p.kind),
+                p.status
+            ));
             if let Some(field) = &p.field {
-                out.push_str(&format!("  field: {field}\n"));
+                out.push_str(&format!("  field: {}\n", escape(field)));
             }
             if let Some(v) = p.current_version {
                 out.push_str(&format!("  current version: {v}\n"));
             }
         }
         CliError::Client(ClientError::Unreachable { urls, last }) => {
-            out.push_str(&format!("error: no ringd server reachable at {urls}\n"));
-            out.push_str(&format!("  last attempt: {last}\n"));
+            out.push_str(&format!(
+                "error: no ringd server reachable at {}\n",
+                escape(urls)
+            ));
+            out.push_str(&format!("  last attempt: {}\n", escape(last)));
         }
         // A reader that closed the pipe (`ringd … | head`) wants no more.
         CliError::Output(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
-        other => out.push_str(&format!("error: {other}\n")),
+        other => out.push_str(&format!("error: {}\n", escape(&other.to_string()))),
     }
     out
 }
@@ -221,6 +267,29 @@ mod tests {
             t.render(),
             "NODE         SHARE  X\na            5.00%\nlong-name  100.00%  z\n"
         );
+    }
+
+    #[test]
+    fn cells_are_escaped_and_measured_in_display_columns() {
+        let mut t = Table::new(&[("K", Align::Left), ("V", Align::Left)]);
+        t.row(vec!["数据".into(), "x".into()]);
+        t.row(vec!["a\u{1b}[2J".into(), "y\nz".into()]);
+        assert_eq!(
+            t.render(),
+            "K           V\n数据        x\na\\u{1b}[2J  y\\nz\n"
+        );
+        assert_eq!(fields(&[("k", "\u{202e}x".into())]), "k  \\u{202e}x\n");
+    }
+
+    #[test]
+    fn json_output_escapes_what_serde_leaves_raw() {
+        let value = serde_json::json!({"r": "a\u{7f}\u{9b}\u{202e}\u{2028}\u{1b}\n中"});
+        let text = json_safe(&serde_json::to_string_pretty(&value).unwrap());
+        assert_eq!(
+            text,
+            "{\n  \"r\": \"a\\u007f\\u009b\\u202e\\u2028\\u001b\\n中\"\n}"
+        );
+        assert_eq!(serde_json::from_str::<Value>(&text).unwrap(), value);
     }
 
     #[test]

@@ -5,7 +5,7 @@ use reqwest::{Method, StatusCode};
 use serde_json::{json, Map, Value};
 
 use super::context::{decode, ring_path};
-use super::output::{emit, emit_json, fields, time, yes_no, Align, Table};
+use super::output::{emit, emit_json, escape, fields, time, yes_no, Align, Table};
 use super::wire::{Config, RingSummary, Snapshot};
 use super::{node, CliError, Context};
 
@@ -134,12 +134,13 @@ async fn create(ctx: &Context, a: CreateArgs) -> Result<(), CliError> {
         return emit_json(&answer.body);
     }
     let s: RingSummary = decode("ring", &answer.body)?;
+    let ring = escape(&s.ring);
     let head = if answer.status == StatusCode::CREATED {
-        format!("created ring {} at version {}\n", s.ring, s.version)
+        format!("created ring {ring} at version {}\n", s.version)
     } else {
         format!(
-            "ring {} already exists with this configuration; nothing changed (version {})\n",
-            s.ring, s.version
+            "ring {ring} already exists with this configuration; nothing changed (version {})\n",
+            s.version
         )
     };
     emit(&format!("{head}{}", summary_fields(&s)))
@@ -247,5 +248,5 @@ async fn delete(ctx: &Context, name: &str) -> Result<(), CliError> {
     if ctx.json() {
         return emit_json(&json!({"ring": name, "deleted": true}));
     }
-    emit(&format!("deleted ring {name}\n"))
+    emit(&format!("deleted ring {}\n", escape(name)))
 }

@@ -10,7 +10,7 @@ use clap::Args;
 use serde_json::{json, Value};
 
 use super::context::{decode, ring_path};
-use super::output::{emit, emit_json_line, percent, time};
+use super::output::{emit, emit_json_line, escape, percent, time};
 use super::wire::{describe_ops, Snapshot};
 use super::{CliError, Context};
 use crate::client::sse::{SseDecoder, SseEvent};
@@ -119,13 +119,15 @@ fn print_event(ctx: &Context, ring: &str, event: &SseEvent) -> Result<Option<u64
                     .as_ref()
                     .map(|r| format!("; reason: {r}"))
                     .unwrap_or_default();
-                emit(&format!(
-                    "{reset}version {} at {}: moved {}; {}{reason}\n",
+                // One line per version, whatever the stored text holds.
+                let line = format!(
+                    "{reset}version {} at {}: moved {}; {}{reason}",
                     s.version,
                     time(&s.created_at),
                     percent(s.change.moved_fraction),
                     describe_ops(&s.change.ops),
-                ))?;
+                );
+                emit(&format!("{}\n", escape(&line)))?;
             }
             Ok(Some(s.version))
         }
@@ -133,7 +135,7 @@ fn print_event(ctx: &Context, ring: &str, event: &SseEvent) -> Result<Option<u64
             if ctx.json() {
                 emit_json_line(&json!({"event": "deleted", "ring": ring}))?;
             } else {
-                emit(&format!("ring {ring} was deleted\n"))?;
+                emit(&format!("ring {} was deleted\n", escape(ring)))?;
             }
             Ok(None)
         }

@@ -105,7 +105,16 @@ pub struct ChangeResult {
     #[serde(default)]
     pub diff: Option<Diff>,
     #[serde(default)]
+    pub config_change: Option<ConfigChange>,
+    #[serde(default)]
     pub replayed: bool,
+}
+
+/// A configuration before and after a change (`ConfigChange`).
+#[derive(Debug, Clone, Deserialize)]
+pub struct ConfigChange {
+    pub from: Config,
+    pub to: Config,
 }
 
 /// One op of a recorded change, in a few words: `upsert a (weight 2,

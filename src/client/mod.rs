@@ -170,12 +170,14 @@ impl RingClient {
 
     /// The id of the node that owns `key`, from the current view. For hot
     /// paths prefer a [`Router`], which borrows instead of cloning the id.
+    /// Keys are byte strings and need not be UTF-8: they are placed as the
+    /// server places `key_b64` lookups of the same bytes.
     pub fn owner(&self, key: &[u8]) -> Option<NodeId> {
         self.with_view(|v| v.owner(key).map(|n| n.id.clone()))
             .flatten()
     }
 
-    /// The ids of the first `r` nodes for `key`, owner first.
+    /// The ids of the first `r` nodes for `key` (any bytes), owner first.
     pub fn preference_list(&self, key: &[u8], r: usize) -> Vec<NodeId> {
         self.with_view(|v| {
             v.preference_list(key, r)

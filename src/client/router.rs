@@ -64,8 +64,8 @@ impl Router {
         self.view().map(|v| v.version())
     }
 
-    /// The node that owns `key`; `None` before the first version or when no
-    /// node is active.
+    /// The node that owns `key`, any byte string (UTF-8 or not); `None`
+    /// before the first version or when no node is active.
     #[inline(always)]
     pub fn owner(&mut self, key: &[u8]) -> Option<&NodeRecord> {
         self.refresh();

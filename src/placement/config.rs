@@ -259,8 +259,13 @@ impl RingConfig {
     }
 }
 
-/// The wire form of a config: every parameter optional, unknown fields refused.
-#[derive(Debug, Clone, Default, Deserialize)]
+/// The wire form of a config: every parameter optional, unknown fields
+/// refused. Three uses, never mixed up: a new ring takes defaults for the
+/// omitted fields ([`TryFrom`]); `set_config` needs every field
+/// ([`RingConfigSpec::missing_fields`] is empty); `update_config` is a
+/// patch that keeps the omitted fields as the ring has them
+/// ([`RingConfigSpec::apply_to`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RingConfigSpec {
     /// Defaults to `ring`.
@@ -277,37 +282,98 @@ pub struct RingConfigSpec {
     pub zone_aware: Option<bool>,
 }
 
+impl RingConfigSpec {
+    /// The fields of a complete config that this spec leaves out, in the
+    /// order they are listed in [`RingConfig`].
+    pub fn missing_fields(&self) -> Vec<&'static str> {
+        [
+            ("algorithm", self.algorithm.is_none()),
+            ("hash", self.hash.is_none()),
+            ("vnodes_per_weight", self.vnodes_per_weight.is_none()),
+            ("table_size", self.table_size.is_none()),
+            ("replication_factor", self.replication_factor.is_none()),
+            ("zone_aware", self.zone_aware.is_none()),
+        ]
+        .into_iter()
+        .filter_map(|(name, missing)| missing.then_some(name))
+        .collect()
+    }
+
+    /// Whether the spec gives no field at all.
+    pub fn is_empty(&self) -> bool {
+        self.missing_fields().len() == 6
+    }
+
+    /// Checks the ranges of the given fields that hold whatever the rest
+    /// of the config is, so a patch is refused as it arrives rather than
+    /// when it is applied. Rules across fields (ketama hashes with md5, a
+    /// maglev table size is prime) wait for [`RingConfigSpec::apply_to`].
+    pub fn check_ranges(&self) -> Result<(), PlacementError> {
+        if let Some(v) = self.vnodes_per_weight {
+            vnodes(v)?;
+        }
+        if let Some(r) = self.replication_factor {
+            replication(r)?;
+        }
+        Ok(())
+    }
+
+    /// `base` with every field this spec gives replaced, validated as a
+    /// whole. Omitted fields keep their value in `base`; none is reset to
+    /// a default (changing `algorithm` to `ketama` on an `xxh3` ring needs
+    /// `"hash": "md5"` too, and says so).
+    pub fn apply_to(&self, base: &RingConfig) -> Result<RingConfig, PlacementError> {
+        let config = RingConfig {
+            algorithm: self.algorithm.unwrap_or(base.algorithm),
+            hash: self.hash.unwrap_or(base.hash),
+            vnodes_per_weight: match self.vnodes_per_weight {
+                Some(v) => vnodes(v)?,
+                None => base.vnodes_per_weight,
+            },
+            table_size: self.table_size.unwrap_or(base.table_size),
+            replication_factor: match self.replication_factor {
+                Some(r) => replication(r)?,
+                None => base.replication_factor,
+            },
+            zone_aware: self.zone_aware.unwrap_or(base.zone_aware),
+        };
+        config.validate()?;
+        Ok(config)
+    }
+
+    /// Whether every field this spec gives has that value in `config`.
+    pub fn agrees_with(&self, config: &RingConfig) -> bool {
+        self.apply_to(config).is_ok_and(|c| c == *config)
+    }
+}
+
+fn vnodes(v: u64) -> Result<u32, PlacementError> {
+    match u32::try_from(v) {
+        Ok(n) if (1..=MAX_VNODES_PER_WEIGHT).contains(&n) => Ok(n),
+        _ => Err(PlacementError::VnodesOutOfRange {
+            value: v,
+            max: MAX_VNODES_PER_WEIGHT,
+        }),
+    }
+}
+
+fn replication(r: u64) -> Result<u32, PlacementError> {
+    match u32::try_from(r) {
+        Ok(n) if (1..=MAX_REPLICATION_FACTOR).contains(&n) => Ok(n),
+        _ => Err(PlacementError::ReplicationOutOfRange {
+            value: r,
+            max: MAX_REPLICATION_FACTOR,
+        }),
+    }
+}
+
+/// A new ring's config: the given fields, and for the others the defaults
+/// of the chosen algorithm (`ring` if none is given).
 impl TryFrom<RingConfigSpec> for RingConfig {
     type Error = PlacementError;
     fn try_from(spec: RingConfigSpec) -> Result<Self, Self::Error> {
         let algorithm = spec.algorithm.unwrap_or(Algorithm::Ring);
-        let defaults = RingConfig::new(algorithm);
-        let vnodes = spec
-            .vnodes_per_weight
-            .unwrap_or(defaults.vnodes_per_weight.into());
-        let replication = spec
-            .replication_factor
-            .unwrap_or(defaults.replication_factor.into());
-        let config = RingConfig {
-            algorithm,
-            hash: spec.hash.unwrap_or(defaults.hash),
-            vnodes_per_weight: u32::try_from(vnodes).map_err(|_| {
-                PlacementError::VnodesOutOfRange {
-                    value: vnodes,
-                    max: MAX_VNODES_PER_WEIGHT,
-                }
-            })?,
-            table_size: spec.table_size.unwrap_or(defaults.table_size),
-            replication_factor: u32::try_from(replication).map_err(|_| {
-                PlacementError::ReplicationOutOfRange {
-                    value: replication,
-                    max: MAX_REPLICATION_FACTOR,
-                }
-            })?,
-            zone_aware: spec.zone_aware.unwrap_or(false),
-        };
-        config.validate()?;
-        Ok(config)
+        spec.apply_to(&RingConfig::new(algorithm))
     }
 }
 

@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::record::NodeRecord;
-use crate::placement::{NodeId, RingConfig};
+use crate::placement::{NodeId, RingConfig, RingConfigSpec};
 
 /// Most operations one change may carry.
 pub const MAX_OPS: usize = 10_000;
@@ -27,6 +27,51 @@ pub enum ChangeOp {
         /// The new configuration.
         config: RingConfig,
     },
+}
+
+/// One operation as a change request carries it. Applying a change turns
+/// each into the [`ChangeOp`] its version records.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RequestedOp {
+    /// An op recorded as it is.
+    Op(ChangeOp),
+    /// Change some fields of the ring's configuration, keeping the others
+    /// as they are at that point of the change (`update_config`). The
+    /// version records the resulting complete configuration as a
+    /// [`ChangeOp::SetConfig`], so stored versions and watch events only
+    /// ever hold the three recorded kinds.
+    UpdateConfig(RingConfigSpec),
+}
+
+impl From<ChangeOp> for RequestedOp {
+    fn from(op: ChangeOp) -> Self {
+        RequestedOp::Op(op)
+    }
+}
+
+impl RequestedOp {
+    /// Whether this requested op is the one `recorded` in a version: the
+    /// same op, or an `update_config` whose fields all have their values
+    /// in the recorded `set_config` (which is what applying it recorded).
+    pub fn matches_recorded(&self, recorded: &ChangeOp) -> bool {
+        match (self, recorded) {
+            (RequestedOp::UpdateConfig(patch), ChangeOp::SetConfig { config }) => {
+                patch.agrees_with(config)
+            }
+            (RequestedOp::UpdateConfig(_), _) => false,
+            (RequestedOp::Op(op), recorded) => op == recorded,
+        }
+    }
+}
+
+/// Whether `requested` are the ops `recorded` in a version, op by op (see
+/// [`RequestedOp::matches_recorded`]).
+pub fn ops_match(requested: &[RequestedOp], recorded: &[ChangeOp]) -> bool {
+    requested.len() == recorded.len()
+        && requested
+            .iter()
+            .zip(recorded)
+            .all(|(r, s)| r.matches_recorded(s))
 }
 
 /// Who made a change, by the token they presented.
@@ -96,5 +141,72 @@ impl From<IdempotencyKey> for String {
 impl std::fmt::Display for IdempotencyKey {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&self.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::placement::{Algorithm, HashFunction};
+
+    fn patch(json: &str) -> RingConfigSpec {
+        serde_json::from_str(json).unwrap()
+    }
+
+    #[test]
+    fn a_patch_keeps_every_field_it_does_not_name() {
+        let ketama = RingConfig::new(Algorithm::Ketama);
+        let merged = patch(r#"{"replication_factor": 2}"#)
+            .apply_to(&ketama)
+            .unwrap();
+        assert_eq!(
+            merged,
+            RingConfig {
+                replication_factor: 2,
+                ..ketama.clone()
+            }
+        );
+        assert_eq!(merged.hash, HashFunction::Md5);
+        // Switching to ketama does not pick md5 silently: it is refused.
+        let ring = RingConfig::new(Algorithm::Ring);
+        assert!(patch(r#"{"algorithm": "ketama"}"#).apply_to(&ring).is_err());
+        assert_eq!(
+            patch(r#"{"zone_aware": true, "hash": "md5"}"#).missing_fields(),
+            [
+                "algorithm",
+                "vnodes_per_weight",
+                "table_size",
+                "replication_factor"
+            ]
+        );
+        assert!(patch("{}").is_empty());
+        assert!(patch(r#"{"vnodes_per_weight": 0}"#).check_ranges().is_err());
+        assert!(patch(r#"{"replication_factor": 64}"#)
+            .check_ranges()
+            .is_ok());
+    }
+
+    #[test]
+    fn a_patch_matches_the_set_config_it_recorded() {
+        let recorded = |c: RingConfig| ChangeOp::SetConfig { config: c };
+        let two = RingConfig {
+            replication_factor: 2,
+            ..RingConfig::new(Algorithm::Ketama)
+        };
+        let requested = [RequestedOp::UpdateConfig(patch(
+            r#"{"replication_factor": 2}"#,
+        ))];
+        assert!(ops_match(&requested, &[recorded(two.clone())]));
+        let three = RingConfig::new(Algorithm::Ketama);
+        assert!(!ops_match(&requested, &[recorded(three)]));
+        let remove = ChangeOp::Remove {
+            id: NodeId::new("a").unwrap(),
+        };
+        assert!(!ops_match(&requested, std::slice::from_ref(&remove)));
+        assert!(!ops_match(
+            &requested,
+            &[recorded(two.clone()), remove.clone()]
+        ));
+        assert!(ops_match(&[remove.clone().into()], &[remove]));
     }
 }

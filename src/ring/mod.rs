@@ -6,12 +6,17 @@ mod client;
 mod name;
 mod record;
 mod snapshot;
+mod text;
 
-pub use change::{ChangeOp, ChangeRecord, IdempotencyKey, Role, MAX_IDEMPOTENCY_KEY_LEN, MAX_OPS};
+pub use change::{
+    ops_match, ChangeOp, ChangeRecord, IdempotencyKey, RequestedOp, Role, MAX_IDEMPOTENCY_KEY_LEN,
+    MAX_OPS,
+};
 pub use client::{ClientId, InvalidClientId, MAX_CLIENT_ID_LEN};
 pub use name::{RingName, MAX_RING_NAME_LEN};
-pub use record::{NodeRecord, NodeRecordSpec, MAX_LABELS};
+pub use record::{NodeRecord, NodeRecordSpec, MAX_LABELS, MAX_LABEL_VALUE_LEN};
 pub use snapshot::{Proposal, Snapshot};
+pub use text::{escape_refused, is_refused_char, RefusedChar};
 
 use thiserror::Error;
 
@@ -40,9 +45,21 @@ pub enum RingError {
     /// Over [`MAX_LABELS`] labels.
     #[error("{0} labels given; a node may carry at most 32")]
     TooManyLabels(usize),
-    /// A label key or value breaks the rules.
-    #[error("label `{0}` is invalid: keys are 1–63 characters of letters, digits, '.', '_', '-' and '/', values at most 255 characters without control characters")]
-    InvalidLabel(String),
+    /// A label key breaks the rules.
+    #[error("label key `{0}` is invalid: keys are 1–63 characters of ASCII letters, digits, '.', '_', '-' and '/', starting with a letter or digit")]
+    InvalidLabelKey(String),
+    /// A label value is too long or holds control characters.
+    #[error("the value of label `{0}` is invalid: values are at most 255 bytes without control characters")]
+    InvalidLabelValue(String),
+    /// Free text holds a character that terminals act on instead of
+    /// showing (see [`is_refused_char`]).
+    #[error("`{field}` contains {found}: control characters, line separators and bidirectional formatting characters are refused in text, since terminals and viewers act on them instead of showing them")]
+    RefusedChar {
+        /// The field, relative to the object checked (`labels.team`).
+        field: String,
+        /// The character and where it is.
+        found: RefusedChar,
+    },
     /// A remove op names a node the ring does not have.
     #[error("node `{0}` is not in the ring")]
     UnknownNode(NodeId),
@@ -63,6 +80,16 @@ pub enum RingError {
     /// A change with more than [`MAX_OPS`] ops.
     #[error("{0} ops given; a change may carry at most 10000")]
     TooManyOps(usize),
+    /// An op of a change failed when applied; `error` says why.
+    #[error("{error}")]
+    InOp {
+        /// The op's position in the change.
+        index: usize,
+        /// The op's operand that is to blame (`config`).
+        operand: &'static str,
+        /// What is wrong.
+        error: Box<RingError>,
+    },
     /// The placement core refused the result.
     #[error(transparent)]
     Placement(#[from] PlacementError),

@@ -4,11 +4,14 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use super::text::{escape_refused, RefusedChar};
 use super::RingError;
 use crate::placement::{HashKey, Node, NodeId, NodeState, Weight, Zone};
 
 /// Most labels a node may carry.
 pub const MAX_LABELS: usize = 32;
+/// Longest accepted label value, in bytes.
+pub const MAX_LABEL_VALUE_LEN: usize = 255;
 
 /// A node as registered by an operator: the placement inputs plus the
 /// address clients connect to and free-form labels.
@@ -97,7 +100,7 @@ impl NodeRecordSpec {
                 || a.len() > 255
                 || a.chars().any(|c| c.is_control() || c.is_whitespace())
             {
-                return Err(RingError::InvalidAddress(a.chars().take(100).collect()));
+                return Err(RingError::InvalidAddress(excerpt(a)));
             }
         }
         if self.labels.len() > MAX_LABELS {
@@ -109,8 +112,11 @@ impl NodeRecordSpec {
                 && k.starts_with(|c: char| c.is_ascii_alphanumeric())
                 && k.chars()
                     .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-' | '/'));
-            if !key_ok || v.len() > 255 || v.chars().any(char::is_control) {
-                return Err(RingError::InvalidLabel(k.chars().take(100).collect()));
+            if !key_ok {
+                return Err(RingError::InvalidLabelKey(excerpt(k)));
+            }
+            if v.len() > MAX_LABEL_VALUE_LEN || v.chars().any(char::is_control) {
+                return Err(RingError::InvalidLabelValue(k.clone()));
             }
         }
         Ok(NodeRecord {
@@ -123,6 +129,55 @@ impl NodeRecordSpec {
             hash_key: self.hash_key,
         })
     }
+}
+
+impl NodeRecordSpec {
+    /// Refuses characters that terminals and viewers act on (see
+    /// [`is_refused_char`](super::text::is_refused_char)) in the node's
+    /// free text: address, label values and hash key. Kept out of
+    /// [`NodeRecordSpec::into_record`], which also decodes stored versions
+    /// and snapshots sent to clients, so that versions stored before this
+    /// rule still load; the CLI escapes what they hold.
+    pub fn check_text(&self) -> Result<(), RingError> {
+        let fields = self
+            .address
+            .as_deref()
+            .map(|a| ("address".to_owned(), a))
+            .into_iter()
+            .chain(
+                self.labels
+                    .iter()
+                    .map(|(k, v)| (format!("labels.{k}"), v.as_str())),
+            )
+            .chain(
+                self.hash_key
+                    .as_ref()
+                    .map(|h| ("hash_key".to_owned(), h.as_str())),
+            );
+        for (field, text) in fields {
+            if let Some(found) = RefusedChar::find(text) {
+                return Err(RingError::RefusedChar { field, found });
+            }
+        }
+        Ok(())
+    }
+
+    /// [`NodeRecordSpec::check_text`], then [`NodeRecordSpec::into_record`]:
+    /// the rules for a node an operator sends.
+    pub fn into_new_record(self, id: Option<NodeId>) -> Result<NodeRecord, RingError> {
+        let text = self.check_text();
+        // The other rules are reported first: label keys are ASCII by
+        // rule, so a refused character in a value is then reported under
+        // a key that is safe to name.
+        let record = self.into_record(id)?;
+        text.map(|()| record)
+    }
+}
+
+/// At most 100 characters of `text`, with refused characters escaped, for
+/// echoing it in an error message.
+fn excerpt(text: &str) -> String {
+    escape_refused(&text.chars().take(100).collect::<String>())
 }
 
 impl TryFrom<NodeRecordSpec> for NodeRecord {

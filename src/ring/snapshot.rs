@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 
-use super::change::{ChangeOp, ChangeRecord, Role};
+use super::change::{ChangeOp, ChangeRecord, RequestedOp, Role};
 use super::record::NodeRecord;
 use super::{RingError, RingName};
 use crate::placement::{Fingerprint, Node, NodeId, Placement, PlacementDiff, RingConfig};
@@ -91,10 +91,10 @@ impl Snapshot {
     /// Applies `ops` in order on top of this snapshot, whose placement is
     /// `current`. Returns `None` when the result equals this snapshot (a
     /// no-op creates no version).
-    pub fn propose(
+    pub fn propose<O: Into<RequestedOp>>(
         &self,
         current: &Placement,
-        ops: Vec<ChangeOp>,
+        ops: Vec<O>,
         reason: Option<String>,
         role: Role,
         now: OffsetDateTime,
@@ -111,8 +111,21 @@ impl Snapshot {
             .iter()
             .map(|n| (n.id.clone(), n.clone()))
             .collect();
-        for op in &ops {
-            match op {
+        let mut recorded = Vec::with_capacity(ops.len());
+        for (index, op) in ops.into_iter().map(Into::into).enumerate() {
+            let op = match op {
+                RequestedOp::Op(op) => op,
+                RequestedOp::UpdateConfig(patch) => {
+                    let merged = patch.apply_to(&config).map_err(|e| RingError::InOp {
+                        index,
+                        operand: "config",
+                        error: Box::new(e.into()),
+                    })?;
+                    // The version records what the ring's config became.
+                    ChangeOp::SetConfig { config: merged }
+                }
+            };
+            match &op {
                 ChangeOp::Upsert { node } => {
                     nodes.insert(node.id.clone(), node.clone());
                 }
@@ -123,7 +136,9 @@ impl Snapshot {
                 }
                 ChangeOp::SetConfig { config: c } => config = c.clone(),
             }
+            recorded.push(op);
         }
+        let ops = recorded;
         let nodes: Vec<NodeRecord> = nodes.into_values().collect();
         if config == self.config && nodes == self.nodes {
             return Ok(None);

@@ -63,6 +63,7 @@ impl RingService {
                     snapshot: proposal.snapshot,
                     diff: proposal.diff,
                     base_version: version,
+                    base_config: current.snapshot.config.clone(),
                 });
             }
             match self.store.commit(&proposal.snapshot).await {
@@ -75,6 +76,7 @@ impl RingService {
                     return Ok(ChangeOutcome::Committed {
                         current: next,
                         diff: proposal.diff,
+                        base_config: current.snapshot.config.clone(),
                     });
                 }
                 Err(StoreError::VersionConflict {

@@ -14,7 +14,7 @@
 use std::collections::{HashMap, VecDeque};
 
 use super::{ChangeOutcome, Current, RingService, ServiceError};
-use crate::ring::{ChangeOp, IdempotencyKey, RingError, RingName};
+use crate::ring::{ops_match, IdempotencyKey, RequestedOp, RingError, RingName};
 use crate::store::StoreError;
 
 /// Most keys remembered per ring; beyond it the oldest are forgotten. It
@@ -52,7 +52,7 @@ impl RingService {
         &self,
         ring: &RingName,
         key: &IdempotencyKey,
-        ops: &[ChangeOp],
+        ops: &[RequestedOp],
         current: &Current,
     ) -> Result<Option<ChangeOutcome>, ServiceError> {
         let Some(version) = self
@@ -67,7 +67,7 @@ impl RingService {
             Err(ServiceError::Store(StoreError::VersionPruned { .. })) => return Ok(None),
             Err(e) => return Err(e),
         };
-        if snapshot.change.ops != ops {
+        if !ops_match(ops, &snapshot.change.ops) {
             return Err(RingError::IdempotencyKeyReused {
                 key: key.clone(),
                 version,
@@ -76,14 +76,15 @@ impl RingService {
         }
         let (_, after) = self.placement(ring, Some(version)).await?;
         // The movement is shown when the version before is still retained.
-        let diff = match self.placement(ring, Some(version - 1)).await {
-            Ok((_, before)) => Some(before.diff(&after)),
-            Err(_) => None,
+        let (diff, base_config) = match self.placement(ring, Some(version - 1)).await {
+            Ok((_, before)) => (Some(before.diff(&after)), Some(before.config().clone())),
+            Err(_) => (None, None),
         };
         Ok(Some(ChangeOutcome::Replayed {
             snapshot,
             placement: after,
             diff,
+            base_config,
         }))
     }
 

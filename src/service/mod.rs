@@ -12,7 +12,7 @@ use time::OffsetDateTime;
 
 use crate::hub::Hub;
 use crate::placement::{Placement, PlacementDiff, RingConfig};
-use crate::ring::{ChangeOp, IdempotencyKey, RingError, RingName, Role, Snapshot};
+use crate::ring::{IdempotencyKey, RequestedOp, RingError, RingName, Role, Snapshot};
 use crate::store::{HistoryEntry, Store, StoreError, StoreEvent};
 
 mod apply;
@@ -40,7 +40,7 @@ pub struct Current {
 #[derive(Debug, Clone)]
 pub struct ChangeRequest {
     /// Ops applied in order as one new version.
-    pub ops: Vec<ChangeOp>,
+    pub ops: Vec<RequestedOp>,
     /// Commit only if the ring is at this version.
     pub expected_version: Option<u64>,
     /// Free-text reason recorded in the snapshot.
@@ -64,6 +64,8 @@ pub enum ChangeOutcome {
         current: Arc<Current>,
         /// Movement against the previous version.
         diff: PlacementDiff,
+        /// The previous version's config.
+        base_config: RingConfig,
     },
     /// The change altered nothing; no version was created.
     Unchanged {
@@ -79,6 +81,8 @@ pub enum ChangeOutcome {
         placement: Arc<Placement>,
         /// Movement against the version before it, while that is retained.
         diff: Option<PlacementDiff>,
+        /// The config of the version before it, while that is retained.
+        base_config: Option<RingConfig>,
     },
     /// Dry run: what would be committed.
     Preview {
@@ -88,6 +92,8 @@ pub enum ChangeOutcome {
         diff: PlacementDiff,
         /// The version it was computed against.
         base_version: u64,
+        /// That version's config.
+        base_config: RingConfig,
     },
 }
 
@@ -111,7 +117,7 @@ pub enum ServiceError {
     Store(#[from] StoreError),
     /// `PUT /v1/rings/{ring}` with a config different from the existing one.
     #[error(
-        "ring `{ring}` already exists with a different config; change it with a set_config op"
+        "ring `{ring}` already exists with a different config; change it with an update_config (or set_config) op on POST /v1/rings/{ring}/changes"
     )]
     ConfigConflict {
         /// The ring.
