@@ -79,7 +79,7 @@ fn base64_problem(field: &str, text: &str, e: &DecodeError) -> String {
         DecodeError::InvalidByte(at, b) => {
             format!("has byte 0x{b:02X} at offset {at}, which is not a base64 character")
         }
-        DecodeError::InvalidLength(_) | DecodeError::InvalidPadding if text.len() % 4 != 0 => {
+        DecodeError::InvalidLength(_) | DecodeError::InvalidPadding if !text.len().is_multiple_of(4) => {
             format!(
                 "is {} characters long, not a multiple of 4: padding with '=' is required",
                 text.len()

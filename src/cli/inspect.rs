@@ -100,7 +100,7 @@ fn hex_bytes(text: &str) -> Result<Vec<u8>, CliError> {
             output::escape(text)
         ))
     };
-    if digits.len() % 2 != 0 {
+    if !digits.len().is_multiple_of(2) {
         return Err(bad());
     }
     digits
