@@ -242,12 +242,12 @@ pub async fn serve(
     }
     tracing::info!(addr = %local, store = %config.store_url, retention, "serving");
 
-    let app = router(state.clone());
-    connection::serve(listener, app, state, async move {
+    let app = router(state);
+    connection::serve(listener, app, async move {
         shutdown.await;
         ready.store(false, Ordering::Relaxed);
         // Watch streams never end on their own; end them so the
-        // graceful shutdown can finish.
+        // graceful shutdown, which awaits them, can finish.
         hub.close();
         tracing::info!("shutting down: finishing in-flight requests");
     })
