@@ -3,6 +3,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::ring::durations::LONG_POLL_WAIT;
 use crate::ring::{ClientId, RingName};
 
 use super::error::ClientError;
@@ -101,7 +102,8 @@ impl ClientBuilder {
         self
     }
 
-    /// How long each long-poll waits on the server (default 30 s, at most 5 min).
+    /// How long each long-poll waits on the server (default 30 s; 1 ms to
+    /// 5 min, [`LONG_POLL_WAIT`]).
     pub fn long_poll_wait(mut self, wait: Duration) -> Self {
         self.long_poll_wait = wait;
         self
@@ -155,12 +157,11 @@ impl ClientBuilder {
                 "the maximum backoff is below the minimum".into(),
             ));
         }
-        if self.long_poll_wait < Duration::from_millis(1)
-            || self.long_poll_wait > Duration::from_secs(300)
-        {
-            return Err(ClientError::InvalidSetting(
-                "the long-poll wait must be between 1 ms and 5 min".into(),
-            ));
+        if !LONG_POLL_WAIT.contains(self.long_poll_wait) {
+            return Err(ClientError::InvalidSetting(format!(
+                "the long-poll wait must be {}, the range the server accepts",
+                LONG_POLL_WAIT.range()
+            )));
         }
         let shared = Arc::new(Shared::new(ring));
         let (ack_tx, ack_rx) = tokio::sync::watch::channel(None);

@@ -6,13 +6,13 @@ use std::io::{self, IsTerminal as _, Write as _};
 use std::net::SocketAddr;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use std::time::Duration;
 
 use thiserror::Error;
 use tokio::net::TcpListener;
 
 use crate::api::auth::AuthConfig;
 use crate::api::{router, AppState, Settings};
+use crate::ring::durations::{format_duration, CLIENT_TTL, WATCH_KEEPALIVE};
 use crate::service::RingService;
 use crate::store::etcd::DEFAULT_PREFIX;
 use crate::store::{StoreError, DEFAULT_RETENTION};
@@ -20,6 +20,7 @@ use crate::store::{StoreError, DEFAULT_RETENTION};
 mod connection;
 mod store_url;
 
+pub use crate::ring::durations::parse_duration;
 use store_url::open_store;
 pub use store_url::{parse_store_url, sqlite_path, EtcdAccess, StoreUrl};
 
@@ -133,32 +134,12 @@ pub enum ServeError {
         /// Why.
         source: io::Error,
     },
+    /// A duration setting outside its bounds (see [`crate::ring::durations`]).
+    #[error("{0}")]
+    Setting(String),
     /// The server failed while running, or stdout could not be written.
     #[error("server I/O error: {0}")]
     Io(#[from] io::Error),
-}
-
-/// Parses a duration such as `500ms`, `15s`, `5m` or `1h`; a bare number
-/// is seconds.
-pub fn parse_duration(text: &str) -> Result<Duration, String> {
-    let text = text.trim();
-    let split = text
-        .find(|c: char| !c.is_ascii_digit())
-        .unwrap_or(text.len());
-    let (digits, unit) = text.split_at(split);
-    let n: u64 = digits
-        .parse()
-        .map_err(|_| format!("`{text}` is not a duration: use e.g. 500ms, 15s, 5m or 1h"))?;
-    let scale = match unit {
-        "ms" => 1,
-        "" | "s" => 1_000,
-        "m" => 60_000,
-        "h" => 3_600_000,
-        _ => return Err(format!("`{text}` has an unknown unit: use ms, s, m or h")),
-    };
-    n.checked_mul(scale)
-        .map(Duration::from_millis)
-        .ok_or_else(|| format!("`{text}` is too long"))
 }
 
 /// Installs the global tracing subscriber, writing to stderr. `RUST_LOG`
@@ -177,6 +158,25 @@ pub fn init_logging(format: LogFormat) {
         LogFormat::Text => builder.try_init(),
         LogFormat::Json => builder.json().try_init(),
     };
+}
+
+/// Refuses durations outside their bounds. `ringd serve`'s flags are
+/// checked when parsed; this covers a [`ServeConfig`] built in code.
+fn check_settings(settings: &Settings) -> Result<(), ServeError> {
+    for (bounds, value) in [
+        (WATCH_KEEPALIVE, settings.keepalive),
+        (CLIENT_TTL, settings.client_ttl),
+    ] {
+        if !bounds.contains(value) {
+            return Err(ServeError::Setting(format!(
+                "{} of {} is outside its bounds: use {}",
+                bounds.name,
+                format_duration(value),
+                bounds.range()
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// Resolves `--listen` and applies the loopback rule.
@@ -219,6 +219,7 @@ pub async fn serve(
     tracing::debug!(?config, "starting");
     // Refuse a bad store URL before resolving or touching anything.
     parse_store_url(&config.store_url)?;
+    check_settings(&config.settings)?;
     config.etcd_access.validate()?;
     let addrs = resolve(&config).await?;
     let retention = config.retention;
@@ -295,6 +296,7 @@ pub async fn shutdown_signal() {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
 
     #[test]
     fn debug_hides_tokens() {
@@ -303,5 +305,26 @@ mod tests {
             ..ServeConfig::default()
         };
         assert!(!format!("{c:?}").contains("s3cret"));
+    }
+
+    #[test]
+    fn settings_built_in_code_are_bounded_too() {
+        assert!(check_settings(&Settings::default()).is_ok());
+        let zero = Settings {
+            keepalive: Duration::ZERO,
+            ..Settings::default()
+        };
+        assert_eq!(
+            check_settings(&zero).unwrap_err().to_string(),
+            "--watch-keepalive of 0ms is outside its bounds: use 1s to 5m"
+        );
+        let long = Settings {
+            client_ttl: Duration::from_secs(2 * 24 * 3600),
+            ..Settings::default()
+        };
+        assert_eq!(
+            check_settings(&long).unwrap_err().to_string(),
+            "--client-ttl of 48h is outside its bounds: use 10s to 24h"
+        );
     }
 }
