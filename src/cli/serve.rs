@@ -1,12 +1,13 @@
 //! `ringd serve`: the service itself. Its flags and environment variables
 //! are a contract that scripts rely on: keep their names and defaults.
 
+use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::Args;
 
 use crate::ring::durations::{DurationBounds, CLIENT_TTL, WATCH_KEEPALIVE};
-use crate::server::{EtcdAccess, LogFormat, ServeConfig};
+use crate::server::{EtcdAccess, LogFormat, ServeConfig, TlsFiles};
 use crate::store::DEFAULT_RETENTION;
 
 /// Flags of `ringd serve`.
@@ -52,6 +53,30 @@ pub struct ServeArgs {
     /// Allow a non-loopback listen address without an admin token.
     #[arg(long)]
     pub insecure: bool,
+    /// PEM certificate chain to serve HTTPS with (with --tls-key); reread on SIGHUP.
+    #[arg(
+        long,
+        env = "RINGD_TLS_CERT",
+        value_name = "PATH",
+        requires = "tls_key"
+    )]
+    pub tls_cert: Option<PathBuf>,
+    /// PEM private key of --tls-cert; reread on SIGHUP.
+    #[arg(
+        long,
+        env = "RINGD_TLS_KEY",
+        value_name = "PATH",
+        requires = "tls_cert"
+    )]
+    pub tls_key: Option<PathBuf>,
+    /// PEM CA certificates: clients must present a certificate they signed (mutual TLS).
+    #[arg(
+        long,
+        env = "RINGD_TLS_CLIENT_CA",
+        value_name = "PATH",
+        requires = "tls_cert"
+    )]
+    pub tls_client_ca: Option<PathBuf>,
     /// How often an idle watch stream gets a keep-alive event.
     #[arg(long, env = "RINGD_WATCH_KEEPALIVE", default_value = "15s", value_name = "DURATION",
           value_parser = |t: &str| WATCH_KEEPALIVE.parse(t),
@@ -83,6 +108,15 @@ impl From<ServeArgs> for ServeConfig {
             admin_token: a.admin_token,
             read_token: a.read_token,
             insecure: a.insecure,
+            tls: match (a.tls_cert, a.tls_key) {
+                (Some(cert), Some(key)) => Some(TlsFiles {
+                    cert,
+                    key,
+                    client_ca: a.tls_client_ca,
+                }),
+                // clap requires both or neither.
+                _ => None,
+            },
             retention: a.retention,
             settings: crate::api::Settings {
                 keepalive: a.watch_keepalive,

@@ -40,6 +40,8 @@ pub struct ClientBuilder {
     pub(crate) idle_timeout: Duration,
     pub(crate) sse_retry: Duration,
     pub(crate) request_timeout: Duration,
+    #[cfg(feature = "tls")]
+    tls: super::tls::TlsSettings,
 }
 
 impl ClientBuilder {
@@ -58,6 +60,8 @@ impl ClientBuilder {
             idle_timeout: Duration::from_secs(60),
             sse_retry: Duration::from_secs(300),
             request_timeout: super::http::DEFAULT_REQUEST_TIMEOUT,
+            #[cfg(feature = "tls")]
+            tls: super::tls::TlsSettings::default(),
         }
     }
 
@@ -124,6 +128,14 @@ impl ClientBuilder {
         self
     }
 
+    /// A private CA to trust, and a client certificate to present, for
+    /// `https://` servers (feature `tls`; see [`super::TlsSettings`]).
+    #[cfg(feature = "tls")]
+    pub fn tls(mut self, tls: super::tls::TlsSettings) -> Self {
+        self.tls = tls;
+        self
+    }
+
     /// Time limit of plain requests such as acks (default 10 s).
     pub fn request_timeout(mut self, timeout: Duration) -> Self {
         self.request_timeout = timeout;
@@ -134,8 +146,12 @@ impl ClientBuilder {
     /// tokio runtime; returns at once (see [`RingClient::ready`]).
     pub fn start(self) -> Result<RingClient, ClientError> {
         let ring = RingName::new(&self.ring)?;
-        let endpoints =
-            Endpoints::with_timeout(&self.urls, self.token.clone(), self.request_timeout)?;
+        let endpoints = Endpoints::builder(&self.urls)
+            .token(self.token.clone())
+            .timeout(self.request_timeout);
+        #[cfg(feature = "tls")]
+        let endpoints = endpoints.tls(self.tls.clone());
+        let endpoints = endpoints.build()?;
         let client_id = match &self.client_id {
             Some(id) => ClientId::new(id.clone())?,
             None => default_client_id(),

@@ -8,6 +8,7 @@
 //! aims for; hyper's request head limit keeps a client from making it
 //! more.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
@@ -15,7 +16,9 @@ use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::{GracefulShutdown, Watcher as ConnectionWatcher};
 use hyper_util::service::TowerToHyperService;
 use tokio::io::{AsyncRead, AsyncWrite};
-use tokio::net::TcpListener;
+use tokio::net::{TcpListener, TcpStream};
+
+use super::tls::Tls;
 
 /// Largest request head (request line and headers) accepted. A larger one
 /// is answered with 431 and the connection is closed, before the rest of
@@ -26,12 +29,16 @@ pub const MAX_HEAD: usize = 16 * 1024;
 /// that never send one do not pile up.
 const HEAD_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// How long a TLS handshake may take, for the same reason.
+const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+
 /// Accepts connections until `shutdown` completes, then waits for every
 /// request in flight, watch streams included (the hub ends them), to
-/// finish.
+/// finish. With `tls`, each connection is a TLS connection first.
 pub(super) async fn serve(
     listener: TcpListener,
     app: Router,
+    tls: Option<Arc<Tls>>,
     shutdown: impl std::future::Future<Output = ()>,
 ) {
     let graceful = GracefulShutdown::new();
@@ -41,7 +48,11 @@ pub(super) async fn serve(
             accepted = listener.accept() => match accepted {
                 Ok((tcp, _)) => {
                     let _ = tcp.set_nodelay(true);
-                    tokio::spawn(http(tcp, app.clone(), graceful.watcher()));
+                    let (app, watcher) = (app.clone(), graceful.watcher());
+                    match &tls {
+                        None => tokio::spawn(http(tcp, app, watcher)),
+                        Some(tls) => tokio::spawn(https(tcp, tls.clone(), app, watcher)),
+                    };
                 }
                 Err(e) => {
                     // Out of file descriptors, typically: back off rather
@@ -55,6 +66,20 @@ pub(super) async fn serve(
     }
     drop(listener);
     graceful.shutdown().await;
+}
+
+/// Completes the TLS handshake (in the connection's own task, so a slow
+/// client holds up no one else), then serves HTTP on it.
+async fn https(tcp: TcpStream, tls: Arc<Tls>, app: Router, watcher: ConnectionWatcher) {
+    let peer = tcp.peer_addr().ok();
+    match tokio::time::timeout(HANDSHAKE_TIMEOUT, tls.acceptor().accept(tcp)).await {
+        Ok(Ok(stream)) => http(stream, app, watcher).await,
+        // A client that does not trust the certificate, or has no client
+        // certificate the CA signed, ends here; it is the client's
+        // problem, so it is not a warning.
+        Ok(Err(e)) => tracing::debug!(peer = ?peer, error = %e, "TLS handshake failed"),
+        Err(_) => tracing::debug!(peer = ?peer, "TLS handshake timed out"),
+    }
 }
 
 /// Serves HTTP/1.1 on one connection until it closes, or until a graceful

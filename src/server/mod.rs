@@ -19,10 +19,12 @@ use crate::store::{StoreError, DEFAULT_RETENTION};
 
 mod connection;
 mod store_url;
+pub mod tls;
 
 pub use crate::ring::durations::parse_duration;
 use store_url::open_store;
 pub use store_url::{parse_store_url, sqlite_path, EtcdAccess, StoreUrl};
+pub use tls::{TlsError, TlsFiles};
 
 /// How log lines are written (to stderr).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
@@ -51,6 +53,8 @@ pub struct ServeConfig {
     pub read_token: Option<String>,
     /// Allow a non-loopback address without an admin token.
     pub insecure: bool,
+    /// Serve HTTPS with these files; none serves plain HTTP.
+    pub tls: Option<TlsFiles>,
     /// Versions kept per ring.
     pub retention: u64,
     /// Log line format.
@@ -69,6 +73,7 @@ impl Default for ServeConfig {
             admin_token: None,
             read_token: None,
             insecure: false,
+            tls: None,
             retention: DEFAULT_RETENTION,
             log_format: LogFormat::Text,
             settings: Settings::default(),
@@ -88,6 +93,7 @@ impl fmt::Debug for ServeConfig {
             .field("admin_token", &redact(&self.admin_token))
             .field("read_token", &redact(&self.read_token))
             .field("insecure", &self.insecure)
+            .field("tls", &self.tls)
             .field("retention", &self.retention)
             .field("log_format", &self.log_format)
             .field("settings", &self.settings)
@@ -137,6 +143,9 @@ pub enum ServeError {
     /// A duration setting outside its bounds (see [`crate::ring::durations`]).
     #[error("{0}")]
     Setting(String),
+    /// The TLS files could not be loaded.
+    #[error("TLS: {0}")]
+    Tls(#[from] TlsError),
     /// The server failed while running, or stdout could not be written.
     #[error("server I/O error: {0}")]
     Io(#[from] io::Error),
@@ -201,6 +210,8 @@ async fn resolve(config: &ServeConfig) -> Result<Vec<SocketAddr>, ServeError> {
         }
         if !has_admin {
             tracing::warn!(addr = %open, "--insecure: serving a non-loopback address without an admin token; anyone who can reach it can change rings");
+        } else if config.tls.is_none() {
+            tracing::warn!(addr = %open, "serving a non-loopback address without TLS: the admin token and every request travel in clear text; set --tls-cert and --tls-key");
         }
     }
     Ok(addrs)
@@ -210,8 +221,8 @@ async fn resolve(config: &ServeConfig) -> Result<Vec<SocketAddr>, ServeError> {
 /// connections and lets in-flight requests finish.
 ///
 /// After binding it prints exactly one line to stdout,
-/// `ringd listening on http://<address>`, with the real port when the
-/// configured one is 0.
+/// `ringd listening on http://<address>` (`https://` with TLS), with the
+/// real port when the configured one is 0.
 pub async fn serve(
     config: ServeConfig,
     shutdown: impl Future<Output = ()> + Send + 'static,
@@ -222,6 +233,17 @@ pub async fn serve(
     check_settings(&config.settings)?;
     config.etcd_access.validate()?;
     let addrs = resolve(&config).await?;
+    // Before the store is opened or the port bound: a bad file stops here.
+    let tls = config
+        .tls
+        .clone()
+        .map(tls::Tls::new)
+        .transpose()?
+        .map(Arc::new);
+    // SIGHUP's handler is in place before the server says it listens.
+    let reloader = tls
+        .clone()
+        .map(|tls| tokio::spawn(tls::reload_on_hangup(tls)));
     let retention = config.retention;
     let service = RingService::new(open_store(&config).await?);
     let follower = tokio::spawn(service.clone().follow());
@@ -238,13 +260,14 @@ pub async fn serve(
     let local = listener.local_addr()?;
     {
         let mut out = io::stdout().lock();
-        writeln!(out, "ringd listening on http://{local}")?;
+        let scheme = if tls.is_some() { "https" } else { "http" };
+        writeln!(out, "ringd listening on {scheme}://{local}")?;
         out.flush()?;
     }
-    tracing::info!(addr = %local, store = %config.store_url, retention, "serving");
+    tracing::info!(addr = %local, store = %config.store_url, retention, tls = tls.is_some(), "serving");
 
     let app = router(state);
-    connection::serve(listener, app, async move {
+    connection::serve(listener, app, tls, async move {
         shutdown.await;
         ready.store(false, Ordering::Relaxed);
         // Watch streams never end on their own; end them so the
@@ -254,6 +277,9 @@ pub async fn serve(
     })
     .await;
     follower.abort();
+    if let Some(reloader) = reloader {
+        reloader.abort();
+    }
     tracing::info!("stopped");
     Ok(())
 }

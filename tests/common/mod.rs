@@ -106,6 +106,11 @@ impl Server {
         std::fs::read_to_string(self.dir.join("ringd.log")).unwrap_or_default()
     }
 
+    /// The server's process id, for sending it signals.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// Kills the server at once (SIGKILL), as a crash would.
     pub fn kill(&mut self) {
         let _ = self.child.kill();
