@@ -208,10 +208,23 @@ async fn mutual_tls_refuses_clients_without_a_certificate_from_the_ca() {
         Ok(200)
     );
     let foreign = other.client_cert();
+    // The server's alerts say why: a certificate from another CA, and none.
     let refused = health(&trusting(&ca.pem(), Some(&foreign)), &s.url).await;
-    assert!(refused.is_err(), "{refused:?}");
+    assert!(
+        refused
+            .as_ref()
+            .unwrap_err()
+            .ends_with("received fatal alert: UnknownCA"),
+        "{refused:?}"
+    );
     let refused = health(&trusting(&ca.pem(), None), &s.url).await;
-    assert!(refused.is_err(), "{refused:?}");
+    assert!(
+        refused
+            .as_ref()
+            .unwrap_err()
+            .ends_with("received fatal alert: CertificateRequired"),
+        "{refused:?}"
+    );
 
     // The CLI with a certificate from the CA, and with a foreign one.
     let ca_path = files.write("ca.pem", &ca.pem());

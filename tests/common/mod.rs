@@ -38,6 +38,11 @@ fn command(dir: &Path, args: &[&str]) -> Command {
         "RINGD_STORE",
         "RINGD_ADMIN_TOKEN",
         "RINGD_READ_TOKEN",
+        "RINGD_WATCH_KEEPALIVE",
+        "RINGD_CLIENT_TTL",
+        "RINGD_TLS_CERT",
+        "RINGD_TLS_KEY",
+        "RINGD_TLS_CLIENT_CA",
     ] {
         cmd.env_remove(var);
     }
