@@ -3,7 +3,7 @@
 //! gets the same parsing, limits, layers (metrics, the request log line,
 //! the stale marker), `Date` header and graceful shutdown.
 //!
-//! An idle watch stream through hyper costs about 14 KiB of server memory
+//! An idle watch stream through hyper costs 10–12 KiB of server memory
 //! (see docs/benchmarks.md), within the 16 KiB per watcher the service
 //! aims for; hyper's request head limit keeps a client from making it
 //! more.
