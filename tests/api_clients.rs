@@ -341,15 +341,18 @@ async fn bad_acks_are_refused_and_change_nothing() {
 
 #[tokio::test]
 async fn acks_expire_after_the_ttl() {
-    let s = Server::start(&["--client-ttl", "1s"]);
+    // The shortest TTL the server accepts.
+    let s = Server::start(&["--client-ttl", "10s"]);
     s.ring_with("r", &["a"]).await;
     let (_, fp) = s.state_of("r").await;
     let body = ack(&s, "web-1", 2, &fp).await;
+    // After the answer, so `acked` is no earlier than the server's clock.
+    let acked = std::time::Instant::now();
     let ttl = time_of(&body["client"]["expires_at"]) - time_of(&body["client"]["last_seen"]);
-    assert_eq!(ttl, Duration::from_secs(1));
+    assert_eq!(ttl, Duration::from_secs(10));
     let list = s.get_ok("/v1/rings/r/clients").await;
     assert_eq!(list["summary"]["clients"], 1);
-    tokio::time::sleep(Duration::from_millis(1_300)).await;
+    tokio::time::sleep(Duration::from_millis(10_300).saturating_sub(acked.elapsed())).await;
     let list = s.get_ok("/v1/rings/r/clients").await;
     assert_eq!(list["clients"], json!([]));
     assert_eq!(list["summary"]["clients"], 0);

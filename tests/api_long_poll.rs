@@ -86,7 +86,12 @@ async fn bad_long_polls_are_refused() {
         (
             "?after=3&wait=6m",
             "wait",
-            "wait `6m` is longer than the 5m limit; poll again instead",
+            "wait `6m` is above the 5m maximum; use 1ms to 5m",
+        ),
+        (
+            "?after=3&wait=0",
+            "wait",
+            "wait `0` is below the 1ms minimum; use 1ms to 5m",
         ),
         (
             "?wait=10s",

@@ -126,7 +126,8 @@ async fn reset_when_history_is_too_old_or_the_ring_was_recreated() {
 
 #[tokio::test]
 async fn keepalives_carry_the_current_version() {
-    let s = Server::start(&["--watch-keepalive", "200ms"]);
+    // The shortest keep-alive the server accepts.
+    let s = Server::start(&["--watch-keepalive", "1s"]);
     s.ring_with("r", &["a"]).await;
     let (version, fingerprint) = s.state_of("r").await;
     let mut w = EventStream::open(&watch_url(&s, ""), None).await;
@@ -208,7 +209,7 @@ async fn bad_watch_requests_are_refused() {
 
 #[tokio::test]
 async fn closed_streams_are_freed() {
-    let s = Server::start(&["--watch-keepalive", "100ms"]);
+    let s = Server::start(&["--watch-keepalive", "1s"]);
     s.ring_with("r", &["a"]).await;
     let mut w = EventStream::open(&watch_url(&s, ""), None).await;
     w.next_event().await;

@@ -177,9 +177,9 @@ async fn an_ack_through_one_instance_is_seen_by_the_other() {
 async fn acks_expire_on_every_instance_and_leave_etcd() {
     let etcd = Etcd::start().await;
     let store = format!("etcd://{}", etcd.host_port);
-    // etcd's minimum lease TTL is about 1.5 election timeouts (1.5 s by
-    // default), so the TTL here is 2 s.
-    let ttl = ["--client-ttl", "2s"];
+    // The shortest TTL the server accepts (etcd's own minimum lease TTL,
+    // about 1.5 election timeouts, is below it).
+    let ttl = ["--client-ttl", "10s"];
     let a = Ringd::start_with(&store, "/ttl", &ttl);
     let b = Ringd::start_with(&store, "/ttl", &ttl);
     let http = Http(reqwest::Client::new());
@@ -201,7 +201,7 @@ async fn acks_expire_on_every_instance_and_leave_etcd() {
         .unwrap();
     assert_ne!(kv.kvs()[0].lease(), 0, "the ack is on a lease");
 
-    tokio::time::sleep(Duration::from_millis(2_200).saturating_sub(acked.elapsed())).await;
+    tokio::time::sleep(Duration::from_millis(10_200).saturating_sub(acked.elapsed())).await;
     // Listings hide it at `expires_at` exactly, whatever etcd still holds.
     for base in [&a.url, &b.url] {
         assert_eq!(http.clients(base).await["clients"], json!([]));

@@ -11,12 +11,10 @@ use tokio::time::Instant;
 use super::problem::ApiError;
 use super::AppState;
 use crate::hub::{GaugeGuard, Head};
+use crate::ring::durations::LONG_POLL_WAIT;
 use crate::ring::{RingName, Snapshot};
 use crate::service::ServiceError;
 use crate::store::StoreError;
-
-/// Longest accepted long-poll `wait`.
-pub const MAX_WAIT: Duration = Duration::from_secs(300);
 
 /// Header on a long-poll answer whose ring went back to a lower version
 /// than the client's (it was deleted and created again): drop what you
@@ -25,7 +23,7 @@ pub const RESET_HEADER: &str = "ringd-reset";
 
 /// `GET …/snapshot?after=N&wait=D`: answers at once with the current
 /// snapshot if the ring is past N (or, with [`RESET_HEADER`], below it);
-/// otherwise waits up to `wait` (capped at [`MAX_WAIT`], plus up to 1/16
+/// otherwise waits up to `wait` (within [`LONG_POLL_WAIT`], plus up to 1/16
 /// of it as jitter) for a newer version, and answers 304 if none came.
 pub async fn long_poll(
     state: &AppState,
@@ -81,14 +79,10 @@ fn snapshot_answer(snapshot: &Snapshot, reset: bool) -> Response {
     response
 }
 
-/// Parses `wait`: a duration such as `30s`, `500ms` or `2m`, at most 5m.
+/// Parses `wait`: a duration such as `30s`, `500ms` or `2m`, within
+/// [`LONG_POLL_WAIT`].
 fn parse_wait(text: &str) -> Result<Duration, ApiError> {
-    let wait = crate::server::parse_duration(text).map_err(|e| ApiError::invalid("wait", e))?;
-    if wait > MAX_WAIT {
-        return Err(ApiError::invalid(
-            "wait",
-            format!("wait `{text}` is longer than the 5m limit; poll again instead"),
-        ));
-    }
-    Ok(wait)
+    LONG_POLL_WAIT
+        .parse(text)
+        .map_err(|e| ApiError::invalid("wait", e.named()))
 }

@@ -41,7 +41,7 @@ pub struct SnapshotQuery {
     /// The version the client holds: answer as soon as the ring is past it.
     pub after: Option<u64>,
     /// With `after`: how long to wait for a newer version before answering
-    /// 304, e.g. `30s` (at most `5m`; up to 1/16 more is added as jitter).
+    /// 304, e.g. `30s` (`1ms` to `5m`; up to 1/16 more is added as jitter).
     /// Without it the answer is immediate.
     pub wait: Option<String>,
 }

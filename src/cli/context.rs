@@ -1,6 +1,7 @@
 //! What every client command shares: the servers, the output format and
 //! the requests they make.
 
+use std::path::Path;
 use std::time::Duration;
 
 use reqwest::{Method, Response, StatusCode};
@@ -8,7 +9,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::{CliError, ClientArgs, OutputFormat};
-use crate::client::{ClientError, Endpoints};
+use crate::client::{ClientError, Endpoints, TlsSettings};
 
 /// The servers to ask and how to print the answers.
 #[derive(Debug, Clone)]
@@ -34,8 +35,12 @@ pub struct Answer {
 impl Context {
     /// A context for the global flags.
     pub fn new(args: &ClientArgs) -> Result<Self, CliError> {
+        let endpoints = Endpoints::builder(&[&args.addr])
+            .token(args.token.clone())
+            .tls(tls_settings(args)?)
+            .build()?;
         Ok(Self {
-            endpoints: Endpoints::new(&[&args.addr], args.token.clone())?,
+            endpoints,
             format: args.output,
         })
     }
@@ -93,6 +98,27 @@ impl Context {
             .send(Method::GET, path, None, headers, Some(Duration::ZERO))
             .await?)
     }
+}
+
+/// `--ca-cert`, and `--client-cert` with `--client-key`, read from disk.
+fn tls_settings(args: &ClientArgs) -> Result<TlsSettings, CliError> {
+    let read = |path: &Path| {
+        std::fs::read(path).map_err(|source| CliError::Read {
+            path: path.to_owned(),
+            source,
+        })
+    };
+    let mut tls = TlsSettings::default();
+    if let Some(ca) = &args.ca_cert {
+        tls = tls.ca_cert_pem(read(ca)?);
+    }
+    if let (Some(cert), Some(key)) = (&args.client_cert, &args.client_key) {
+        let mut pem = read(cert)?;
+        pem.push(b'\n');
+        pem.extend(read(key)?);
+        tls = tls.identity_pem(pem);
+    }
+    Ok(tls)
 }
 
 fn etag_version(resp: &Response) -> Option<u64> {

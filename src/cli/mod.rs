@@ -59,6 +59,36 @@ pub struct ClientArgs {
         help_heading = "Client options"
     )]
     pub token: Option<String>,
+    /// PEM file of a CA to trust for https:// servers, besides the usual
+    /// roots (e.g. the private CA that signed the server's --tls-cert).
+    #[arg(
+        long,
+        env = "RINGD_CA_CERT",
+        value_name = "PATH",
+        global = true,
+        help_heading = "Client options"
+    )]
+    pub ca_cert: Option<std::path::PathBuf>,
+    /// PEM client certificate for a server with --tls-client-ca (with --client-key).
+    #[arg(
+        long,
+        env = "RINGD_CLIENT_CERT",
+        value_name = "PATH",
+        global = true,
+        requires = "client_key",
+        help_heading = "Client options"
+    )]
+    pub client_cert: Option<std::path::PathBuf>,
+    /// PEM private key of --client-cert.
+    #[arg(
+        long,
+        env = "RINGD_CLIENT_KEY",
+        value_name = "PATH",
+        global = true,
+        requires = "client_cert",
+        help_heading = "Client options"
+    )]
+    pub client_key: Option<std::path::PathBuf>,
     /// Output format: aligned tables for people, JSON for scripts.
     #[arg(short = 'o', long, value_enum, default_value_t = OutputFormat::Table, global = true, help_heading = "Client options")]
     pub output: OutputFormat,

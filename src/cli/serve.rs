@@ -1,9 +1,13 @@
 //! `ringd serve`: the service itself. Its flags and environment variables
 //! are a contract that scripts rely on: keep their names and defaults.
 
+use std::path::PathBuf;
+use std::time::Duration;
+
 use clap::Args;
 
-use crate::server::{EtcdAccess, LogFormat, ServeConfig};
+use crate::ring::durations::{DurationBounds, CLIENT_TTL, WATCH_KEEPALIVE};
+use crate::server::{EtcdAccess, LogFormat, ServeConfig, TlsFiles};
 use crate::store::DEFAULT_RETENTION;
 
 /// Flags of `ringd serve`.
@@ -49,12 +53,40 @@ pub struct ServeArgs {
     /// Allow a non-loopback listen address without an admin token.
     #[arg(long)]
     pub insecure: bool,
-    /// How often an idle watch stream gets a keep-alive event (e.g. 15s, 500ms).
-    #[arg(long, env = "RINGD_WATCH_KEEPALIVE", default_value = "15s", value_parser = crate::server::parse_duration)]
-    pub watch_keepalive: std::time::Duration,
-    /// How long a client's ack counts after it was sent (e.g. 5m).
-    #[arg(long, env = "RINGD_CLIENT_TTL", default_value = "5m", value_parser = crate::server::parse_duration)]
-    pub client_ttl: std::time::Duration,
+    /// PEM certificate chain to serve HTTPS with (with --tls-key); reread on SIGHUP.
+    #[arg(
+        long,
+        env = "RINGD_TLS_CERT",
+        value_name = "PATH",
+        requires = "tls_key"
+    )]
+    pub tls_cert: Option<PathBuf>,
+    /// PEM private key of --tls-cert; reread on SIGHUP.
+    #[arg(
+        long,
+        env = "RINGD_TLS_KEY",
+        value_name = "PATH",
+        requires = "tls_cert"
+    )]
+    pub tls_key: Option<PathBuf>,
+    /// PEM CA certificates: clients must present a certificate they signed (mutual TLS).
+    #[arg(
+        long,
+        env = "RINGD_TLS_CLIENT_CA",
+        value_name = "PATH",
+        requires = "tls_cert"
+    )]
+    pub tls_client_ca: Option<PathBuf>,
+    /// How often an idle watch stream gets a keep-alive event.
+    #[arg(long, env = "RINGD_WATCH_KEEPALIVE", default_value = "15s", value_name = "DURATION",
+          value_parser = |t: &str| WATCH_KEEPALIVE.parse(t),
+          help = bounded_help("How often an idle watch stream gets a keep-alive event", &WATCH_KEEPALIVE))]
+    pub watch_keepalive: Duration,
+    /// How long a client's ack counts after it was sent.
+    #[arg(long, env = "RINGD_CLIENT_TTL", default_value = "5m", value_name = "DURATION",
+          value_parser = |t: &str| CLIENT_TTL.parse(t),
+          help = bounded_help("How long a client's ack counts after it was sent", &CLIENT_TTL))]
+    pub client_ttl: Duration,
     /// Versions kept per ring; older ones are pruned.
     #[arg(long, default_value_t = DEFAULT_RETENTION, value_parser = clap::value_parser!(u64).range(1..))]
     pub retention: u64,
@@ -76,6 +108,15 @@ impl From<ServeArgs> for ServeConfig {
             admin_token: a.admin_token,
             read_token: a.read_token,
             insecure: a.insecure,
+            tls: match (a.tls_cert, a.tls_key) {
+                (Some(cert), Some(key)) => Some(TlsFiles {
+                    cert,
+                    key,
+                    client_ca: a.tls_client_ca,
+                }),
+                // clap requires both or neither.
+                _ => None,
+            },
             retention: a.retention,
             settings: crate::api::Settings {
                 keepalive: a.watch_keepalive,
@@ -84,6 +125,12 @@ impl From<ServeArgs> for ServeConfig {
             log_format: a.log_format,
         }
     }
+}
+
+/// A flag's help line with its range, e.g. `… (1s to 5m; e.g. 15s, 500ms)`,
+/// so `--help` shows the bounds the parser applies.
+fn bounded_help(what: &str, bounds: &DurationBounds) -> String {
+    format!("{what} ({}; e.g. 500ms, 15s, 5m, 1h)", bounds.range())
 }
 
 /// Runs the service until SIGINT or SIGTERM.

@@ -3,6 +3,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::ring::durations::LONG_POLL_WAIT;
 use crate::ring::{ClientId, RingName};
 
 use super::error::ClientError;
@@ -39,6 +40,8 @@ pub struct ClientBuilder {
     pub(crate) idle_timeout: Duration,
     pub(crate) sse_retry: Duration,
     pub(crate) request_timeout: Duration,
+    #[cfg(feature = "tls")]
+    tls: super::tls::TlsSettings,
 }
 
 impl ClientBuilder {
@@ -57,6 +60,8 @@ impl ClientBuilder {
             idle_timeout: Duration::from_secs(60),
             sse_retry: Duration::from_secs(300),
             request_timeout: super::http::DEFAULT_REQUEST_TIMEOUT,
+            #[cfg(feature = "tls")]
+            tls: super::tls::TlsSettings::default(),
         }
     }
 
@@ -101,7 +106,8 @@ impl ClientBuilder {
         self
     }
 
-    /// How long each long-poll waits on the server (default 30 s, at most 5 min).
+    /// How long each long-poll waits on the server (default 30 s; 1 ms to
+    /// 5 min, [`LONG_POLL_WAIT`]).
     pub fn long_poll_wait(mut self, wait: Duration) -> Self {
         self.long_poll_wait = wait;
         self
@@ -122,6 +128,14 @@ impl ClientBuilder {
         self
     }
 
+    /// A private CA to trust, and a client certificate to present, for
+    /// `https://` servers (feature `tls`; see [`super::TlsSettings`]).
+    #[cfg(feature = "tls")]
+    pub fn tls(mut self, tls: super::tls::TlsSettings) -> Self {
+        self.tls = tls;
+        self
+    }
+
     /// Time limit of plain requests such as acks (default 10 s).
     pub fn request_timeout(mut self, timeout: Duration) -> Self {
         self.request_timeout = timeout;
@@ -132,8 +146,12 @@ impl ClientBuilder {
     /// tokio runtime; returns at once (see [`RingClient::ready`]).
     pub fn start(self) -> Result<RingClient, ClientError> {
         let ring = RingName::new(&self.ring)?;
-        let endpoints =
-            Endpoints::with_timeout(&self.urls, self.token.clone(), self.request_timeout)?;
+        let endpoints = Endpoints::builder(&self.urls)
+            .token(self.token.clone())
+            .timeout(self.request_timeout);
+        #[cfg(feature = "tls")]
+        let endpoints = endpoints.tls(self.tls.clone());
+        let endpoints = endpoints.build()?;
         let client_id = match &self.client_id {
             Some(id) => ClientId::new(id.clone())?,
             None => default_client_id(),
@@ -155,12 +173,11 @@ impl ClientBuilder {
                 "the maximum backoff is below the minimum".into(),
             ));
         }
-        if self.long_poll_wait < Duration::from_millis(1)
-            || self.long_poll_wait > Duration::from_secs(300)
-        {
-            return Err(ClientError::InvalidSetting(
-                "the long-poll wait must be between 1 ms and 5 min".into(),
-            ));
+        if !LONG_POLL_WAIT.contains(self.long_poll_wait) {
+            return Err(ClientError::InvalidSetting(format!(
+                "the long-poll wait must be {}, the range the server accepts",
+                LONG_POLL_WAIT.range()
+            )));
         }
         let shared = Arc::new(Shared::new(ring));
         let (ack_tx, ack_rx) = tokio::sync::watch::channel(None);

@@ -69,6 +69,59 @@ fn parse_urls<S: AsRef<str>>(urls: &[S]) -> Result<Vec<String>, ClientError> {
     Ok(out)
 }
 
+/// Settings of an [`Endpoints`]; all but the URLs have defaults.
+pub struct EndpointsBuilder {
+    urls: Vec<String>,
+    token: Option<String>,
+    timeout: Duration,
+    #[cfg(feature = "tls")]
+    tls: super::tls::TlsSettings,
+}
+
+impl EndpointsBuilder {
+    /// Bearer token sent as `Authorization: Bearer …` (none by default; an
+    /// empty one counts as none).
+    pub fn token(mut self, token: Option<String>) -> Self {
+        self.token = token;
+        self
+    }
+
+    /// Time limit of a plain request (default [`DEFAULT_REQUEST_TIMEOUT`]).
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
+    }
+
+    /// A private CA to trust and a client certificate, for `https://`.
+    #[cfg(feature = "tls")]
+    pub fn tls(mut self, tls: super::tls::TlsSettings) -> Self {
+        self.tls = tls;
+        self
+    }
+
+    /// Checks the URLs and builds the connection pool.
+    pub fn build(self) -> Result<Endpoints, ClientError> {
+        let urls = parse_urls(&self.urls)?;
+        let http = reqwest::Client::builder()
+            .connect_timeout(Duration::from_secs(3))
+            .tcp_nodelay(true);
+        #[cfg(feature = "tls")]
+        let http = self.tls.apply(http)?;
+        let http = http.build().map_err(|e| {
+            ClientError::InvalidSetting(format!("HTTP client: {}", error_chain(&e)))
+        })?;
+        Ok(Endpoints {
+            inner: Arc::new(Inner {
+                urls,
+                token: self.token.filter(|t| !t.is_empty()),
+                http,
+                preferred: AtomicUsize::new(0),
+                timeout: self.timeout,
+            }),
+        })
+    }
+}
+
 impl Endpoints {
     /// Servers from `urls` (each may itself be a comma-separated list, as
     /// `RINGD_ADDR` is), with an optional token sent as
@@ -83,21 +136,18 @@ impl Endpoints {
         token: Option<String>,
         timeout: Duration,
     ) -> Result<Self, ClientError> {
-        let urls = parse_urls(urls)?;
-        let http = reqwest::Client::builder()
-            .connect_timeout(Duration::from_secs(3))
-            .tcp_nodelay(true)
-            .build()
-            .map_err(|e| ClientError::InvalidSetting(format!("HTTP client: {e}")))?;
-        Ok(Self {
-            inner: Arc::new(Inner {
-                urls,
-                token: token.filter(|t| !t.is_empty()),
-                http,
-                preferred: AtomicUsize::new(0),
-                timeout,
-            }),
-        })
+        Self::builder(urls).token(token).timeout(timeout).build()
+    }
+
+    /// Servers from `urls`, with every other setting to choose.
+    pub fn builder<S: AsRef<str>>(urls: &[S]) -> EndpointsBuilder {
+        EndpointsBuilder {
+            urls: urls.iter().map(|u| u.as_ref().to_owned()).collect(),
+            token: None,
+            timeout: DEFAULT_REQUEST_TIMEOUT,
+            #[cfg(feature = "tls")]
+            tls: super::tls::TlsSettings::default(),
+        }
     }
 
     /// The servers, in the order given.

@@ -31,6 +31,8 @@ mod events;
 pub mod http;
 mod router;
 pub mod sse;
+#[cfg(feature = "tls")]
+mod tls;
 mod view;
 mod watch;
 
@@ -45,8 +47,10 @@ pub use bounded::BoundedLoad;
 pub use builder::{ClientBuilder, WatchMode};
 pub use error::{ClientError, Problem};
 pub use events::{DiffSummary, RingEvent, VersionChange};
-pub use http::Endpoints;
+pub use http::{Endpoints, EndpointsBuilder};
 pub use router::Router;
+#[cfg(feature = "tls")]
+pub use tls::TlsSettings;
 pub use view::RingView;
 
 use crate::placement::NodeId;

@@ -3,6 +3,7 @@
 
 mod change;
 mod client;
+pub mod durations;
 mod name;
 mod record;
 mod snapshot;

@@ -1,48 +1,44 @@
-//! Serving connections. Every request goes through hyper (HTTP/1.1) and
-//! the axum router, except a watch stream opened as a connection's first
-//! request: that connection is answered by hand and then carries nothing
-//! but the stream.
+//! Serving connections: every connection, watch streams included, goes
+//! through hyper's HTTP/1.1 server and the axum router, so every request
+//! gets the same parsing, limits, layers (metrics, the request log line,
+//! the stale marker), `Date` header and graceful shutdown.
 //!
-//! Why: a watch stream lives for hours and most of the time sends
-//! nothing, and a deployment may hold tens of thousands. Through hyper,
-//! each costs its connection's read and write buffers and the per-request
-//! machinery for as long as it lives (about 40 KiB, measured). On the bare
-//! socket it costs the stream's own small state. Anything the fast path
-//! does not fully understand, or would refuse, goes to the router, which
-//! gives the usual answer (401, 404, 400, …) with the usual problem body.
+//! An idle watch stream through hyper costs 10–12 KiB of server memory
+//! (see docs/benchmarks.md), within the 16 KiB per watcher the service
+//! aims for; hyper's request head limit keeps a client from making it
+//! more.
 
-use std::io;
-use std::pin::Pin;
-use std::task::{Context, Poll};
-use std::time::{Duration, Instant};
+use std::sync::Arc;
+use std::time::Duration;
 
-use axum::http::{HeaderMap, HeaderName, HeaderValue, Uri};
 use axum::Router;
-use bytes::Bytes;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::{GracefulShutdown, Watcher as ConnectionWatcher};
 use hyper_util::service::TowerToHyperService;
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadBuf};
+use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::{TcpListener, TcpStream};
 
-use crate::api::watch::{WatchQuery, Watcher};
-use crate::api::AppState;
+use super::tls::Tls;
 
-/// Largest request head read before handing the connection to hyper,
-/// which then answers 431 for a head that is too large.
-const MAX_HEAD: usize = 16 * 1024;
+/// Largest request head (request line and headers) accepted. A larger one
+/// is answered with 431 and the connection is closed, before the rest of
+/// it is read.
+pub const MAX_HEAD: usize = 16 * 1024;
 
-/// How long a connection may take to send its first request head, so
-/// connections that never send one do not pile up (hyper applies its own
-/// limit to later requests).
+/// How long a connection may take to send a request head, so connections
+/// that never send one do not pile up.
 const HEAD_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// Accepts connections until `shutdown` completes, then waits for the
-/// requests in flight on hyper connections to finish.
+/// How long a TLS handshake may take, for the same reason.
+const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Accepts connections until `shutdown` completes, then waits for every
+/// request in flight, watch streams included (the hub ends them), to
+/// finish. With `tls`, each connection is a TLS connection first.
 pub(super) async fn serve(
     listener: TcpListener,
     app: Router,
-    state: AppState,
+    tls: Option<Arc<Tls>>,
     shutdown: impl std::future::Future<Output = ()>,
 ) {
     let graceful = GracefulShutdown::new();
@@ -52,8 +48,11 @@ pub(super) async fn serve(
             accepted = listener.accept() => match accepted {
                 Ok((tcp, _)) => {
                     let _ = tcp.set_nodelay(true);
-                    let handle = handle(tcp, app.clone(), state.clone(), graceful.watcher());
-                    tokio::spawn(handle);
+                    let (app, watcher) = (app.clone(), graceful.watcher());
+                    match &tls {
+                        None => tokio::spawn(http(tcp, app, watcher)),
+                        Some(tls) => tokio::spawn(https(tcp, tls.clone(), app, watcher)),
+                    };
                 }
                 Err(e) => {
                     // Out of file descriptors, typically: back off rather
@@ -69,198 +68,33 @@ pub(super) async fn serve(
     graceful.shutdown().await;
 }
 
-/// Serves one connection.
-async fn handle(mut tcp: TcpStream, app: Router, state: AppState, watcher: ConnectionWatcher) {
-    let mut head = Vec::with_capacity(1024);
-    let deadline = tokio::time::Instant::now() + HEAD_TIMEOUT;
-    let complete = loop {
-        match tokio::time::timeout_at(deadline, tcp.read_buf(&mut head)).await {
-            Ok(Ok(0)) | Ok(Err(_)) | Err(_) => return,
-            Ok(Ok(_)) => {}
-        }
-        if head.windows(4).any(|w| w == b"\r\n\r\n") {
-            break true;
-        }
-        if head.len() >= MAX_HEAD {
-            break false;
-        }
-    };
-    if complete {
-        if let Some(stream) = open_watch(&head, &state).await {
-            drop(head);
-            stream.run(tcp).await;
-            return;
-        }
+/// Completes the TLS handshake (in the connection's own task, so a slow
+/// client holds up no one else), then serves HTTP on it.
+async fn https(tcp: TcpStream, tls: Arc<Tls>, app: Router, watcher: ConnectionWatcher) {
+    let peer = tcp.peer_addr().ok();
+    match tokio::time::timeout(HANDSHAKE_TIMEOUT, tls.acceptor().accept(tcp)).await {
+        Ok(Ok(stream)) => http(stream, app, watcher).await,
+        // A client that does not trust the certificate, or has no client
+        // certificate the CA signed, ends here; it is the client's
+        // problem, so it is not a warning.
+        Ok(Err(e)) => tracing::debug!(peer = ?peer, error = %e, "TLS handshake failed"),
+        Err(_) => tracing::debug!(peer = ?peer, "TLS handshake timed out"),
     }
-    let io = Rewind {
-        prefix: Some(Bytes::from(head)),
-        inner: tcp,
-    };
+}
+
+/// Serves HTTP/1.1 on one connection until it closes, or until a graceful
+/// shutdown has let its request in flight finish.
+async fn http<I>(io: I, app: Router, watcher: ConnectionWatcher)
+where
+    I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
     let service = TowerToHyperService::new(app);
     let conn = hyper::server::conn::http1::Builder::new()
         .timer(TokioTimer::new())
+        .header_read_timeout(HEAD_TIMEOUT)
+        .max_header_size(MAX_HEAD)
         .serve_connection(TokioIo::new(io), service);
-    let _ = watcher.watch(conn).await;
-}
-
-/// A watch stream accepted on the fast path.
-struct RawWatch {
-    watcher: Watcher,
-    state: AppState,
-    path: String,
-    started: Instant,
-}
-
-/// The watch stream `head` asks for, if it is one the fast path serves:
-/// a complete, valid, authorized `GET …/watch` of an existing ring.
-async fn open_watch(head: &[u8], state: &AppState) -> Option<RawWatch> {
-    let started = Instant::now();
-    let mut headers = [httparse::EMPTY_HEADER; 64];
-    let mut request = httparse::Request::new(&mut headers);
-    if !matches!(request.parse(head), Ok(httparse::Status::Complete(n)) if n == head.len()) {
-        return None;
-    }
-    if request.method != Some("GET") || request.version != Some(1) {
-        return None;
-    }
-    let uri: Uri = request.path?.parse().ok()?;
-    let ring = uri
-        .path()
-        .strip_prefix("/v1/rings/")?
-        .strip_suffix("/watch")
-        .filter(|r| !r.is_empty() && !r.contains('/'))?;
-    let mut map = HeaderMap::new();
-    for h in request.headers.iter() {
-        let name = HeaderName::from_bytes(h.name.as_bytes()).ok()?;
-        map.append(name, HeaderValue::from_bytes(h.value).ok()?);
-    }
-    // A body, or a protocol switch, is for the router to refuse.
-    for name in ["content-length", "transfer-encoding", "upgrade", "expect"] {
-        if map.contains_key(name) {
-            return None;
-        }
-    }
-    state.auth.authorize_read(&map).ok()?;
-    let query = axum::extract::Query::<WatchQuery>::try_from_uri(&uri)
-        .ok()?
-        .0;
-    let watcher = Watcher::open(state.clone(), ring, query, &map).await.ok()?;
-    Some(RawWatch {
-        watcher,
-        state: state.clone(),
-        path: uri.path().to_owned(),
-        started,
-    })
-}
-
-impl RawWatch {
-    /// Writes the response head and then every event as one chunk, until
-    /// the client goes away or the server shuts down.
-    async fn run(mut self, tcp: TcpStream) {
-        let (mut reader, mut writer) = tcp.into_split();
-        let stale = if self.state.service.store().is_current() {
-            ""
-        } else {
-            "ringd-stale: true\r\n"
-        };
-        let head = format!(
-            "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\n\
-             x-accel-buffering: no\r\ntransfer-encoding: chunked\r\n{stale}\r\n"
-        );
-        let route = "/v1/rings/{ring}/watch";
-        let latency = self.started.elapsed();
-        self.state.metrics.observe("GET", route, 200, latency);
-        tracing::info!(
-            target: "ringd::http",
-            method = "GET",
-            route,
-            path = %self.path,
-            status = 200,
-            latency_ms = latency.as_secs_f64() * 1e3,
-            "request"
-        );
-        if writer.write_all(head.as_bytes()).await.is_err() {
-            return;
-        }
-        // Nothing more is expected from the client; a read that ends
-        // tells us it closed the connection.
-        let mut scratch = [0u8; 64];
-        loop {
-            tokio::select! {
-                event = self.watcher.next_event() => {
-                    let Some(event) = event else {
-                        let _ = writer.write_all(b"0\r\n\r\n").await;
-                        return;
-                    };
-                    let mut chunk = Vec::with_capacity(event.len() + 12);
-                    chunk.extend_from_slice(format!("{:x}\r\n", event.len()).as_bytes());
-                    chunk.extend_from_slice(&event);
-                    chunk.extend_from_slice(b"\r\n");
-                    if writer.write_all(&chunk).await.is_err() {
-                        return;
-                    }
-                }
-                read = reader.read(&mut scratch) => {
-                    if matches!(read, Ok(0) | Err(_)) {
-                        return;
-                    }
-                }
-            }
-        }
-    }
-}
-
-/// A connection whose first bytes were already read: they are replayed
-/// to hyper before the rest of the socket.
-struct Rewind {
-    prefix: Option<Bytes>,
-    inner: TcpStream,
-}
-
-impl AsyncRead for Rewind {
-    fn poll_read(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<io::Result<()>> {
-        if let Some(mut prefix) = self.prefix.take() {
-            let n = prefix.len().min(buf.remaining());
-            buf.put_slice(&prefix.split_to(n));
-            if !prefix.is_empty() {
-                self.prefix = Some(prefix);
-            }
-            return Poll::Ready(Ok(()));
-        }
-        Pin::new(&mut self.inner).poll_read(cx, buf)
-    }
-}
-
-impl AsyncWrite for Rewind {
-    fn poll_write(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.inner).poll_write(cx, buf)
-    }
-
-    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.inner).poll_flush(cx)
-    }
-
-    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.inner).poll_shutdown(cx)
-    }
-
-    fn poll_write_vectored(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        bufs: &[io::IoSlice<'_>],
-    ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.inner).poll_write_vectored(cx, bufs)
-    }
-
-    fn is_write_vectored(&self) -> bool {
-        self.inner.is_write_vectored()
+    if let Err(e) = watcher.watch(conn).await {
+        tracing::debug!(error = %e, "connection ended with an error");
     }
 }

@@ -6,22 +6,25 @@ use std::io::{self, IsTerminal as _, Write as _};
 use std::net::SocketAddr;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use std::time::Duration;
 
 use thiserror::Error;
 use tokio::net::TcpListener;
 
 use crate::api::auth::AuthConfig;
 use crate::api::{router, AppState, Settings};
+use crate::ring::durations::{format_duration, CLIENT_TTL, WATCH_KEEPALIVE};
 use crate::service::RingService;
 use crate::store::etcd::DEFAULT_PREFIX;
 use crate::store::{StoreError, DEFAULT_RETENTION};
 
 mod connection;
 mod store_url;
+pub mod tls;
 
+pub use crate::ring::durations::parse_duration;
 use store_url::open_store;
 pub use store_url::{parse_store_url, sqlite_path, EtcdAccess, StoreUrl};
+pub use tls::{TlsError, TlsFiles};
 
 /// How log lines are written (to stderr).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
@@ -50,6 +53,8 @@ pub struct ServeConfig {
     pub read_token: Option<String>,
     /// Allow a non-loopback address without an admin token.
     pub insecure: bool,
+    /// Serve HTTPS with these files; none serves plain HTTP.
+    pub tls: Option<TlsFiles>,
     /// Versions kept per ring.
     pub retention: u64,
     /// Log line format.
@@ -68,6 +73,7 @@ impl Default for ServeConfig {
             admin_token: None,
             read_token: None,
             insecure: false,
+            tls: None,
             retention: DEFAULT_RETENTION,
             log_format: LogFormat::Text,
             settings: Settings::default(),
@@ -87,6 +93,7 @@ impl fmt::Debug for ServeConfig {
             .field("admin_token", &redact(&self.admin_token))
             .field("read_token", &redact(&self.read_token))
             .field("insecure", &self.insecure)
+            .field("tls", &self.tls)
             .field("retention", &self.retention)
             .field("log_format", &self.log_format)
             .field("settings", &self.settings)
@@ -133,32 +140,15 @@ pub enum ServeError {
         /// Why.
         source: io::Error,
     },
+    /// A duration setting outside its bounds (see [`crate::ring::durations`]).
+    #[error("{0}")]
+    Setting(String),
+    /// The TLS files could not be loaded.
+    #[error("TLS: {0}")]
+    Tls(#[from] TlsError),
     /// The server failed while running, or stdout could not be written.
     #[error("server I/O error: {0}")]
     Io(#[from] io::Error),
-}
-
-/// Parses a duration such as `500ms`, `15s`, `5m` or `1h`; a bare number
-/// is seconds.
-pub fn parse_duration(text: &str) -> Result<Duration, String> {
-    let text = text.trim();
-    let split = text
-        .find(|c: char| !c.is_ascii_digit())
-        .unwrap_or(text.len());
-    let (digits, unit) = text.split_at(split);
-    let n: u64 = digits
-        .parse()
-        .map_err(|_| format!("`{text}` is not a duration: use e.g. 500ms, 15s, 5m or 1h"))?;
-    let scale = match unit {
-        "ms" => 1,
-        "" | "s" => 1_000,
-        "m" => 60_000,
-        "h" => 3_600_000,
-        _ => return Err(format!("`{text}` has an unknown unit: use ms, s, m or h")),
-    };
-    n.checked_mul(scale)
-        .map(Duration::from_millis)
-        .ok_or_else(|| format!("`{text}` is too long"))
 }
 
 /// Installs the global tracing subscriber, writing to stderr. `RUST_LOG`
@@ -177,6 +167,25 @@ pub fn init_logging(format: LogFormat) {
         LogFormat::Text => builder.try_init(),
         LogFormat::Json => builder.json().try_init(),
     };
+}
+
+/// Refuses durations outside their bounds. `ringd serve`'s flags are
+/// checked when parsed; this covers a [`ServeConfig`] built in code.
+fn check_settings(settings: &Settings) -> Result<(), ServeError> {
+    for (bounds, value) in [
+        (WATCH_KEEPALIVE, settings.keepalive),
+        (CLIENT_TTL, settings.client_ttl),
+    ] {
+        if !bounds.contains(value) {
+            return Err(ServeError::Setting(format!(
+                "{} of {} is outside its bounds: use {}",
+                bounds.name,
+                format_duration(value),
+                bounds.range()
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// Resolves `--listen` and applies the loopback rule.
@@ -201,6 +210,8 @@ async fn resolve(config: &ServeConfig) -> Result<Vec<SocketAddr>, ServeError> {
         }
         if !has_admin {
             tracing::warn!(addr = %open, "--insecure: serving a non-loopback address without an admin token; anyone who can reach it can change rings");
+        } else if config.tls.is_none() {
+            tracing::warn!(addr = %open, "serving a non-loopback address without TLS: the admin token and every request travel in clear text; set --tls-cert and --tls-key");
         }
     }
     Ok(addrs)
@@ -210,8 +221,8 @@ async fn resolve(config: &ServeConfig) -> Result<Vec<SocketAddr>, ServeError> {
 /// connections and lets in-flight requests finish.
 ///
 /// After binding it prints exactly one line to stdout,
-/// `ringd listening on http://<address>`, with the real port when the
-/// configured one is 0.
+/// `ringd listening on http://<address>` (`https://` with TLS), with the
+/// real port when the configured one is 0.
 pub async fn serve(
     config: ServeConfig,
     shutdown: impl Future<Output = ()> + Send + 'static,
@@ -219,8 +230,20 @@ pub async fn serve(
     tracing::debug!(?config, "starting");
     // Refuse a bad store URL before resolving or touching anything.
     parse_store_url(&config.store_url)?;
+    check_settings(&config.settings)?;
     config.etcd_access.validate()?;
     let addrs = resolve(&config).await?;
+    // Before the store is opened or the port bound: a bad file stops here.
+    let tls = config
+        .tls
+        .clone()
+        .map(tls::Tls::new)
+        .transpose()?
+        .map(Arc::new);
+    // SIGHUP's handler is in place before the server says it listens.
+    let reloader = tls
+        .clone()
+        .map(|tls| tokio::spawn(tls::reload_on_hangup(tls)));
     let retention = config.retention;
     let service = RingService::new(open_store(&config).await?);
     let follower = tokio::spawn(service.clone().follow());
@@ -237,22 +260,26 @@ pub async fn serve(
     let local = listener.local_addr()?;
     {
         let mut out = io::stdout().lock();
-        writeln!(out, "ringd listening on http://{local}")?;
+        let scheme = if tls.is_some() { "https" } else { "http" };
+        writeln!(out, "ringd listening on {scheme}://{local}")?;
         out.flush()?;
     }
-    tracing::info!(addr = %local, store = %config.store_url, retention, "serving");
+    tracing::info!(addr = %local, store = %config.store_url, retention, tls = tls.is_some(), "serving");
 
-    let app = router(state.clone());
-    connection::serve(listener, app, state, async move {
+    let app = router(state);
+    connection::serve(listener, app, tls, async move {
         shutdown.await;
         ready.store(false, Ordering::Relaxed);
         // Watch streams never end on their own; end them so the
-        // graceful shutdown can finish.
+        // graceful shutdown, which awaits them, can finish.
         hub.close();
         tracing::info!("shutting down: finishing in-flight requests");
     })
     .await;
     follower.abort();
+    if let Some(reloader) = reloader {
+        reloader.abort();
+    }
     tracing::info!("stopped");
     Ok(())
 }
@@ -295,6 +322,7 @@ pub async fn shutdown_signal() {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
 
     #[test]
     fn debug_hides_tokens() {
@@ -303,5 +331,26 @@ mod tests {
             ..ServeConfig::default()
         };
         assert!(!format!("{c:?}").contains("s3cret"));
+    }
+
+    #[test]
+    fn settings_built_in_code_are_bounded_too() {
+        assert!(check_settings(&Settings::default()).is_ok());
+        let zero = Settings {
+            keepalive: Duration::ZERO,
+            ..Settings::default()
+        };
+        assert_eq!(
+            check_settings(&zero).unwrap_err().to_string(),
+            "--watch-keepalive of 0ms is outside its bounds: use 1s to 5m"
+        );
+        let long = Settings {
+            client_ttl: Duration::from_secs(2 * 24 * 3600),
+            ..Settings::default()
+        };
+        assert_eq!(
+            check_settings(&long).unwrap_err().to_string(),
+            "--client-ttl of 48h is outside its bounds: use 10s to 24h"
+        );
     }
 }

@@ -38,6 +38,11 @@ fn command(dir: &Path, args: &[&str]) -> Command {
         "RINGD_STORE",
         "RINGD_ADMIN_TOKEN",
         "RINGD_READ_TOKEN",
+        "RINGD_WATCH_KEEPALIVE",
+        "RINGD_CLIENT_TTL",
+        "RINGD_TLS_CERT",
+        "RINGD_TLS_KEY",
+        "RINGD_TLS_CLIENT_CA",
     ] {
         cmd.env_remove(var);
     }
@@ -104,6 +109,11 @@ impl Server {
     /// The server's log so far.
     pub fn log(&self) -> String {
         std::fs::read_to_string(self.dir.join("ringd.log")).unwrap_or_default()
+    }
+
+    /// The server's process id, for sending it signals.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
     }
 
     /// Kills the server at once (SIGKILL), as a crash would.

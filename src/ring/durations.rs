@@ -1,0 +1,199 @@
+//! Every duration ringd accepts, from a flag of `ringd serve` or a query
+//! parameter of the API, with its allowed range. The ranges live here,
+//! once, so the server's start-up checks, the API's 400 answers, the
+//! client library's settings, `--help` and the docs cannot disagree.
+
+use std::time::Duration;
+
+/// The range a duration setting or parameter must fall in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DurationBounds {
+    /// What it is called where it is given: a flag or a query parameter.
+    pub name: &'static str,
+    /// Shortest accepted.
+    pub min: Duration,
+    /// Longest accepted.
+    pub max: Duration,
+}
+
+/// `--watch-keepalive`: 1 s to 5 min. Below a second, keep-alives become
+/// traffic of their own (at zero the server would send them in a busy
+/// loop); above five minutes, proxies with common idle timeouts close the
+/// stream and clients cannot tell a quiet stream from a dead one.
+pub const WATCH_KEEPALIVE: DurationBounds = DurationBounds {
+    name: "--watch-keepalive",
+    min: Duration::from_secs(1),
+    max: Duration::from_secs(5 * 60),
+};
+
+/// `--client-ttl`: 10 s to 24 h. Below ten seconds a client that acks on
+/// time still flickers in and out of the list; beyond a day, clients that
+/// are long gone are counted as diverging.
+pub const CLIENT_TTL: DurationBounds = DurationBounds {
+    name: "--client-ttl",
+    min: Duration::from_secs(10),
+    max: Duration::from_secs(24 * 3600),
+};
+
+/// Long-poll `wait=`: 1 ms to 5 min. Longer waits are better served by
+/// polling again (or a watch stream), and they pin a request for longer
+/// than many proxies allow.
+pub const LONG_POLL_WAIT: DurationBounds = DurationBounds {
+    name: "wait",
+    min: Duration::from_millis(1),
+    max: Duration::from_secs(5 * 60),
+};
+
+impl DurationBounds {
+    /// Parses `text` (see [`parse_duration`]) and checks it is in range.
+    pub fn parse(&self, text: &str) -> Result<Duration, DurationError> {
+        let d = parse_duration(text).map_err(DurationError::Syntax)?;
+        if d < self.min || d > self.max {
+            return Err(DurationError::OutOfRange {
+                text: text.trim().to_owned(),
+                short: d < self.min,
+                bounds: *self,
+            });
+        }
+        Ok(d)
+    }
+
+    /// Whether `d` is in range.
+    pub fn contains(&self, d: Duration) -> bool {
+        (self.min..=self.max).contains(&d)
+    }
+
+    /// The range for people, e.g. `1s to 5m`.
+    pub fn range(&self) -> String {
+        format!(
+            "{} to {}",
+            format_duration(self.min),
+            format_duration(self.max)
+        )
+    }
+}
+
+/// Why a duration was refused. The message does not name the setting, so
+/// that callers which already do (clap, a problem's `field`) need not
+/// repeat it; [`DurationError::named`] adds it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DurationError {
+    /// Not a duration at all.
+    #[error("{0}")]
+    Syntax(String),
+    /// A duration outside its bounds.
+    #[error("`{text}` is {} the {} {}; use {}",
+        if *short { "below" } else { "above" },
+        format_duration(if *short { bounds.min } else { bounds.max }),
+        if *short { "minimum" } else { "maximum" },
+        bounds.range())]
+    OutOfRange {
+        /// As given.
+        text: String,
+        /// Below the minimum (else above the maximum).
+        short: bool,
+        /// The bounds it broke.
+        bounds: DurationBounds,
+    },
+}
+
+impl DurationError {
+    /// The message with the setting's name in front of a range error, for
+    /// places where nothing else names it.
+    pub fn named(&self) -> String {
+        match self {
+            Self::Syntax(m) => m.clone(),
+            Self::OutOfRange { bounds, .. } => format!("{} {self}", bounds.name),
+        }
+    }
+}
+
+/// Parses a duration such as `500ms`, `15s`, `5m` or `1h`; a bare number
+/// is seconds.
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    let text = text.trim();
+    let split = text
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(text.len());
+    let (digits, unit) = text.split_at(split);
+    let n: u64 = digits
+        .parse()
+        .map_err(|_| format!("`{text}` is not a duration: use e.g. 500ms, 15s, 5m or 1h"))?;
+    let scale = match unit {
+        "ms" => 1,
+        "" | "s" => 1_000,
+        "m" => 60_000,
+        "h" => 3_600_000,
+        _ => return Err(format!("`{text}` has an unknown unit: use ms, s, m or h")),
+    };
+    n.checked_mul(scale)
+        .map(Duration::from_millis)
+        .ok_or_else(|| format!("`{text}` is too long"))
+}
+
+/// Writes `d` in the largest unit of [`parse_duration`] that is exact:
+/// `5m`, `24h`, `1500ms`.
+pub fn format_duration(d: Duration) -> String {
+    let ms = d.as_millis();
+    for (unit, scale) in [("h", 3_600_000), ("m", 60_000), ("s", 1_000)] {
+        if ms >= scale && ms.is_multiple_of(scale) {
+            return format!("{}{unit}", ms / scale);
+        }
+    }
+    format!("{ms}ms")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranges_read_back_as_written() {
+        assert_eq!(WATCH_KEEPALIVE.range(), "1s to 5m");
+        assert_eq!(CLIENT_TTL.range(), "10s to 24h");
+        assert_eq!(LONG_POLL_WAIT.range(), "1ms to 5m");
+        for b in [WATCH_KEEPALIVE, CLIENT_TTL, LONG_POLL_WAIT] {
+            assert_eq!(parse_duration(&format_duration(b.min)), Ok(b.min));
+            assert_eq!(parse_duration(&format_duration(b.max)), Ok(b.max));
+        }
+    }
+
+    #[test]
+    fn the_ends_are_inside_and_one_step_beyond_is_refused() {
+        let b = WATCH_KEEPALIVE;
+        assert_eq!(b.parse("1s"), Ok(Duration::from_secs(1)));
+        assert_eq!(b.parse("300s"), Ok(Duration::from_secs(300)));
+        let message = |text: &str| b.parse(text).unwrap_err().to_string();
+        assert_eq!(
+            message("999ms"),
+            "`999ms` is below the 1s minimum; use 1s to 5m"
+        );
+        assert_eq!(
+            message("300001ms"),
+            "`300001ms` is above the 5m maximum; use 1s to 5m"
+        );
+        assert_eq!(
+            b.parse(" 0 ").unwrap_err().named(),
+            "--watch-keepalive `0` is below the 1s minimum; use 1s to 5m"
+        );
+        assert_eq!(
+            b.parse("soon").unwrap_err().named(),
+            "`soon` is not a duration: use e.g. 500ms, 15s, 5m or 1h"
+        );
+        assert!(b.contains(b.min) && b.contains(b.max));
+        assert!(!b.contains(Duration::ZERO));
+    }
+
+    #[test]
+    fn durations_parse_in_every_unit() {
+        assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
+        assert_eq!(parse_duration(" 15 "), Ok(Duration::from_secs(15)));
+        assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
+        assert_eq!(parse_duration("1h"), Ok(Duration::from_secs(3600)));
+        assert_eq!(
+            parse_duration("18446744073709551615h"),
+            Err("`18446744073709551615h` is too long".into())
+        );
+        assert_eq!(format_duration(Duration::from_millis(1500)), "1500ms");
+    }
+}
