@@ -1,0 +1,178 @@
+//! `jump`'s bucket table held as runs: maximal stretches of consecutive
+//! buckets with one owner (or holes).
+//!
+//! Buckets come from weights, one per unit, and a node's buckets are
+//! handed out in consecutive stretches, so a ring of five nodes at weight
+//! 1,000,000 is five runs, not 5,000,000 entries. Everything that used to
+//! walk the buckets one by one (building the next order, lookup, the
+//! successor walk of a preference list, ownership and the diff model) works
+//! on runs instead; only the canonical encoding and the persisted order,
+//! which are defined per bucket, still expand them.
+
+use super::hash::fmix64;
+use super::jump::{jump_hash, REHASH_INCREMENT};
+
+/// Owner number of a run of holes: the number the canonical encoding
+/// writes for a hole, so runs encode without translation.
+pub(crate) const HOLE: u32 = super::encoding::HOLE;
+
+/// A bucket table as maximal runs. Invariants: adjacent runs have
+/// different owners, no run is empty and the last run is not a hole.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct BucketRuns {
+    /// First bucket of each run, ascending; the first is 0.
+    starts: Vec<u32>,
+    /// Node index owning each run, or [`HOLE`].
+    owners: Vec<u32>,
+    /// Total number of buckets, holes included.
+    len: u32,
+    /// `guide[g]` is the run holding bucket `⌊g·len / guide.len()⌋`, so
+    /// the run of any bucket lies between two neighbouring entries and a
+    /// lookup searches a few runs instead of all of them.
+    guide: Vec<u32>,
+}
+
+/// Collects runs in bucket order, merging neighbours with one owner.
+#[derive(Debug, Default)]
+pub(crate) struct RunsBuilder {
+    starts: Vec<u32>,
+    owners: Vec<u32>,
+    len: u64,
+}
+
+impl RunsBuilder {
+    /// Appends `count` buckets owned by `owner` (or holes, [`HOLE`]).
+    pub(crate) fn push(&mut self, owner: u32, count: u64) {
+        if count == 0 {
+            return;
+        }
+        if self.owners.last() != Some(&owner) {
+            self.starts.push(self.len as u32);
+            self.owners.push(owner);
+        }
+        self.len += count;
+    }
+
+    /// The table, with trailing holes trimmed.
+    pub(crate) fn finish(mut self) -> BucketRuns {
+        if self.owners.last() == Some(&HOLE) {
+            self.owners.pop();
+            self.len = u64::from(self.starts.pop().expect("a run per owner"));
+        }
+        let len = self.len as u32;
+        // Twice as many guide entries as runs (never more than buckets)
+        // leaves about one run boundary between neighbouring entries.
+        let size = (self.starts.len() * 2).min(len as usize);
+        let mut guide = Vec::with_capacity(size);
+        let mut run = 0usize;
+        for g in 0..size as u64 {
+            let bucket = (g * u64::from(len) / size as u64) as u32;
+            while run + 1 < self.starts.len() && self.starts[run + 1] <= bucket {
+                run += 1;
+            }
+            guide.push(run as u32);
+        }
+        BucketRuns {
+            starts: self.starts,
+            owners: self.owners,
+            len,
+            guide,
+        }
+    }
+}
+
+impl BucketRuns {
+    /// Number of buckets, holes included.
+    pub(crate) fn len(&self) -> u32 {
+        self.len
+    }
+
+    /// Whether there is no bucket (no active node).
+    pub(crate) fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Number of runs.
+    pub(crate) fn run_count(&self) -> usize {
+        self.owners.len()
+    }
+
+    /// The runs in bucket order: (owner or [`HOLE`], number of buckets).
+    pub(crate) fn runs(&self) -> impl Iterator<Item = (u32, u32)> + '_ {
+        let ends = self.starts.iter().skip(1).copied().chain([self.len]);
+        self.owners
+            .iter()
+            .zip(self.starts.iter().zip(ends))
+            .map(|(&o, (&s, e))| (o, e - s))
+    }
+
+    /// The runs covering buckets `from..to`, clipped to that range.
+    pub(crate) fn runs_in(&self, from: u32, to: u32) -> impl Iterator<Item = (u32, u32)> + '_ {
+        let first = if from < self.len {
+            self.run_of(from)
+        } else {
+            self.owners.len()
+        };
+        let ends = self.starts.iter().skip(1).copied().chain([self.len]);
+        (first..self.owners.len())
+            .zip(ends.skip(first))
+            .map(move |(r, end)| (self.owners[r], self.starts[r].max(from), end.min(to)))
+            .take_while(move |&(_, start, _)| start < to)
+            .map(|(o, s, e)| (o, e - s))
+    }
+
+    /// Live buckets (the holes left out).
+    pub(crate) fn live(&self) -> u64 {
+        self.runs()
+            .filter(|&(o, _)| o != HOLE)
+            .map(|(_, c)| u64::from(c))
+            .sum()
+    }
+
+    /// The run holding bucket `b < len`.
+    #[inline]
+    fn run_of(&self, b: u32) -> usize {
+        let size = self.guide.len() as u64;
+        let g = (u64::from(b) * size / u64::from(self.len)) as usize;
+        let lo = self.guide[g] as usize;
+        let hi = self
+            .guide
+            .get(g + 1)
+            .map_or(self.owners.len() - 1, |&r| r as usize);
+        lo + self.starts[lo + 1..=hi].partition_point(|&s| s <= b)
+    }
+
+    /// Section 5.4.2's `lookup`: jumps, re-hashing past holes, and returns
+    /// the run of the live bucket it lands on. The table must not be empty.
+    #[inline]
+    pub(crate) fn lookup(&self, mut h: u64) -> usize {
+        loop {
+            let r = self.run_of(jump_hash(h, self.len));
+            if self.owners[r] != HOLE {
+                return r;
+            }
+            h = fmix64(h.wrapping_add(REHASH_INCREMENT));
+        }
+    }
+
+    /// Owner of run `r`, or [`HOLE`].
+    #[inline]
+    pub(crate) fn owner(&self, r: usize) -> u32 {
+        self.owners[r]
+    }
+
+    /// The successor order of section 6.1 from the bucket the key landed
+    /// on in run `r`, one entry per run instead of per bucket: run `r`'s
+    /// owner, then the owners of the following runs, wrapping, holes
+    /// skipped. The buckets of one run repeat one node, and the buckets of
+    /// run `r` before the key's bucket close the walk with the node it
+    /// began with, so the nodes appear for the first time in the same
+    /// order as bucket by bucket; a preference list depends on nothing
+    /// else.
+    pub(crate) fn successors(&self, r: usize) -> impl Iterator<Item = u32> + '_ {
+        (r..self.owners.len())
+            .chain(0..r)
+            .map(|i| self.owners[i])
+            .filter(|&o| o != HOLE)
+    }
+}
