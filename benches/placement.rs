@@ -139,6 +139,14 @@ fn heavy_jump(c: &mut Criterion) {
             black_box((after.fingerprint(), diff.moved_fraction))
         })
     });
+    // The same without the fingerprint: SHA-256 over the 24 MB encoding is
+    // the one part that stays linear in buckets.
+    group.bench_function("add-one-node-without-fingerprint", |b| {
+        b.iter(|| {
+            let after = before.rebuild(&config, black_box(&more)).unwrap();
+            black_box(before.diff(&after).moved_fraction)
+        })
+    });
     // The persisted order the service stores with each version (one id
     // per bucket), outside the placement core's own change path.
     group.bench_function("bucket-order", |b| {

@@ -196,7 +196,7 @@ fn model(
     };
     let (n, m) = (old.len(), new.len());
     if n == 0 || m == 0 {
-        let (ob, nb) = (per_node(&old), per_node(&new));
+        let (ob, nb) = (per_node(old), per_node(new));
         let (lo, ln) = (ob.values().sum::<f64>(), nb.values().sum::<f64>());
         for (&a, &c) in &ob {
             flow(id(from, Some(a)), None, c / lo);
