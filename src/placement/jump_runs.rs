@@ -26,10 +26,11 @@ pub(crate) struct BucketRuns {
     owners: Vec<u32>,
     /// Total number of buckets, holes included.
     len: u32,
-    /// `guide[g]` is the run holding bucket `⌊g·len / guide.len()⌋`, so
-    /// the run of any bucket lies between two neighbouring entries and a
-    /// lookup searches a few runs instead of all of them.
+    /// `guide[g]` is the run holding bucket `g << shift`, so the run of
+    /// bucket `b` lies between `guide[b >> shift]` and the next entry, and
+    /// a lookup searches a few runs instead of all of them (no division).
     guide: Vec<u32>,
+    shift: u32,
 }
 
 /// Collects runs in bucket order, merging neighbours with one owner.
@@ -60,13 +61,14 @@ impl RunsBuilder {
             self.len = u64::from(self.starts.pop().expect("a run per owner"));
         }
         let len = self.len as u32;
-        // Twice as many guide entries as runs (never more than buckets)
-        // leaves about one run boundary between neighbouring entries.
-        let size = (self.starts.len() * 2).min(len as usize);
-        let mut guide = Vec::with_capacity(size);
+        // At least twice as many guide entries as runs (a power-of-two
+        // span each, at most one bucket) leaves about one run boundary
+        // between neighbouring entries.
+        let per_entry = u64::from(len) / (self.starts.len() as u64 * 2).max(1);
+        let shift = per_entry.max(1).ilog2();
+        let mut guide = Vec::with_capacity((len >> shift) as usize + 1);
         let mut run = 0usize;
-        for g in 0..size as u64 {
-            let bucket = (g * u64::from(len) / size as u64) as u32;
+        for bucket in (0..len).step_by(1 << shift) {
             while run + 1 < self.starts.len() && self.starts[run + 1] <= bucket {
                 run += 1;
             }
@@ -77,6 +79,7 @@ impl RunsBuilder {
             owners: self.owners,
             len,
             guide,
+            shift,
         }
     }
 }
@@ -132,8 +135,7 @@ impl BucketRuns {
     /// The run holding bucket `b < len`.
     #[inline]
     fn run_of(&self, b: u32) -> usize {
-        let size = self.guide.len() as u64;
-        let g = (u64::from(b) * size / u64::from(self.len)) as usize;
+        let g = (b >> self.shift) as usize;
         let lo = self.guide[g] as usize;
         let hi = self
             .guide
