@@ -178,3 +178,53 @@ impl BucketRuns {
             .filter(|&o| o != HOLE)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Long and short runs mixed, so guide entries span several runs.
+    fn table() -> BucketRuns {
+        let mut b = RunsBuilder::default();
+        for (owner, count) in [(0, 1000), (1, 1), (HOLE, 3), (2, 2), (1, 700), (0, 1)] {
+            b.push(owner, count);
+        }
+        b.push(0, 5); // merges with the run before
+        b.push(HOLE, 9); // trailing holes are trimmed
+        b.finish()
+    }
+
+    #[test]
+    fn runs_merge_and_trim() {
+        let t = table();
+        let runs: Vec<(u32, u32)> = t.runs().collect();
+        assert_eq!(
+            runs,
+            [(0, 1000), (1, 1), (HOLE, 3), (2, 2), (1, 700), (0, 6)]
+        );
+        assert_eq!((t.len(), t.live()), (1712, 1709));
+        assert_eq!(
+            t.runs_in(999, 1006).collect::<Vec<_>>(),
+            [(0, 1), (1, 1), (HOLE, 3), (2, 2)]
+        );
+        assert_eq!(t.runs_in(1712, 1712).count(), 0);
+    }
+
+    #[test]
+    fn every_bucket_finds_its_run() {
+        let t = table();
+        let mut expected = Vec::new();
+        for (r, (_, count)) in t.runs().enumerate() {
+            expected.extend(std::iter::repeat_n(r, count as usize));
+        }
+        let found: Vec<usize> = (0..t.len()).map(|b| t.run_of(b)).collect();
+        assert_eq!(found, expected);
+    }
+
+    #[test]
+    fn successors_wrap_and_skip_holes() {
+        let t = table();
+        assert_eq!(t.successors(3).collect::<Vec<_>>(), [2, 1, 0, 0, 1]);
+        assert_eq!(t.successors(0).collect::<Vec<_>>(), [0, 1, 2, 1, 0]);
+    }
+}
