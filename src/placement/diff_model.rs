@@ -17,35 +17,63 @@
 use std::collections::BTreeMap;
 
 use super::diff::{Tally, NONE};
+use super::jump_runs::{BucketRuns, HOLE};
+use super::repeated_sum::repeated_sum;
 use super::{Layout, NodeId, Placement};
 
-/// Movement between two jump bucket tables (node indices, `None` = hole).
-pub(crate) fn jump(tally: &mut Tally<'_>, old: &[Option<u32>], new: &[Option<u32>]) {
+/// Movement between two jump bucket tables (node indices, HOLE = hole),
+/// computed on runs with the same binary64 results as bucket by bucket.
+pub(crate) fn jump(tally: &mut Tally<'_>, old: &BucketRuns, new: &BucketRuns) {
     let (n, m) = (old.len(), new.len());
     if n == 0 || m == 0 {
         return trivial(tally, old, new);
     }
-    let live_old = old.iter().flatten().count() as f64;
-    let live_new = new.iter().flatten().count() as f64;
+    let live_old = old.live() as f64;
+    let live_new = new.live() as f64;
     let diag = 1.0 / n.max(m) as f64;
-    let cross = 1.0 / (n as f64 * m as f64);
+    let cross = 1.0 / (f64::from(n) * f64::from(m));
     let lo = n.min(m);
     // The cross block pairs old indices `old_block` with new `new_block`.
-    let (old_block, new_block) = if m >= n { (0..n, n..m) } else { (m..n, 0..m) };
-    let count = |t: &[Option<u32>], r: std::ops::Range<usize>| {
+    let (old_block, new_block) = if m >= n {
+        ((0, n), (n, m))
+    } else {
+        ((m, n), (0, m))
+    };
+    let count = |t: &BucketRuns, (from, to): (u32, u32)| {
         let mut by: BTreeMap<Option<u32>, f64> = BTreeMap::new();
-        for s in &t[r] {
-            *by.entry(*s).or_insert(0.0) += 1.0;
+        for (o, c) in t.runs_in(from, to) {
+            *by.entry(slot(o)).or_insert(0.0) += f64::from(c);
         }
         by
     };
     let old_cross = count(old, old_block);
     let new_cross = count(new, new_block);
     // Single-trial mass q(a, b) by node (None = hole), excluding the rest.
-    let mut q: BTreeMap<(Option<u32>, Option<u32>), f64> = BTreeMap::new();
-    for i in 0..lo {
-        *q.entry((old[i], new[i])).or_insert(0.0) += diag;
+    // The diagonal adds `diag` once per index below `lo`, in index order;
+    // each pair's sum depends only on how many indices it has, which one
+    // sweep of both runs counts, and `repeated_sum` rounds as that many
+    // additions would.
+    let mut same_index: BTreeMap<(Option<u32>, Option<u32>), u64> = BTreeMap::new();
+    let (mut xs, mut ys) = (old.runs_in(0, lo), new.runs_in(0, lo));
+    let (mut x, mut y) = (xs.next(), ys.next());
+    while let (Some((a, ca)), Some((b, cb))) = (x, y) {
+        let step = ca.min(cb);
+        *same_index.entry((slot(a), slot(b))).or_insert(0) += u64::from(step);
+        x = if ca == step {
+            xs.next()
+        } else {
+            Some((a, ca - step))
+        };
+        y = if cb == step {
+            ys.next()
+        } else {
+            Some((b, cb - step))
+        };
     }
+    let mut q: BTreeMap<(Option<u32>, Option<u32>), f64> = same_index
+        .into_iter()
+        .map(|(pair, k)| (pair, repeated_sum(diag, k)))
+        .collect();
     for (a, ca) in &old_cross {
         for (b, cb) in &new_cross {
             *q.entry((*a, *b)).or_insert(0.0) += ca * cb * cross;
@@ -79,16 +107,20 @@ pub(crate) fn jump(tally: &mut Tally<'_>, old: &[Option<u32>], new: &[Option<u32
     }
 }
 
-fn buckets_per_node(t: &[Option<u32>]) -> BTreeMap<u32, f64> {
+fn slot(owner: u32) -> Option<u32> {
+    (owner != HOLE).then_some(owner)
+}
+
+fn buckets_per_node(t: &BucketRuns) -> BTreeMap<u32, f64> {
     let mut by = BTreeMap::new();
-    for i in t.iter().flatten() {
-        *by.entry(*i).or_insert(0.0) += 1.0;
+    for (o, c) in t.runs().filter(|&(o, _)| o != HOLE) {
+        *by.entry(o).or_insert(0.0) += f64::from(c);
     }
     by
 }
 
 /// One side has no bucket at all: every key goes to or comes from nobody.
-fn trivial(tally: &mut Tally<'_>, old: &[Option<u32>], new: &[Option<u32>]) {
+fn trivial(tally: &mut Tally<'_>, old: &BucketRuns, new: &BucketRuns) {
     let (old_by, new_by) = (buckets_per_node(old), buckets_per_node(new));
     let (lo, ln) = (old_by.values().sum::<f64>(), new_by.values().sum::<f64>());
     for (&a, &c) in &old_by {

@@ -101,11 +101,64 @@ impl TryFrom<String> for Fingerprint {
     }
 }
 
+/// Where an encoding goes: a buffer, or straight into the fingerprint's
+/// hash, so a 24 MB jump encoding is never held just to be hashed.
+trait Sink {
+    fn extend_from_slice(&mut self, bytes: &[u8]);
+    fn push(&mut self, byte: u8) {
+        self.extend_from_slice(&[byte]);
+    }
+    /// `count` copies of a 4-byte word.
+    fn repeat_word(&mut self, word: [u8; 4], count: usize);
+}
+
+impl Sink for Vec<u8> {
+    fn extend_from_slice(&mut self, bytes: &[u8]) {
+        Vec::extend_from_slice(self, bytes);
+    }
+    fn repeat_word(&mut self, word: [u8; 4], count: usize) {
+        self.reserve(count * 4);
+        for _ in 0..count {
+            Vec::extend_from_slice(self, &word);
+        }
+    }
+}
+
+impl Sink for Sha256 {
+    fn extend_from_slice(&mut self, bytes: &[u8]) {
+        self.update(bytes);
+    }
+    fn repeat_word(&mut self, word: [u8; 4], count: usize) {
+        // A run of jump buckets is one word repeated: hash it from a block
+        // filled once.
+        const WORDS: usize = 1024;
+        let block: Vec<u8> = word.repeat(WORDS.min(count));
+        let mut left = count;
+        while left > 0 {
+            let n = left.min(WORDS);
+            self.update(&block[..n * 4]);
+            left -= n;
+        }
+    }
+}
+
 impl Placement {
     /// The canonical encoding: everything a thin client needs to place keys
     /// exactly as this placement does.
     pub fn encode(&self) -> Vec<u8> {
         let mut out = Vec::with_capacity(64 + self.body_len());
+        self.encode_into(&mut out);
+        out
+    }
+
+    /// SHA-256 of [`Placement::encode`], hashed as it is written.
+    pub(crate) fn digest(&self) -> Fingerprint {
+        let mut hasher = Sha256::new();
+        self.encode_into(&mut hasher);
+        Fingerprint(hasher.finalize().into())
+    }
+
+    fn encode_into(&self, out: &mut impl Sink) {
         out.extend_from_slice(MAGIC);
         out.push(self.config.algorithm.code());
         out.push(self.config.hash.code());
@@ -148,9 +201,9 @@ impl Placement {
                 }
             }
             Layout::Jump(b) => {
-                out.extend_from_slice(&(b.len() as u32).to_le_bytes());
-                for s in b {
-                    out.extend_from_slice(&s.unwrap_or(HOLE).to_le_bytes());
+                out.extend_from_slice(&b.len().to_le_bytes());
+                for (owner, count) in b.runs() {
+                    out.repeat_word(owner.to_le_bytes(), count as usize);
                 }
             }
             Layout::Rendezvous { node_hashes, .. } => {
@@ -159,7 +212,6 @@ impl Placement {
                 }
             }
         }
-        out
     }
 
     fn body_len(&self) -> usize {
@@ -167,7 +219,7 @@ impl Placement {
             Layout::Ring(c) => c.len() * 12,
             Layout::Ketama(c) => c.len() * 8,
             Layout::Maglev(t) => t.len() * 4,
-            Layout::Jump(b) => b.len() * 4,
+            Layout::Jump(b) => b.len() as usize * 4,
             Layout::Rendezvous { node_hashes, .. } => node_hashes.len() * 8,
         }
     }

@@ -16,7 +16,7 @@
 //! evenly over the live buckets, at the price of an expected
 //! `buckets / live` jumps per lookup while holes remain.
 
-use super::hash::fmix64;
+use super::jump_runs::{BucketRuns, RunsBuilder, HOLE};
 use super::node::{Node, NodeId};
 
 /// The golden-ratio increment added before re-hashing past a hole.
@@ -36,25 +36,10 @@ pub fn jump_hash(mut key: u64, buckets: u32) -> u32 {
     b as u32
 }
 
-/// A bucket table of node indices, `None` for holes.
-pub(crate) type Buckets = Vec<Option<u32>>;
-
-/// The bucket of `key_hash`, skipping holes. `buckets` must hold at least
-/// one live bucket and no trailing hole.
-#[inline]
-pub(crate) fn lookup(buckets: &[Option<u32>], mut h: u64) -> usize {
-    let n = buckets.len() as u32;
-    loop {
-        let b = jump_hash(h, n) as usize;
-        if buckets[b].is_some() {
-            return b;
-        }
-        h = fmix64(h.wrapping_add(REHASH_INCREMENT));
-    }
-}
-
 /// The bucket order for a fresh ring: nodes in id order, each taking as
-/// many consecutive buckets as its weight.
+/// many consecutive buckets as its weight. This and [`next_order`] follow
+/// the specification bucket by bucket; placements derive the same orders
+/// on runs (see [`next_runs`]).
 pub fn initial_order(nodes: &[Node]) -> Vec<Option<NodeId>> {
     next_order(&[], nodes)
 }
@@ -103,6 +88,89 @@ pub fn next_order(previous: &[Option<NodeId>], nodes: &[Node]) -> Vec<Option<Nod
         order.pop();
     }
     order
+}
+
+/// The initial order on runs, for `active` nodes sorted by id: one run
+/// per node.
+pub(crate) fn initial_runs(active: &[Node]) -> BucketRuns {
+    let mut out = RunsBuilder::default();
+    for (i, n) in active.iter().enumerate() {
+        out.push(i as u32, n.weight.get().into());
+    }
+    out.finish()
+}
+
+/// [`next_order`] on runs, in O(runs + nodes) rather than per bucket.
+/// `previous` holds indices into `old` (the previous active nodes, sorted
+/// by id); the result holds indices into `active` (sorted by id).
+///
+/// Each pass of [`next_order`] treats the buckets of one run alike, up to
+/// one split: pass 1 keeps a run's first buckets while its node still
+/// wants some, and pass 2 fills the holes in ascending order with the
+/// nodes' missing buckets in id order, which is one merge of the hole
+/// runs with the list of what each node misses.
+pub(crate) fn next_runs(previous: &BucketRuns, old: &[Node], active: &[Node]) -> BucketRuns {
+    // Old index -> new index of the same id (both lists are sorted).
+    let mut to_new = vec![HOLE; old.len()];
+    let mut j = 0;
+    for (i, n) in old.iter().enumerate() {
+        while j < active.len() && active[j].id < n.id {
+            j += 1;
+        }
+        if j < active.len() && active[j].id == n.id {
+            to_new[i] = j as u32;
+        }
+    }
+    let mut held = vec![0u64; active.len()];
+    let mut kept: Vec<(u32, u64)> = Vec::with_capacity(previous.run_count() * 2);
+    for (owner, count) in previous.runs() {
+        let count = u64::from(count);
+        let node = if owner == HOLE {
+            HOLE
+        } else {
+            to_new[owner as usize]
+        };
+        if node == HOLE {
+            kept.push((HOLE, count));
+            continue;
+        }
+        let want = u64::from(active[node as usize].weight.get());
+        let keep = count.min(want - held[node as usize]);
+        held[node as usize] += keep;
+        kept.push((node, keep));
+        kept.push((HOLE, count - keep));
+    }
+    let mut missing = active
+        .iter()
+        .enumerate()
+        .map(|(i, n)| (i as u32, u64::from(n.weight.get()) - held[i]))
+        .filter(|&(_, m)| m > 0);
+    let mut current = missing.next();
+    let mut out = RunsBuilder::default();
+    for (owner, mut count) in kept {
+        if owner != HOLE {
+            out.push(owner, count);
+            continue;
+        }
+        while count > 0 {
+            let Some((node, need)) = current.as_mut() else {
+                out.push(HOLE, count);
+                break;
+            };
+            let take = count.min(*need);
+            out.push(*node, take);
+            count -= take;
+            *need -= take;
+            if *need == 0 {
+                current = missing.next();
+            }
+        }
+    }
+    while let Some((node, need)) = current {
+        out.push(node, need);
+        current = missing.next();
+    }
+    out.finish()
 }
 
 #[cfg(test)]

@@ -15,6 +15,7 @@ mod encoding;
 pub mod error;
 pub mod hash;
 pub mod jump;
+mod jump_runs;
 pub mod ketama;
 pub mod maglev;
 pub mod node;
@@ -22,6 +23,7 @@ mod nodeset;
 mod ownership;
 mod preference;
 pub mod rendezvous;
+mod repeated_sum;
 pub mod ring;
 
 use std::sync::OnceLock;
@@ -42,7 +44,7 @@ enum Layout {
     Ring(Continuum),
     Ketama(Continuum),
     Maglev(Vec<u32>),
-    Jump(jump::Buckets),
+    Jump(jump_runs::BucketRuns),
     Rendezvous {
         node_hashes: Vec<u64>,
         weights: Vec<u32>,
@@ -74,10 +76,7 @@ impl Placement {
             }
             Algorithm::Ketama => Layout::Ketama(ketama::build(&active)),
             Algorithm::Maglev => Layout::Maglev(maglev::build(&active, config.table_size)),
-            Algorithm::Jump => Layout::Jump(Self::bucket_indices(
-                &active,
-                &jump::initial_order(&active),
-            )?),
+            Algorithm::Jump => Layout::Jump(Self::checked_len(jump::initial_runs(&active))?),
             Algorithm::Rendezvous => Self::rendezvous_layout(config, &active),
         };
         Ok(Self::assemble(config, active, layout))
@@ -109,9 +108,10 @@ impl Placement {
                 let layout = Layout::Ring(self.merged_ring(old, &active));
                 Ok(Self::assemble(config, active, layout))
             }
-            (Layout::Jump(_), Algorithm::Jump) => {
-                let order = jump::next_order(&self.bucket_order().unwrap_or_default(), nodes);
-                Self::build_with_buckets(config, nodes, &order)
+            (Layout::Jump(old), Algorithm::Jump) => {
+                let active = active_sorted(config, nodes)?;
+                let runs = Self::checked_len(jump::next_runs(old, &self.nodes, &active))?;
+                Ok(Self::assemble(config, active, Layout::Jump(runs)))
             }
             _ => Self::build(config, nodes),
         }
@@ -153,21 +153,40 @@ impl Placement {
         }
     }
 
+    /// Refuses a bucket table longer than [`config::MAX_POINTS`] (holes
+    /// count: every bucket is encoded).
+    fn checked_len(runs: jump_runs::BucketRuns) -> Result<jump_runs::BucketRuns, PlacementError> {
+        let total = u64::from(runs.len());
+        if total > config::MAX_POINTS {
+            return Err(PlacementError::TooManyPoints {
+                total,
+                cap: config::MAX_POINTS,
+            });
+        }
+        Ok(runs)
+    }
+
+    /// Validates a persisted order (section 5.4.4) into runs of node
+    /// indices. A bucket with the same id as the one before it joins its
+    /// run without another search.
     fn bucket_indices(
         active: &[Node],
         order: &[Option<NodeId>],
-    ) -> Result<jump::Buckets, PlacementError> {
+    ) -> Result<jump_runs::BucketRuns, PlacementError> {
         if order.len() as u64 > config::MAX_POINTS {
             return Err(PlacementError::TooManyPoints {
                 total: order.len() as u64,
                 cap: config::MAX_POINTS,
             });
         }
-        let mut counts = vec![0u32; active.len()];
-        let mut buckets = Vec::with_capacity(order.len());
-        for slot in order {
-            let Some(id) = slot else {
-                buckets.push(None);
+        let mut counts = vec![0u64; active.len()];
+        let mut runs = jump_runs::RunsBuilder::default();
+        let mut rest = order;
+        while let Some(first) = rest.first() {
+            let count = rest.iter().take_while(|s| *s == first).count();
+            rest = &rest[count..];
+            let Some(id) = first else {
+                runs.push(jump_runs::HOLE, count as u64);
                 continue;
             };
             let i = active.binary_search_by(|n| n.id.cmp(id)).map_err(|_| {
@@ -175,13 +194,13 @@ impl Placement {
                     "`{id}` holds a bucket but is not an active node"
                 ))
             })?;
-            counts[i] += 1;
-            buckets.push(Some(i as u32));
+            counts[i] += count as u64;
+            runs.push(i as u32, count as u64);
         }
         if let Some((n, c)) = active
             .iter()
             .zip(&counts)
-            .find(|(n, &c)| c != n.weight.get())
+            .find(|(n, &c)| c != u64::from(n.weight.get()))
         {
             return Err(PlacementError::InvalidBucketOrder(format!(
                 "`{}` has weight {} but holds {} buckets",
@@ -190,12 +209,12 @@ impl Placement {
                 c
             )));
         }
-        if matches!(buckets.last(), Some(None)) {
+        if matches!(order.last(), Some(None)) {
             return Err(PlacementError::InvalidBucketOrder(
                 "the last bucket is a hole".into(),
             ));
         }
-        Ok(buckets)
+        Ok(runs.finish())
     }
 
     fn assemble(config: &RingConfig, nodes: Vec<Node>, layout: Layout) -> Self {
@@ -226,11 +245,14 @@ impl Placement {
     /// For `jump`, the persisted bucket order (`None` marks a hole).
     pub fn bucket_order(&self) -> Option<Vec<Option<NodeId>>> {
         match &self.layout {
-            Layout::Jump(b) => Some(
-                b.iter()
-                    .map(|s| s.map(|i| self.nodes[i as usize].id.clone()))
-                    .collect(),
-            ),
+            Layout::Jump(b) => {
+                let mut order = Vec::with_capacity(b.len() as usize);
+                for (owner, count) in b.runs() {
+                    let id = (owner != jump_runs::HOLE).then(|| &self.nodes[owner as usize].id);
+                    order.extend(std::iter::repeat_n(id.cloned(), count as usize));
+                }
+                Some(order)
+            }
             _ => None,
         }
     }
@@ -292,7 +314,7 @@ impl Placement {
         let i = match &self.layout {
             Layout::Ring(c) | Layout::Ketama(c) => c.owner(h)?,
             Layout::Maglev(t) => *t.get((h % self.config.table_size) as usize)?,
-            Layout::Jump(b) if !b.is_empty() => b[jump::lookup(b, h)].expect("live bucket"),
+            Layout::Jump(b) if !b.is_empty() => b.owner(b.lookup(h)),
             Layout::Jump(_) => return None,
             Layout::Rendezvous {
                 node_hashes,
@@ -325,10 +347,10 @@ impl Placement {
                 let walk = (0..t.len()).map(|k| t[(start + k) % t.len()]);
                 preference::select(walk, r, n, zones)
             }
+            // One step per run of a node, not per bucket: the same list
+            // (see `BucketRuns::successors`).
             Layout::Jump(b) if !b.is_empty() => {
-                let start = jump::lookup(b, h);
-                let walk = (0..b.len()).filter_map(|k| b[(start + k) % b.len()]);
-                preference::select(walk, r, n, zones)
+                preference::select(b.successors(b.lookup(h)), r, n, zones)
             }
             Layout::Maglev(_) | Layout::Jump(_) => Vec::new(),
             Layout::Rendezvous {
@@ -355,8 +377,6 @@ impl Placement {
 
     /// SHA-256 of the canonical encoding, computed once.
     pub fn fingerprint(&self) -> Fingerprint {
-        *self
-            .fingerprint
-            .get_or_init(|| Fingerprint::of(&self.encode()))
+        *self.fingerprint.get_or_init(|| self.digest())
     }
 }

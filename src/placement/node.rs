@@ -1,6 +1,7 @@
 //! Nodes and the validated domain types they are built from.
 
 use std::fmt;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
@@ -38,9 +39,19 @@ fn check_name(s: &str, max: usize) -> Result<(), &'static str> {
 
 /// A node's identity within a ring: 1–128 bytes of `[A-Za-z0-9._:-]`,
 /// starting with a letter or digit.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(try_from = "String", into = "String")]
-pub struct NodeId(String);
+///
+/// Shared, not owned: a `jump` bucket order names a node once per bucket
+/// (millions of times at high weights), so a copy is a reference count,
+/// not an allocation.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Deserialize)]
+#[serde(try_from = "String")]
+pub struct NodeId(Arc<str>);
+
+impl Serialize for NodeId {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.0)
+    }
+}
 
 impl NodeId {
     /// Validates `id`.
@@ -53,7 +64,7 @@ impl NodeId {
             id: excerpt(&id),
             reason,
         })?;
-        Ok(Self(id))
+        Ok(Self(id.into()))
     }
 
     /// The id as a string slice.
@@ -71,7 +82,7 @@ impl TryFrom<String> for NodeId {
 
 impl From<NodeId> for String {
     fn from(id: NodeId) -> Self {
-        id.0
+        id.0.to_string()
     }
 }
 

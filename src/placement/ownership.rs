@@ -2,6 +2,7 @@
 
 use serde::{Serialize, Serializer};
 
+use super::jump_runs::HOLE;
 use super::{Layout, NodeId, Placement};
 
 /// What the ownership units count.
@@ -70,8 +71,8 @@ impl Placement {
                 (OwnershipBasis::TableEntries, t.len() as u128)
             }
             Layout::Jump(b) => {
-                for i in b.iter().flatten() {
-                    units[*i as usize] += 1;
+                for (owner, count) in b.runs().filter(|&(o, _)| o != HOLE) {
+                    units[owner as usize] += u128::from(count);
                 }
                 (OwnershipBasis::Buckets, units.iter().sum())
             }
