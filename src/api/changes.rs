@@ -17,6 +17,10 @@ use super::movement::DiffView;
 use super::nodes::NodeInput;
 use super::problem::{ApiError, Problem};
 use super::rings::RingConfigInput;
+use super::schemas::{
+    ChangeOpsSchema, IdempotencyKeySchema, NodeIdSchema, ReasonSchema, RingNameSchema,
+    VersionSchema, VersionTagSchema,
+};
 use super::AppState;
 use crate::placement::{NodeId, RingConfig, RingConfigSpec};
 use crate::ring::{ChangeOp, NodeRecordSpec, RingName, MAX_OPS};
@@ -52,6 +56,7 @@ pub enum OpInput {
     /// `{"op":"remove","id":"…"}`: remove a node; it must exist.
     Remove {
         /// The node to remove.
+        #[schema(value_type = NodeIdSchema)]
         id: String,
     },
     /// `{"op":"set_config","config":{…}}`: replace the configuration.
@@ -73,13 +78,17 @@ pub enum OpInput {
 pub struct ChangeInput {
     /// Applied in order as one new version; 1–10000 ops. Each op is an
     /// object with `"op"` set to `upsert`, `remove` or `set_config`.
+    #[schema(value_type = ChangeOpsSchema)]
     pub ops: Vec<OpInput>,
     /// Apply only if the ring is at this version (or send `If-Match`).
+    #[schema(value_type = Option<VersionSchema>)]
     pub expected_version: Option<u64>,
     /// Free-text reason recorded in the version, at most 1024 bytes.
+    #[schema(value_type = Option<ReasonSchema>)]
     pub reason: Option<String>,
-    /// Compute the result and the movement but commit nothing.
-    #[schema(default = false)]
+    /// Compute the result and the movement but commit nothing. Not
+    /// nullable: omit it for false.
+    #[schema(value_type = bool, required = false, default = false)]
     pub dry_run: Option<bool>,
 }
 
@@ -274,9 +283,9 @@ pub fn check_reason(reason: &Option<String>) -> Result<(), ApiError> {
     path = "/v1/rings/{ring}/changes",
     tag = "changes",
     params(
-        ("ring" = String, Path, description = super::RING_NAME_RULES),
-        ("If-Match" = Option<String>, Header, description = "`\"<version>\"`: apply only at this version (or use `expected_version`)."),
-        ("Idempotency-Key" = Option<String>, Header, description = super::IDEMPOTENCY_KEY_DOC),
+        ("ring" = RingNameSchema, Path, description = super::RING_NAME_RULES),
+        ("If-Match" = Option<VersionTagSchema>, Header, nullable = false, description = "`\"<version>\"`: apply only at this version (or use `expected_version`)."),
+        ("Idempotency-Key" = Option<IdempotencyKeySchema>, Header, nullable = false, description = super::IDEMPOTENCY_KEY_DOC),
     ),
     request_body(content = ChangeInput, content_type = "application/json"),
     responses(

@@ -10,6 +10,7 @@ use super::auth::Reader;
 use super::extract::{optional_version, ring_name, ApiJson, ApiPath, ApiQuery};
 use super::movement::DiffView;
 use super::problem::{ApiError, Problem, ProblemKind};
+use super::schemas::{LookupKeysSchema, ReplicasSchema, RingNameSchema, VersionSchema};
 use super::AppState;
 use crate::placement::config::MAX_REPLICATION_FACTOR;
 use crate::placement::{OwnershipBasis, Placement};
@@ -26,8 +27,10 @@ pub struct LookupQuery {
     pub key: String,
     /// How many distinct nodes to list, 1–64; defaults to the ring's
     /// `replication_factor`.
+    #[param(value_type = Option<ReplicasSchema>)]
     pub replicas: Option<u32>,
     /// Look up in this retained version; defaults to the latest.
+    #[param(value_type = Option<VersionSchema>)]
     pub version: Option<u64>,
 }
 
@@ -65,13 +68,16 @@ pub struct LookupResult {
 #[schema(example = json!({"keys": ["user:1", "user:2"], "replicas": 2}))]
 pub struct LookupBatch {
     /// Up to 10,000 keys; their UTF-8 bytes are hashed.
+    #[schema(value_type = LookupKeysSchema)]
     pub keys: Vec<String>,
     /// How many distinct nodes to list per key, 1–64; defaults to the
     /// ring's `replication_factor`.
     #[serde(default)]
+    #[schema(value_type = Option<ReplicasSchema>)]
     pub replicas: Option<u32>,
     /// Look up in this retained version; defaults to the latest.
     #[serde(default)]
+    #[schema(value_type = Option<VersionSchema>)]
     pub version: Option<u64>,
 }
 
@@ -120,7 +126,7 @@ fn place(placement: &Placement, key: String, r: u32) -> KeyPlacement {
     get,
     path = "/v1/rings/{ring}/lookup",
     tag = "inspection",
-    params(("ring" = String, Path, description = super::RING_NAME_RULES), LookupQuery),
+    params(("ring" = RingNameSchema, Path, description = super::RING_NAME_RULES), LookupQuery),
     responses(
         (status = 200, description = "Where the key lives", body = LookupResult),
         (status = 400, description = "Missing key, replicas out of range, unknown parameter", body = Problem, content_type = "application/problem+json"),
@@ -158,7 +164,7 @@ pub async fn lookup(
     post,
     path = "/v1/rings/{ring}/lookup",
     tag = "inspection",
-    params(("ring" = String, Path, description = super::RING_NAME_RULES)),
+    params(("ring" = RingNameSchema, Path, description = super::RING_NAME_RULES)),
     request_body(content = LookupBatch, content_type = "application/json"),
     responses(
         (status = 200, description = "Where each key lives", body = LookupBatchResult),
@@ -209,6 +215,7 @@ pub async fn lookup_batch(
 #[into_params(parameter_in = Query)]
 pub struct VersionQuery {
     /// A retained version; defaults to the latest.
+    #[param(value_type = Option<VersionSchema>)]
     pub version: Option<u64>,
 }
 
@@ -268,7 +275,7 @@ pub struct OwnershipView {
     get,
     path = "/v1/rings/{ring}/ownership",
     tag = "inspection",
-    params(("ring" = String, Path, description = super::RING_NAME_RULES), VersionQuery),
+    params(("ring" = RingNameSchema, Path, description = super::RING_NAME_RULES), VersionQuery),
     responses(
         (status = 200, description = "Ownership", body = OwnershipView),
         (status = 400, description = "Invalid ring name or version", body = Problem, content_type = "application/problem+json"),
@@ -319,8 +326,10 @@ pub async fn ownership(
 #[into_params(parameter_in = Query)]
 pub struct DiffQuery {
     /// The older version.
+    #[param(value_type = VersionSchema)]
     pub from: u64,
     /// The newer version; defaults to the latest.
+    #[param(value_type = Option<VersionSchema>)]
     pub to: Option<u64>,
 }
 
@@ -347,7 +356,7 @@ pub struct DiffResult {
     get,
     path = "/v1/rings/{ring}/diff",
     tag = "inspection",
-    params(("ring" = String, Path, description = super::RING_NAME_RULES), DiffQuery),
+    params(("ring" = RingNameSchema, Path, description = super::RING_NAME_RULES), DiffQuery),
     responses(
         (status = 200, description = "The movement", body = DiffResult),
         (status = 400, description = "Invalid ring name, missing `from`", body = Problem, content_type = "application/problem+json"),

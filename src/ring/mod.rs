@@ -10,7 +10,9 @@ mod snapshot;
 pub use change::{ChangeOp, ChangeRecord, IdempotencyKey, Role, MAX_IDEMPOTENCY_KEY_LEN, MAX_OPS};
 pub use client::{ClientId, InvalidClientId, MAX_CLIENT_ID_LEN};
 pub use name::{RingName, MAX_RING_NAME_LEN};
-pub use record::{NodeRecord, NodeRecordSpec, MAX_LABELS};
+pub use record::{
+    NodeRecord, NodeRecordSpec, MAX_ADDRESS_LEN, MAX_LABELS, MAX_LABEL_KEY_LEN, MAX_LABEL_VALUE_LEN,
+};
 pub use snapshot::{Proposal, Snapshot};
 
 use thiserror::Error;

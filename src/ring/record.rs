@@ -9,6 +9,12 @@ use crate::placement::{HashKey, Node, NodeId, NodeState, Weight, Zone};
 
 /// Most labels a node may carry.
 pub const MAX_LABELS: usize = 32;
+/// Longest accepted node address, in bytes.
+pub const MAX_ADDRESS_LEN: usize = 255;
+/// Longest accepted label key, in bytes.
+pub const MAX_LABEL_KEY_LEN: usize = 63;
+/// Longest accepted label value, in bytes.
+pub const MAX_LABEL_VALUE_LEN: usize = 255;
 
 /// A node as registered by an operator: the placement inputs plus the
 /// address clients connect to and free-form labels.
@@ -94,7 +100,7 @@ impl NodeRecordSpec {
         };
         if let Some(a) = &self.address {
             if a.is_empty()
-                || a.len() > 255
+                || a.len() > MAX_ADDRESS_LEN
                 || a.chars().any(|c| c.is_control() || c.is_whitespace())
             {
                 return Err(RingError::InvalidAddress(a.chars().take(100).collect()));
@@ -105,11 +111,11 @@ impl NodeRecordSpec {
         }
         for (k, v) in &self.labels {
             let key_ok = !k.is_empty()
-                && k.len() <= 63
+                && k.len() <= MAX_LABEL_KEY_LEN
                 && k.starts_with(|c: char| c.is_ascii_alphanumeric())
                 && k.chars()
                     .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-' | '/'));
-            if !key_ok || v.len() > 255 || v.chars().any(char::is_control) {
+            if !key_ok || v.len() > MAX_LABEL_VALUE_LEN || v.chars().any(char::is_control) {
                 return Err(RingError::InvalidLabel(k.chars().take(100).collect()));
             }
         }
