@@ -14,7 +14,7 @@ use super::extract::{
 };
 use super::model::RingSummary;
 use super::movement::DiffView;
-use super::nodes::NodeInput;
+use super::nodes::UpsertNodeInput;
 use super::problem::{ApiError, Problem};
 use super::rings::RingConfigInput;
 use super::schemas::{
@@ -45,13 +45,13 @@ pub struct ChangeBody {
 
 /// One operation of a change.
 #[derive(Debug, Clone, ToSchema)]
-#[serde(tag = "op", rename_all = "snake_case")]
+#[serde(tag = "op", rename_all = "snake_case", deny_unknown_fields)]
 pub enum OpInput {
     /// `{"op":"upsert","node":{…}}`: register a node or replace its
     /// record; `node.id` is required.
     Upsert {
         /// The full record; omitted fields take their defaults.
-        node: NodeInput,
+        node: UpsertNodeInput,
     },
     /// `{"op":"remove","id":"…"}`: remove a node; it must exist.
     Remove {

@@ -10,6 +10,7 @@ use utoipa::{Modify, OpenApi};
 use utoipa_swagger_ui::SwaggerUi;
 
 use super::links::Links;
+use super::schemas::ClosedOps;
 use super::{
     changes, clients, inspection, nodes, ops, rings, schemas, snapshots, watch, watch_events,
     AppState,
@@ -90,7 +91,7 @@ token). With a read token configured, reads need the read or the admin token. \
         watch_events::KeepaliveEvent,
         crate::api::model::SnapshotView,
     )),
-    modifiers(&BearerAuth, &Links),
+    modifiers(&BearerAuth, &Links, &ClosedOps),
     tags(
         (name = "rings", description = "Create, list, read and delete rings."),
         (name = "nodes", description = "Register, update and remove nodes; each is a one-op change."),

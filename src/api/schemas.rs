@@ -362,3 +362,22 @@ fn at_most(n: u64) -> String {
     alternatives.push(n.to_string());
     alternatives.join("|")
 }
+
+/// Closes each variant of the `OpInput` schema to unknown fields, as the
+/// server's op parser is: utoipa applies `deny_unknown_fields` to structs
+/// but not to the variants of a tagged enum.
+pub struct ClosedOps;
+
+impl utoipa::Modify for ClosedOps {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        let components = openapi.components.get_or_insert_with(Default::default);
+        let Some(RefOr::T(Schema::OneOf(ops))) = components.schemas.get_mut("OpInput") else {
+            panic!("OpInput is a oneOf of its variants");
+        };
+        for variant in &mut ops.items {
+            if let RefOr::T(Schema::Object(object)) = variant {
+                object.additional_properties = Some(Box::new(AdditionalProperties::FreeForm(false)));
+            }
+        }
+    }
+}
