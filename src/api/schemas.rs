@@ -376,7 +376,8 @@ impl utoipa::Modify for ClosedOps {
         };
         for variant in &mut ops.items {
             if let RefOr::T(Schema::Object(object)) = variant {
-                object.additional_properties = Some(Box::new(AdditionalProperties::FreeForm(false)));
+                object.additional_properties =
+                    Some(Box::new(AdditionalProperties::FreeForm(false)));
             }
         }
     }
