@@ -19,7 +19,10 @@ use utoipa::{PartialSchema, ToSchema};
 use super::changes::MAX_REASON_LEN;
 use super::inspection::MAX_LOOKUP_KEYS;
 use super::long_poll::MAX_WAIT;
-use crate::placement::config::{MAX_REPLICATION_FACTOR, MAX_TABLE_SIZE, MAX_VNODES_PER_WEIGHT};
+use crate::placement::config::{
+    DEFAULT_REPLICATION_FACTOR, DEFAULT_TABLE_SIZE, DEFAULT_VNODES_PER_WEIGHT,
+    MAX_REPLICATION_FACTOR, MAX_TABLE_SIZE, MAX_VNODES_PER_WEIGHT,
+};
 use crate::placement::node::{MAX_HASH_KEY_LEN, MAX_NODE_ID_LEN, MAX_WEIGHT, MAX_ZONE_LEN};
 use crate::ring::{
     MAX_ADDRESS_LEN, MAX_CLIENT_ID_LEN, MAX_IDEMPOTENCY_KEY_LEN, MAX_LABELS, MAX_LABEL_KEY_LEN,
@@ -104,7 +107,7 @@ named_schema!(
         1,
         MAX_ZONE_LEN,
         NODE_ID_PATTERN,
-        "Failure domain: the node-id characters, at most 64 of them."
+        format!("Failure domain: the node-id characters, at most {MAX_ZONE_LEN} of them.")
     )
 );
 
@@ -126,7 +129,7 @@ named_schema!(
         1,
         MAX_HASH_KEY_LEN,
         NO_CONTROL_PATTERN,
-        "Hashed instead of the node id: 1–255 bytes of UTF-8 (a character outside ASCII counts 2–4), no control characters."
+        format!("Hashed instead of the node id: 1–{MAX_HASH_KEY_LEN} bytes of UTF-8 (a character outside ASCII counts 2–4), no control characters.")
     )
 );
 
@@ -137,7 +140,7 @@ named_schema!(
         1,
         MAX_ADDRESS_LEN,
         ADDRESS_PATTERN,
-        "Where clients reach the node, not interpreted: 1–255 bytes of UTF-8 without white space or control characters."
+        format!("Where clients reach the node, not interpreted: 1–{MAX_ADDRESS_LEN} bytes of UTF-8 without white space or control characters.")
     )
 );
 
@@ -151,26 +154,26 @@ named_schema!(
             1,
             MAX_LABEL_KEY_LEN,
             LABEL_KEY_PATTERN,
-            "1–63 characters of letters, digits, `.`, `_`, `-` and `/`, starting with a letter or digit."
+            format!("1–{MAX_LABEL_KEY_LEN} characters of letters, digits, `.`, `_`, `-` and `/`, starting with a letter or digit.")
         )))
         .additional_properties(Some(AdditionalProperties::RefOr(RefOr::T(Schema::Object(
             text(
                 0,
                 MAX_LABEL_VALUE_LEN,
                 NO_CONTROL_PATTERN,
-                "At most 255 bytes of UTF-8, no control characters."
+                format!("At most {MAX_LABEL_VALUE_LEN} bytes of UTF-8, no control characters.")
             )
             .build()
         )))))
-        .description(Some(
-            "Free-form metadata, not used by placement: at most 32 labels."
-        ))
+        .description(Some(format!(
+            "Free-form metadata, not used by placement: at most {MAX_LABELS} labels."
+        )))
 );
 
 named_schema!(
     /// A node weight.
     WeightSchema = "Weight",
-    integer(1, MAX_WEIGHT.into(), "Relative capacity, an integer from 1 to 1000000.")
+    integer(1, MAX_WEIGHT.into(), format!("Relative capacity, an integer from 1 to {MAX_WEIGHT}."))
 );
 
 named_schema!(
@@ -195,7 +198,7 @@ named_schema!(
     integer(
         1,
         MAX_REPLICATION_FACTOR.into(),
-        "How many distinct nodes to list, 1–64; defaults to the ring's `replication_factor`."
+        format!("How many distinct nodes to list, 1–{MAX_REPLICATION_FACTOR}; defaults to the ring's `replication_factor`.")
     )
 );
 
@@ -205,7 +208,7 @@ named_schema!(
     integer(
         1,
         MAX_VNODES_PER_WEIGHT.into(),
-        "`ring`: points per unit of weight, 1–10000; defaults to 160."
+        format!("`ring`: points per unit of weight, 1–{MAX_VNODES_PER_WEIGHT}; defaults to {DEFAULT_VNODES_PER_WEIGHT}.")
     )
 );
 
@@ -215,7 +218,7 @@ named_schema!(
     integer(
         2,
         MAX_TABLE_SIZE,
-        "`maglev`: the lookup table size, a prime of at least the active node count and at most 16777216 (checked only for `maglev`); defaults to 65537."
+        format!("`maglev`: the lookup table size, a prime of at least the active node count and at most {MAX_TABLE_SIZE} (checked only for `maglev`); defaults to {DEFAULT_TABLE_SIZE}.")
     )
 );
 
@@ -225,7 +228,7 @@ named_schema!(
     integer(
         1,
         MAX_REPLICATION_FACTOR.into(),
-        "Default preference-list length, 1–64; defaults to 3."
+        format!("Default preference-list length, 1–{MAX_REPLICATION_FACTOR}; defaults to {DEFAULT_REPLICATION_FACTOR}.")
     )
 );
 
@@ -236,7 +239,7 @@ named_schema!(
         0,
         MAX_REASON_LEN,
         NO_CONTROL_PATTERN,
-        "Free-text reason recorded in the version: at most 1024 bytes of UTF-8, no control characters."
+        format!("Free-text reason recorded in the version: at most {MAX_REASON_LEN} bytes of UTF-8, no control characters.")
     )
 );
 
@@ -247,7 +250,7 @@ named_schema!(
         1,
         MAX_IDEMPOTENCY_KEY_LEN,
         IDEMPOTENCY_KEY_PATTERN,
-        "1–255 visible ASCII characters, e.g. a UUID."
+        format!("1–{MAX_IDEMPOTENCY_KEY_LEN} visible ASCII characters, e.g. a UUID.")
     )
 );
 
@@ -277,7 +280,7 @@ named_schema!(
     ArrayBuilder::new()
         .items(ObjectBuilder::new().schema_type(Type::String))
         .max_items(Some(MAX_LOOKUP_KEYS))
-        .description(Some("Up to 10,000 keys; their UTF-8 bytes are hashed."))
+        .description(Some(format!("Up to {MAX_LOOKUP_KEYS} keys; their UTF-8 bytes are hashed.")))
 );
 
 named_schema!(
@@ -287,9 +290,9 @@ named_schema!(
         .items(Ref::from_schema_name("OpInput"))
         .min_items(Some(1))
         .max_items(Some(MAX_OPS))
-        .description(Some(
-            "Applied in order as one new version; 1–10000 ops. Each op is an object with `\"op\"` set to `upsert`, `remove` or `set_config`."
-        ))
+        .description(Some(format!(
+            "Applied in order as one new version; 1–{MAX_OPS} ops. Each op is an object with `\"op\"` set to `upsert`, `remove` or `set_config`."
+        )))
 );
 
 named_schema!(
