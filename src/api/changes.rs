@@ -310,10 +310,13 @@ pub async fn post_changes(
     ApiJson(body): ApiJson<ChangeBody>,
 ) -> Result<Response, ApiError> {
     let ring = ring_name(&ring)?;
-    let expected = expected_version(&headers, body.expected_version)?;
     check_reason(&body.reason)?;
+    let ops = parse_ops(body.ops)?;
+    // A missing ring is a 404 whatever the precondition (RFC 9110 §13.2.1).
+    state.service.current(&ring).await?;
+    let expected = expected_version(&headers, body.expected_version)?;
     let request = ChangeRequest {
-        ops: parse_ops(body.ops)?,
+        ops,
         expected_version: expected,
         reason: body.reason,
         dry_run: body.dry_run,

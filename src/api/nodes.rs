@@ -232,9 +232,10 @@ pub async fn put_node(
 ) -> Result<Response, ApiError> {
     let ring = ring_name(&ring)?;
     let id = node_id(&node)?;
-    let expected = expected_version(&headers, query.expected_version)?;
     check_reason(&query.reason)?;
     let record = spec.into_record(Some(id.clone()))?;
+    // Before the precondition: a missing ring is a 404 whatever it says
+    // (RFC 9110 §13.2.1).
     let existed = state
         .service
         .current(&ring)
@@ -243,6 +244,7 @@ pub async fn put_node(
         .nodes
         .iter()
         .any(|n| n.id == id);
+    let expected = expected_version(&headers, query.expected_version)?;
     let request = ChangeRequest {
         ops: vec![ChangeOp::Upsert { node: record }],
         expected_version: expected,
@@ -292,8 +294,10 @@ pub async fn delete_node(
 ) -> Result<Response, ApiError> {
     let ring = ring_name(&ring)?;
     let id = node_id(&node)?;
-    let expected = expected_version(&headers, query.expected_version)?;
     check_reason(&query.reason)?;
+    // A missing ring is a 404 whatever the precondition (RFC 9110 §13.2.1).
+    state.service.current(&ring).await?;
+    let expected = expected_version(&headers, query.expected_version)?;
     let request = ChangeRequest {
         ops: vec![ChangeOp::Remove { id }],
         expected_version: expected,

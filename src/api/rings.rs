@@ -241,9 +241,13 @@ pub async fn delete_ring(
     headers: HeaderMap,
 ) -> Result<StatusCode, ApiError> {
     let ring = ring_name(&ring)?;
+    // A missing ring is a 404 whatever the precondition, even one that
+    // contradicts itself (RFC 9110 §13.2.1: preconditions count only
+    // where the request could otherwise succeed).
+    state.service.current(&ring).await?;
     let expected = expected_version(&headers, query.expected_version)?;
-    // The store checks the precondition and deletes in one atomic step; a
-    // missing ring is a 404 whatever the precondition (RFC 9110 §13.2.1).
+    // The store checks the precondition and deletes in one atomic step, so
+    // a ring deleted since the read above is a 404 as well.
     state.service.delete_ring(&ring, expected).await?;
     Ok(StatusCode::NO_CONTENT)
 }
