@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use super::auth::Writer;
+use super::config_input::{CompleteConfigInput, ConfigPatchInput};
 use super::extract::{
     etag, expected_version, from_value, idempotency_key, ring_name, ApiJson, ApiPath,
 };
@@ -16,7 +17,6 @@ use super::model::{RingConfigView, RingSummary};
 use super::movement::DiffView;
 use super::nodes::UpsertNodeInput;
 use super::problem::{ApiError, Problem};
-use super::rings::RingConfigInput;
 use super::schemas::{
     ChangeOpsSchema, IdempotencyKeySchema, NodeIdSchema, ReasonSchema, RingNameSchema,
     VersionSchema, VersionTagSchema,
@@ -67,7 +67,7 @@ pub enum OpInput {
     /// has them all); to change some fields only, use `update_config`.
     SetConfig {
         /// The complete new configuration.
-        config: RingConfigInput,
+        config: CompleteConfigInput,
     },
     /// `{"op":"update_config","config":{…}}`: change the given fields
     /// and keep every other one as the ring has it (a patch; at least one
@@ -75,7 +75,7 @@ pub enum OpInput {
     /// as a `set_config` op.
     UpdateConfig {
         /// The fields to change.
-        config: RingConfigInput,
+        config: ConfigPatchInput,
     },
 }
 

@@ -8,6 +8,7 @@
 pub mod auth;
 pub mod changes;
 pub mod clients;
+pub mod config_input;
 pub mod extract;
 pub mod inspection;
 pub mod keys;

@@ -402,7 +402,9 @@ fn one_to(n: u64) -> String {
 
 /// Closes each variant of the `OpInput` schema to unknown fields, as the
 /// server's op parser is: utoipa applies `deny_unknown_fields` to structs
-/// but not to the variants of a tagged enum.
+/// but not to the variants of a tagged enum. Also gives `update_config`'s
+/// patch its `minProperties: 1`, which utoipa's derive does not write for
+/// a struct.
 pub struct ClosedOps;
 
 impl utoipa::Modify for ClosedOps {
@@ -417,5 +419,10 @@ impl utoipa::Modify for ClosedOps {
                     Some(Box::new(AdditionalProperties::FreeForm(false)));
             }
         }
+        let Some(RefOr::T(Schema::Object(patch))) = components.schemas.get_mut("ConfigPatchInput")
+        else {
+            panic!("ConfigPatchInput is an object");
+        };
+        patch.min_properties = Some(1);
     }
 }
