@@ -295,10 +295,7 @@ pub struct SnapshotView {
     /// `jump` only: the persisted bucket order (`null` marks a hole).
     // Held as the snapshot's shared runs and written out one id per bucket
     // while the response is serialized, never collected per bucket.
-    #[serde(
-        skip_serializing_if = "Option::is_none",
-        serialize_with = "per_bucket"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none", serialize_with = "per_bucket")]
     #[schema(value_type = Option<Vec<Option<String>>>)]
     pub buckets: Option<BucketOrder>,
     /// What produced this version.

@@ -268,13 +268,26 @@ mod tests {
         let o = order();
         assert_eq!(
             o.runs(),
-            [run(id("a"), 3), run(None, 2), run(id("b"), 1), run(id("a"), 1)]
+            [
+                run(id("a"), 3),
+                run(None, 2),
+                run(id("b"), 1),
+                run(id("a"), 1)
+            ]
         );
         assert_eq!(o.bucket_count(), 7);
         let buckets: Vec<Option<&str>> = o.buckets().map(|b| b.map(NodeId::as_str)).collect();
         assert_eq!(
             buckets,
-            [Some("a"), Some("a"), Some("a"), None, None, Some("b"), Some("a")]
+            [
+                Some("a"),
+                Some("a"),
+                Some("a"),
+                None,
+                None,
+                Some("b"),
+                Some("a")
+            ]
         );
     }
 
@@ -302,8 +315,8 @@ mod tests {
         let per_bucket: BucketOrder =
             serde_json::from_str(r#"["a","a","a",null,null,"b","a"]"#).unwrap();
         // Runs split across elements merge as they are read.
-        let split: BucketOrder = serde_json::from_str(r#"[["a",1],"a",["a",1],[null,2],"b","a"]"#)
-            .unwrap();
+        let split: BucketOrder =
+            serde_json::from_str(r#"[["a",1],"a",["a",1],[null,2],"b","a"]"#).unwrap();
         assert_eq!(runs, order());
         assert_eq!(per_bucket, order());
         assert_eq!(split, order());

@@ -37,7 +37,10 @@ pub async fn jump_orders_round_trip(store: Arc<dyn Store>) {
     assert_eq!(
         versions[3].bucket_runs.as_ref().unwrap().runs(),
         [
-            BucketRun { owner: None, len: 2 },
+            BucketRun {
+                owner: None,
+                len: 2
+            },
             BucketRun {
                 owner: node3,
                 len: 3
