@@ -1,11 +1,17 @@
 //! The `jump` bucket order on the wire: one id or `null` per bucket in
 //! snapshots and full watch events, though ringd holds and stores runs,
-//! and the same after a restart.
+//! the same after a restart, and read back into runs by the Rust client.
+#![cfg(feature = "server")]
 
 mod common;
+mod common_client;
 mod common_sse;
 
 use common::{expect_json, Server};
+use common_client::{client, wait_status, Api};
+use ringd::client::WatchMode;
+use ringd::placement::NodeId;
+use ringd::ring::BucketRun;
 use common_sse::EventStream;
 use reqwest::StatusCode;
 use serde_json::{json, Value};
@@ -85,5 +91,35 @@ async fn full_watch_events_carry_one_entry_per_bucket() {
             e.data,
             s.get_ok(&format!("/v1/rings/j/snapshots/{v}")).await
         );
+    }
+}
+
+/// The client reads the per-bucket wire form into runs and routes every
+/// key as the server does, by stream and by long-poll.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_client_reads_the_order_as_runs() {
+    let s = Server::start(&[]);
+    let api = Api::new(&s.url, "j");
+    assert_eq!(api.create_with(json!({"algorithm": "jump"})).await, 1);
+    api.upsert("a", 2000).await;
+    api.upsert("b", 3).await;
+    api.upsert("c", 5000).await;
+    assert_eq!(api.remove("b").await, 5);
+    let run = |owner: Option<&str>, len| BucketRun {
+        owner: owner.map(|o| NodeId::new(o).unwrap()),
+        len,
+    };
+    for (mode, id) in [(WatchMode::Sse, "sse"), (WatchMode::LongPoll, "poll")] {
+        let c = client(&[&s.url], "j", mode, id);
+        wait_status(&c, "version 5", |st| st.version == Some(5)).await;
+        let view = c.current().expect("a view");
+        assert_eq!(
+            view.snapshot().bucket_runs.as_ref().expect("a jump order").runs(),
+            [run(Some("a"), 2000), run(None, 3), run(Some("c"), 5000)],
+            "{mode:?}"
+        );
+        let served = s.get_ok("/v1/rings/j/snapshot").await;
+        assert_eq!(view.fingerprint().to_string(), served["fingerprint"]);
+        api.assert_routes_like_server(&c, 5).await;
     }
 }
