@@ -9,11 +9,11 @@ mod common_sse;
 
 use common::{expect_json, Server};
 use common_client::{client, wait_status, Api};
+use common_sse::EventStream;
+use reqwest::StatusCode;
 use ringd::client::WatchMode;
 use ringd::placement::NodeId;
 use ringd::ring::BucketRun;
-use common_sse::EventStream;
-use reqwest::StatusCode;
 use serde_json::{json, Value};
 
 async fn put_node(s: &Server, id: &str, weight: u64) -> u64 {
@@ -114,7 +114,11 @@ async fn the_client_reads_the_order_as_runs() {
         wait_status(&c, "version 5", |st| st.version == Some(5)).await;
         let view = c.current().expect("a view");
         assert_eq!(
-            view.snapshot().bucket_runs.as_ref().expect("a jump order").runs(),
+            view.snapshot()
+                .bucket_runs
+                .as_ref()
+                .expect("a jump order")
+                .runs(),
             [run(Some("a"), 2000), run(None, 3), run(Some("c"), 5000)],
             "{mode:?}"
         );
