@@ -14,9 +14,13 @@ use super::extract::{
 };
 use super::model::{RingConfigView, RingSummary};
 use super::movement::DiffView;
-use super::nodes::NodeInput;
+use super::nodes::UpsertNodeInput;
 use super::problem::{ApiError, Problem};
 use super::rings::RingConfigInput;
+use super::schemas::{
+    ChangeOpsSchema, IdempotencyKeySchema, NodeIdSchema, ReasonSchema, RingNameSchema,
+    VersionSchema, VersionTagSchema,
+};
 use super::AppState;
 use crate::placement::{NodeId, RingConfig, RingConfigSpec};
 use crate::ring::{
@@ -44,17 +48,18 @@ pub struct ChangeBody {
 
 /// One operation of a change.
 #[derive(Debug, Clone, ToSchema)]
-#[serde(tag = "op", rename_all = "snake_case")]
+#[serde(tag = "op", rename_all = "snake_case", deny_unknown_fields)]
 pub enum OpInput {
     /// `{"op":"upsert","node":{…}}`: register a node or replace its
     /// record; `node.id` is required.
     Upsert {
         /// The full record; omitted fields take their defaults.
-        node: NodeInput,
+        node: UpsertNodeInput,
     },
     /// `{"op":"remove","id":"…"}`: remove a node; it must exist.
     Remove {
         /// The node to remove.
+        #[schema(value_type = NodeIdSchema)]
         id: String,
     },
     /// `{"op":"set_config","config":{…}}`: replace the configuration.
@@ -87,15 +92,19 @@ pub struct ChangeInput {
     /// Applied in order as one new version; 1–10000 ops. Each op is an
     /// object with `"op"` set to `upsert`, `remove`, `set_config` or
     /// `update_config`.
+    #[schema(value_type = ChangeOpsSchema)]
     pub ops: Vec<OpInput>,
     /// Apply only if the ring is at this version (or send `If-Match`).
+    #[schema(value_type = Option<VersionSchema>)]
     pub expected_version: Option<u64>,
     /// Free-text reason recorded in the version, at most 1024 bytes,
     /// without control characters, line separators or bidirectional
     /// formatting characters.
+    #[schema(value_type = Option<ReasonSchema>)]
     pub reason: Option<String>,
-    /// Compute the result and the movement but commit nothing.
-    #[schema(default = false)]
+    /// Compute the result and the movement but commit nothing. Not
+    /// nullable: omit it for false.
+    #[schema(value_type = bool, required = false, default = false)]
     pub dry_run: Option<bool>,
 }
 
@@ -373,9 +382,9 @@ pub fn check_reason(reason: &Option<String>) -> Result<(), ApiError> {
     path = "/v1/rings/{ring}/changes",
     tag = "changes",
     params(
-        ("ring" = String, Path, description = super::RING_NAME_RULES),
-        ("If-Match" = Option<String>, Header, description = "`\"<version>\"`: apply only at this version (or use `expected_version`)."),
-        ("Idempotency-Key" = Option<String>, Header, description = super::IDEMPOTENCY_KEY_DOC),
+        ("ring" = RingNameSchema, Path, description = super::RING_NAME_RULES),
+        ("If-Match" = Option<VersionTagSchema>, Header, nullable = false, description = "`\"<version>\"`: apply only at this version (or use `expected_version`)."),
+        ("Idempotency-Key" = Option<IdempotencyKeySchema>, Header, nullable = false, description = super::IDEMPOTENCY_KEY_DOC),
     ),
     request_body(content = ChangeInput, content_type = "application/json"),
     responses(
@@ -400,10 +409,13 @@ pub async fn post_changes(
     ApiJson(body): ApiJson<ChangeBody>,
 ) -> Result<Response, ApiError> {
     let ring = ring_name(&ring)?;
-    let expected = expected_version(&headers, body.expected_version)?;
     check_reason(&body.reason)?;
+    let ops = parse_ops(body.ops)?;
+    // A missing ring is a 404 whatever the precondition (RFC 9110 §13.2.1).
+    state.service.current(&ring).await?;
+    let expected = expected_version(&headers, body.expected_version)?;
     let request = ChangeRequest {
-        ops: parse_ops(body.ops)?,
+        ops,
         expected_version: expected,
         reason: body.reason,
         dry_run: body.dry_run,

@@ -18,6 +18,7 @@ use utoipa::ToSchema;
 use super::auth::Reader;
 use super::extract::{ring_name, ApiJson, ApiPath};
 use super::problem::{ApiError, Problem, ProblemKind};
+use super::schemas::{ClientIdSchema, FingerprintSchema, RingNameSchema, VersionSchema};
 use super::AppState;
 use crate::placement::Fingerprint;
 use crate::ring::{ClientId, RingName, Snapshot};
@@ -37,11 +38,11 @@ const MAX_TTL: std::time::Duration = std::time::Duration::from_secs(366 * 24 * 3
 pub struct AckInput {
     /// The ring version the client applied: at least 1 and at most the
     /// ring's current version. Older (even pruned) versions are accepted.
-    #[schema(required = true, nullable = false, minimum = 1)]
+    #[schema(value_type = VersionSchema, required = true)]
     pub version: Option<u64>,
     /// The placement fingerprint the client computed for that version:
     /// 64 lowercase hex digits.
-    #[schema(required = true, nullable = false, pattern = "^[0-9a-f]{64}$")]
+    #[schema(value_type = FingerprintSchema, required = true)]
     pub fingerprint: Option<String>,
 }
 
@@ -180,8 +181,8 @@ pub struct AckResult {
     path = "/v1/rings/{ring}/clients/{client_id}/ack",
     tag = "clients",
     params(
-        ("ring" = String, Path, description = super::RING_NAME_RULES),
-        ("client_id" = String, Path, description = CLIENT_ID_RULES),
+        ("ring" = RingNameSchema, Path, description = super::RING_NAME_RULES),
+        ("client_id" = ClientIdSchema, Path, description = CLIENT_ID_RULES),
     ),
     request_body = AckInput,
     responses(
@@ -252,7 +253,7 @@ pub async fn post_ack(
     get,
     path = "/v1/rings/{ring}/clients",
     tag = "clients",
-    params(("ring" = String, Path, description = super::RING_NAME_RULES)),
+    params(("ring" = RingNameSchema, Path, description = super::RING_NAME_RULES)),
     responses(
         (status = 200, description = "The ring's live clients", body = ClientList),
         (status = 400, description = "Invalid ring name", body = Problem, content_type = "application/problem+json"),

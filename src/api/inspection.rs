@@ -11,6 +11,10 @@ use super::extract::{optional_version, ring_name, ApiJson, ApiPath, ApiQuery};
 use super::keys::{self, LookupKey};
 use super::movement::DiffView;
 use super::problem::{ApiError, Problem, ProblemKind};
+use super::schemas::{
+    KeyB64Schema, LookupKeysB64Schema, LookupKeysSchema, ReplicasSchema, RingNameSchema,
+    VersionSchema,
+};
 use super::AppState;
 use crate::placement::config::MAX_REPLICATION_FACTOR;
 use crate::placement::{OwnershipBasis, Placement};
@@ -30,11 +34,14 @@ pub struct LookupQuery {
     /// The key's bytes in standard base64 (RFC 4648 §4, `+` and `/`,
     /// padded with `=`; write `+` as `%2B` in the query string). Instead
     /// of `key`, for keys that are not UTF-8 text.
+    #[param(value_type = Option<KeyB64Schema>)]
     pub key_b64: Option<String>,
     /// How many distinct nodes to list, 1–64; defaults to the ring's
     /// `replication_factor`.
+    #[param(value_type = Option<ReplicasSchema>)]
     pub replicas: Option<u32>,
     /// Look up in this retained version; defaults to the latest.
+    #[param(value_type = Option<VersionSchema>)]
     pub version: Option<u64>,
 }
 
@@ -82,18 +89,22 @@ pub struct LookupResult {
 pub struct LookupBatch {
     /// Up to 10,000 keys as text; their UTF-8 bytes are hashed.
     #[serde(default)]
+    #[schema(value_type = Option<LookupKeysSchema>)]
     pub keys: Option<Vec<String>>,
     /// Instead of `keys`: up to 10,000 keys, each its bytes in standard
     /// base64 (RFC 4648 §4, `+` and `/`, padded with `=`), for keys that
     /// are not UTF-8 text.
     #[serde(default)]
+    #[schema(value_type = Option<LookupKeysB64Schema>)]
     pub keys_b64: Option<Vec<String>>,
     /// How many distinct nodes to list per key, 1–64; defaults to the
     /// ring's `replication_factor`.
     #[serde(default)]
+    #[schema(value_type = Option<ReplicasSchema>)]
     pub replicas: Option<u32>,
     /// Look up in this retained version; defaults to the latest.
     #[serde(default)]
+    #[schema(value_type = Option<VersionSchema>)]
     pub version: Option<u64>,
 }
 
@@ -147,7 +158,7 @@ fn place(placement: &Placement, key: LookupKey, r: u32) -> KeyPlacement {
     get,
     path = "/v1/rings/{ring}/lookup",
     tag = "inspection",
-    params(("ring" = String, Path, description = super::RING_NAME_RULES), LookupQuery),
+    params(("ring" = RingNameSchema, Path, description = super::RING_NAME_RULES), LookupQuery),
     responses(
         (status = 200, description = "Where the key lives", body = LookupResult),
         (status = 400, description = "Missing key, both `key` and `key_b64`, a `key` that is not UTF-8, invalid base64, replicas out of range, unknown parameter", body = Problem, content_type = "application/problem+json"),
@@ -189,7 +200,7 @@ pub async fn lookup(
     post,
     path = "/v1/rings/{ring}/lookup",
     tag = "inspection",
-    params(("ring" = String, Path, description = super::RING_NAME_RULES)),
+    params(("ring" = RingNameSchema, Path, description = super::RING_NAME_RULES)),
     request_body(content = LookupBatch, content_type = "application/json"),
     responses(
         (status = 200, description = "Where each key lives", body = LookupBatchResult),
@@ -243,6 +254,7 @@ pub async fn lookup_batch(
 #[into_params(parameter_in = Query)]
 pub struct VersionQuery {
     /// A retained version; defaults to the latest.
+    #[param(value_type = Option<VersionSchema>)]
     pub version: Option<u64>,
 }
 
@@ -302,7 +314,7 @@ pub struct OwnershipView {
     get,
     path = "/v1/rings/{ring}/ownership",
     tag = "inspection",
-    params(("ring" = String, Path, description = super::RING_NAME_RULES), VersionQuery),
+    params(("ring" = RingNameSchema, Path, description = super::RING_NAME_RULES), VersionQuery),
     responses(
         (status = 200, description = "Ownership", body = OwnershipView),
         (status = 400, description = "Invalid ring name or version", body = Problem, content_type = "application/problem+json"),
@@ -353,8 +365,10 @@ pub async fn ownership(
 #[into_params(parameter_in = Query)]
 pub struct DiffQuery {
     /// The older version.
+    #[param(value_type = VersionSchema)]
     pub from: u64,
     /// The newer version; defaults to the latest.
+    #[param(value_type = Option<VersionSchema>)]
     pub to: Option<u64>,
 }
 
@@ -381,7 +395,7 @@ pub struct DiffResult {
     get,
     path = "/v1/rings/{ring}/diff",
     tag = "inspection",
-    params(("ring" = String, Path, description = super::RING_NAME_RULES), DiffQuery),
+    params(("ring" = RingNameSchema, Path, description = super::RING_NAME_RULES), DiffQuery),
     responses(
         (status = 200, description = "The movement", body = DiffResult),
         (status = 400, description = "Invalid ring name, missing `from`", body = Problem, content_type = "application/problem+json"),

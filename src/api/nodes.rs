@@ -17,37 +17,80 @@ use super::extract::{
 };
 use super::model::{NodeStateName, NodeView};
 use super::problem::{ApiError, Problem, ProblemKind};
+use super::schemas::{
+    HashKeySchema, IdempotencyKeySchema, LabelsSchema, NodeAddressSchema, NodeIdSchema,
+    ReasonSchema, RingNameSchema, VersionSchema, VersionTagSchema, WeightSchema, ZoneSchema,
+};
 use super::AppState;
 use crate::ring::{ChangeOp, NodeRecordSpec};
 use crate::service::{ChangeOutcome, ChangeRequest};
 
-/// The body of `PUT …/nodes/{node}` (and `node` in an `upsert` op): every
-/// field but the id optional, unknown fields refused.
+/// The body of `PUT …/nodes/{node}`: every field optional, unknown fields
+/// refused. The node id is the path's (a body `id` equal to it is
+/// accepted too, which the schema leaves out).
 #[derive(Debug, Clone, ToSchema)]
 #[schema(example = json!({"address": "10.0.0.4:11211", "weight": 2, "zone": "eu-1a"}))]
 #[serde(deny_unknown_fields)]
 pub struct NodeInput {
-    /// Taken from the path in `PUT …/nodes/{node}` (if given it must
-    /// match); required in an `upsert` op. 1–128 characters of
-    /// `[A-Za-z0-9._:-]`, starting with a letter or digit.
-    pub id: Option<String>,
     /// Where clients reach the node: 1–255 characters, no spaces or
     /// control characters.
+    #[schema(value_type = Option<NodeAddressSchema>)]
     pub address: Option<String>,
     /// Relative capacity, an integer from 1 to 1000000; defaults to 1.
+    #[schema(value_type = Option<WeightSchema>)]
     pub weight: Option<u64>,
     /// Failure domain: 1–64 characters of `[A-Za-z0-9._:-]`, starting with a
     /// letter or digit.
+    #[schema(value_type = Option<ZoneSchema>)]
     pub zone: Option<String>,
     /// Up to 32 labels; keys are 1–63 characters of letters, digits, `.`,
     /// `_`, `-` and `/` starting with a letter or digit; values at most 255
-    /// characters without control characters.
+    /// characters without control characters. Not nullable: omit it for
+    /// none.
+    #[schema(value_type = LabelsSchema, required = false)]
     pub labels: Option<BTreeMap<String, String>>,
     /// `active` (default) or `draining`: a draining node keeps its record
     /// but owns no keys.
     pub state: Option<NodeStateName>,
     /// Hashed instead of the id (1–255 bytes, no control characters), so a
     /// replacement node can take over a dead one's positions.
+    #[schema(value_type = Option<HashKeySchema>)]
+    pub hash_key: Option<String>,
+}
+
+/// The `node` of an `upsert` op: the id and, optionally, every field of
+/// [`NodeInput`]; unknown fields refused.
+#[derive(Debug, Clone, ToSchema)]
+#[schema(example = json!({"id": "cache-d", "address": "10.0.0.5:11211", "weight": 1}))]
+#[serde(deny_unknown_fields)]
+pub struct UpsertNodeInput {
+    /// The node: 1–128 characters of `[A-Za-z0-9._:-]`, starting with a
+    /// letter or digit.
+    #[schema(value_type = NodeIdSchema)]
+    pub id: String,
+    /// Where clients reach the node: 1–255 characters, no spaces or
+    /// control characters.
+    #[schema(value_type = Option<NodeAddressSchema>)]
+    pub address: Option<String>,
+    /// Relative capacity, an integer from 1 to 1000000; defaults to 1.
+    #[schema(value_type = Option<WeightSchema>)]
+    pub weight: Option<u64>,
+    /// Failure domain: 1–64 characters of `[A-Za-z0-9._:-]`, starting with a
+    /// letter or digit.
+    #[schema(value_type = Option<ZoneSchema>)]
+    pub zone: Option<String>,
+    /// Up to 32 labels; keys are 1–63 characters of letters, digits, `.`,
+    /// `_`, `-` and `/` starting with a letter or digit; values at most 255
+    /// characters without control characters. Not nullable: omit it for
+    /// none.
+    #[schema(value_type = LabelsSchema, required = false)]
+    pub labels: Option<BTreeMap<String, String>>,
+    /// `active` (default) or `draining`: a draining node keeps its record
+    /// but owns no keys.
+    pub state: Option<NodeStateName>,
+    /// Hashed instead of the id (1–255 bytes, no control characters), so a
+    /// replacement node can take over a dead one's positions.
+    #[schema(value_type = Option<HashKeySchema>)]
     pub hash_key: Option<String>,
 }
 
@@ -57,10 +100,12 @@ pub struct NodeInput {
 #[into_params(parameter_in = Query)]
 pub struct NodeChangeQuery {
     /// Apply only if the ring is at this version (same as `If-Match: "<version>"`).
+    #[param(value_type = Option<VersionSchema>)]
     pub expected_version: Option<u64>,
     /// Free-text reason recorded in the version, at most 1024 bytes,
     /// without control characters, line separators or bidirectional
     /// formatting characters.
+    #[param(value_type = Option<ReasonSchema>)]
     pub reason: Option<String>,
 }
 
@@ -80,7 +125,7 @@ pub struct NodeList {
     get,
     path = "/v1/rings/{ring}/nodes",
     tag = "nodes",
-    params(("ring" = String, Path, description = super::RING_NAME_RULES)),
+    params(("ring" = RingNameSchema, Path, description = super::RING_NAME_RULES)),
     responses(
         (status = 200, description = "The nodes", body = NodeList, headers(("ETag" = String, description = "`\"<version>\"`"))),
         (status = 400, description = "Invalid ring name", body = Problem, content_type = "application/problem+json"),
@@ -111,8 +156,8 @@ pub async fn list_nodes(
     path = "/v1/rings/{ring}/nodes/{node}",
     tag = "nodes",
     params(
-        ("ring" = String, Path, description = super::RING_NAME_RULES),
-        ("node" = String, Path, description = super::NODE_ID_RULES),
+        ("ring" = RingNameSchema, Path, description = super::RING_NAME_RULES),
+        ("node" = NodeIdSchema, Path, description = super::NODE_ID_RULES),
     ),
     responses(
         (status = 200, description = "The node at the latest version", body = NodeView, headers(("ETag" = String, description = "`\"<version>\"` of the ring"))),
@@ -158,10 +203,10 @@ pub async fn get_node(
     path = "/v1/rings/{ring}/nodes/{node}",
     tag = "nodes",
     params(
-        ("ring" = String, Path, description = super::RING_NAME_RULES),
-        ("node" = String, Path, description = super::NODE_ID_RULES),
-        ("If-Match" = Option<String>, Header, description = "`\"<version>\"`: apply only at this version."),
-        ("Idempotency-Key" = Option<String>, Header, description = super::IDEMPOTENCY_KEY_DOC),
+        ("ring" = RingNameSchema, Path, description = super::RING_NAME_RULES),
+        ("node" = NodeIdSchema, Path, description = super::NODE_ID_RULES),
+        ("If-Match" = Option<VersionTagSchema>, Header, nullable = false, description = "`\"<version>\"`: apply only at this version."),
+        ("Idempotency-Key" = Option<IdempotencyKeySchema>, Header, nullable = false, description = super::IDEMPOTENCY_KEY_DOC),
         NodeChangeQuery,
     ),
     request_body(content = NodeInput, content_type = "application/json"),
@@ -189,9 +234,10 @@ pub async fn put_node(
 ) -> Result<Response, ApiError> {
     let ring = ring_name(&ring)?;
     let id = node_id(&node)?;
-    let expected = expected_version(&headers, query.expected_version)?;
     check_reason(&query.reason)?;
     let record = spec.into_new_record(Some(id.clone()))?;
+    // Before the precondition: a missing ring is a 404 whatever it says
+    // (RFC 9110 §13.2.1).
     let existed = state
         .service
         .current(&ring)
@@ -200,6 +246,7 @@ pub async fn put_node(
         .nodes
         .iter()
         .any(|n| n.id == id);
+    let expected = expected_version(&headers, query.expected_version)?;
     let request = ChangeRequest {
         ops: vec![ChangeOp::Upsert { node: record }.into()],
         expected_version: expected,
@@ -223,10 +270,10 @@ pub async fn put_node(
     path = "/v1/rings/{ring}/nodes/{node}",
     tag = "nodes",
     params(
-        ("ring" = String, Path, description = super::RING_NAME_RULES),
-        ("node" = String, Path, description = super::NODE_ID_RULES),
-        ("If-Match" = Option<String>, Header, description = "`\"<version>\"`: apply only at this version."),
-        ("Idempotency-Key" = Option<String>, Header, description = super::IDEMPOTENCY_KEY_DOC),
+        ("ring" = RingNameSchema, Path, description = super::RING_NAME_RULES),
+        ("node" = NodeIdSchema, Path, description = super::NODE_ID_RULES),
+        ("If-Match" = Option<VersionTagSchema>, Header, nullable = false, description = "`\"<version>\"`: apply only at this version."),
+        ("Idempotency-Key" = Option<IdempotencyKeySchema>, Header, nullable = false, description = super::IDEMPOTENCY_KEY_DOC),
         NodeChangeQuery,
     ),
     responses(
@@ -249,8 +296,10 @@ pub async fn delete_node(
 ) -> Result<Response, ApiError> {
     let ring = ring_name(&ring)?;
     let id = node_id(&node)?;
-    let expected = expected_version(&headers, query.expected_version)?;
     check_reason(&query.reason)?;
+    // A missing ring is a 404 whatever the precondition (RFC 9110 §13.2.1).
+    state.service.current(&ring).await?;
+    let expected = expected_version(&headers, query.expected_version)?;
     let request = ChangeRequest {
         ops: vec![ChangeOp::Remove { id }.into()],
         expected_version: expected,

@@ -9,7 +9,12 @@ use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::{Modify, OpenApi};
 use utoipa_swagger_ui::SwaggerUi;
 
-use super::{changes, clients, inspection, nodes, ops, rings, snapshots, watch, AppState};
+use super::links::Links;
+use super::schemas::ClosedOps;
+use super::{
+    changes, clients, inspection, nodes, ops, rings, schemas, snapshots, watch, watch_events,
+    AppState,
+};
 
 const DESCRIPTION: &str = "\
 ringd keeps the one true list of nodes, weights and placement algorithm for \
@@ -67,8 +72,27 @@ token). With a read token configured, reads need the read or the admin token. \
         ops::readyz,
         ops::metrics,
     ),
-    components(schemas(watch::LightEvent, watch::KeepaliveEvent)),
-    modifiers(&BearerAuth),
+    // Schemas that only parameters or hand-built schemas refer to: utoipa
+    // collects those of bodies by itself, but not these.
+    components(schemas(
+        schemas::RingNameSchema,
+        schemas::NodeIdSchema,
+        schemas::ClientIdSchema,
+        schemas::VersionSchema,
+        schemas::VersionCursorSchema,
+        schemas::VersionTagSchema,
+        schemas::IdempotencyKeySchema,
+        schemas::ReasonSchema,
+        schemas::ReplicasSchema,
+        schemas::WaitSchema,
+        schemas::KeyB64Schema,
+        changes::OpInput,
+        watch_events::WatchMode,
+        watch_events::LightEvent,
+        watch_events::KeepaliveEvent,
+        crate::api::model::SnapshotView,
+    )),
+    modifiers(&BearerAuth, &Links, &ClosedOps),
     tags(
         (name = "rings", description = "Create, list, read and delete rings."),
         (name = "nodes", description = "Register, update and remove nodes; each is a one-op change."),

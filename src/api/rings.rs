@@ -11,6 +11,10 @@ use super::auth::{Reader, Writer};
 use super::extract::{etag, expected_version, not_modified, ring_name, ApiJson, ApiPath, ApiQuery};
 use super::model::{AlgorithmName, HashName, RingSummary};
 use super::problem::{ApiError, Problem, ProblemKind};
+use super::schemas::{
+    ReplicationFactorSchema, RingNameSchema, TableSizeSchema, VersionSchema, VersionTagSchema,
+    VnodesPerWeightSchema,
+};
 use super::AppState;
 use crate::placement::{RingConfig, RingConfigSpec};
 use crate::ring::RingName;
@@ -28,11 +32,14 @@ pub struct RingConfigInput {
     /// Defaults to `md5` for `ketama` (its only hash), `xxh3` otherwise.
     pub hash: Option<HashName>,
     /// `ring`: points per unit of weight, 1–10000; defaults to 160.
+    #[schema(value_type = Option<VnodesPerWeightSchema>)]
     pub vnodes_per_weight: Option<u64>,
     /// `maglev`: a prime table size, at least the active node count and
     /// at most 16777216; defaults to 65537.
+    #[schema(value_type = Option<TableSizeSchema>)]
     pub table_size: Option<u64>,
     /// Default preference-list length, 1–64; defaults to 3.
+    #[schema(value_type = Option<ReplicationFactorSchema>)]
     pub replication_factor: Option<u64>,
     /// Spread preference lists over zones first (every active node then
     /// needs a zone); defaults to false.
@@ -45,6 +52,7 @@ pub struct RingConfigInput {
 #[into_params(parameter_in = Query)]
 pub struct PreconditionQuery {
     /// Apply only if the ring is at this version (same as `If-Match: "<version>"`).
+    #[param(value_type = Option<VersionSchema>)]
     pub expected_version: Option<u64>,
 }
 
@@ -93,8 +101,8 @@ async fn check_precondition(
     path = "/v1/rings/{ring}",
     tag = "rings",
     params(
-        ("ring" = String, Path, description = super::RING_NAME_RULES),
-        ("If-Match" = Option<String>, Header, description = "`\"<version>\"`: the ring must exist at this version."),
+        ("ring" = RingNameSchema, Path, description = super::RING_NAME_RULES),
+        ("If-Match" = Option<VersionTagSchema>, Header, nullable = false, description = "`\"<version>\"`: the ring must exist at this version."),
         PreconditionQuery,
     ),
     request_body(content = RingConfigInput, content_type = "application/json"),
@@ -174,7 +182,7 @@ pub async fn list_rings(
     get,
     path = "/v1/rings/{ring}",
     tag = "rings",
-    params(("ring" = String, Path, description = super::RING_NAME_RULES)),
+    params(("ring" = RingNameSchema, Path, description = super::RING_NAME_RULES)),
     responses(
         (status = 200, description = "The ring", body = RingSummary, headers(("ETag" = String, description = "`\"<version>\"`"))),
         (status = 304, description = "Not modified since the version in If-None-Match"),
@@ -212,8 +220,8 @@ pub async fn get_ring(
     path = "/v1/rings/{ring}",
     tag = "rings",
     params(
-        ("ring" = String, Path, description = super::RING_NAME_RULES),
-        ("If-Match" = Option<String>, Header, description = "`\"<version>\"`: delete only at this version."),
+        ("ring" = RingNameSchema, Path, description = super::RING_NAME_RULES),
+        ("If-Match" = Option<VersionTagSchema>, Header, nullable = false, description = "`\"<version>\"`: delete only at this version."),
         PreconditionQuery,
     ),
     responses(
@@ -234,9 +242,13 @@ pub async fn delete_ring(
     headers: HeaderMap,
 ) -> Result<StatusCode, ApiError> {
     let ring = ring_name(&ring)?;
+    // A missing ring is a 404 whatever the precondition, even one that
+    // contradicts itself (RFC 9110 §13.2.1: preconditions count only
+    // where the request could otherwise succeed).
+    state.service.current(&ring).await?;
     let expected = expected_version(&headers, query.expected_version)?;
-    // The store checks the precondition and deletes in one atomic step; a
-    // missing ring is a 404 whatever the precondition (RFC 9110 §13.2.1).
+    // The store checks the precondition and deletes in one atomic step, so
+    // a ring deleted since the read above is a 404 as well.
     state.service.delete_ring(&ring, expected).await?;
     Ok(StatusCode::NO_CONTENT)
 }

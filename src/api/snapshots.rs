@@ -13,6 +13,9 @@ use super::auth::Reader;
 use super::extract::{etag, not_modified, ring_name, version, ApiPath, ApiQuery};
 use super::model::{OpView, RoleName, SnapshotView};
 use super::problem::{ApiError, Problem};
+use super::schemas::{
+    PlacementTableSchema, RingNameSchema, VersionCursorSchema, VersionSchema, WaitSchema,
+};
 use super::AppState;
 use crate::ring::Snapshot;
 
@@ -39,10 +42,12 @@ pub fn snapshot_body(snapshot: &Snapshot) -> Response {
 #[into_params(parameter_in = Query)]
 pub struct SnapshotQuery {
     /// The version the client holds: answer as soon as the ring is past it.
+    #[param(value_type = Option<VersionCursorSchema>)]
     pub after: Option<u64>,
     /// With `after`: how long to wait for a newer version before answering
     /// 304, e.g. `30s` (`1ms` to `5m`; up to 1/16 more is added as jitter).
     /// Without it the answer is immediate.
+    #[param(value_type = Option<WaitSchema>)]
     pub wait: Option<String>,
 }
 
@@ -62,7 +67,7 @@ pub struct SnapshotQuery {
     path = "/v1/rings/{ring}/snapshot",
     tag = "snapshots",
     params(
-        ("ring" = String, Path, description = super::RING_NAME_RULES),
+        ("ring" = RingNameSchema, Path, description = super::RING_NAME_RULES),
         ("If-None-Match" = Option<String>, Header, description = "`\"<version>\"`: 304 if the ring is still at it."),
         SnapshotQuery,
     ),
@@ -108,8 +113,8 @@ pub async fn latest_snapshot(
     path = "/v1/rings/{ring}/snapshots/{version}",
     tag = "snapshots",
     params(
-        ("ring" = String, Path, description = super::RING_NAME_RULES),
-        ("version" = u64, Path, description = "A version, from 1."),
+        ("ring" = RingNameSchema, Path, description = super::RING_NAME_RULES),
+        ("version" = VersionSchema, Path, description = "A version, from 1."),
         ("If-None-Match" = Option<String>, Header, description = "`\"<version>\"`: 304 if it names this version."),
     ),
     responses(
@@ -144,11 +149,11 @@ pub async fn snapshot_version(
     path = "/v1/rings/{ring}/snapshots/{version}/table",
     tag = "snapshots",
     params(
-        ("ring" = String, Path, description = super::RING_NAME_RULES),
-        ("version" = u64, Path, description = "A version, from 1."),
+        ("ring" = RingNameSchema, Path, description = super::RING_NAME_RULES),
+        ("version" = VersionSchema, Path, description = "A version, from 1."),
     ),
     responses(
-        (status = 200, description = "The canonical encoding", content_type = "application/octet-stream", body = Vec<u8>,
+        (status = 200, description = "The canonical encoding", content_type = "application/octet-stream", body = inline(PlacementTableSchema),
             headers(("ETag" = String, description = "`\"<version>\"`"), ("ringd-fingerprint" = String, description = "SHA-256 of the body, 64 hex digits"))),
         (status = 400, description = "Invalid ring name or version", body = Problem, content_type = "application/problem+json"),
         (status = 401, description = "No valid read token", body = Problem, content_type = "application/problem+json"),
@@ -227,7 +232,7 @@ pub struct HistoryView {
     get,
     path = "/v1/rings/{ring}/history",
     tag = "snapshots",
-    params(("ring" = String, Path, description = super::RING_NAME_RULES)),
+    params(("ring" = RingNameSchema, Path, description = super::RING_NAME_RULES)),
     responses(
         (status = 200, description = "The history", body = HistoryView),
         (status = 400, description = "Invalid ring name", body = Problem, content_type = "application/problem+json"),

@@ -23,7 +23,8 @@ use tokio::time::Instant;
 use super::auth::Reader;
 use super::extract::{ring_name, ApiPath, ApiQuery};
 use super::problem::{ApiError, Problem};
-use super::watch_events::{frame, full_data, light_data};
+use super::schemas::{RingNameSchema, VersionCursorSchema};
+use super::watch_events::{frame, full_data, light_data, WatchEventSchema};
 pub use super::watch_events::{KeepaliveEvent, LightEvent, WatchMode, WatchQuery};
 use super::AppState;
 use crate::hub::{GaugeGuard, Head, Published, RECENT_VERSIONS};
@@ -57,12 +58,12 @@ use crate::service::ServiceError;
     path = "/v1/rings/{ring}/watch",
     tag = "watch",
     params(
-        ("ring" = String, Path, description = super::RING_NAME_RULES),
-        ("Last-Event-ID" = Option<u64>, Header, description = "Resume after this version (takes precedence over `after`)."),
+        ("ring" = RingNameSchema, Path, description = super::RING_NAME_RULES),
+        ("Last-Event-ID" = Option<VersionCursorSchema>, Header, nullable = false, description = "Resume after this version (takes precedence over `after`)."),
         WatchQuery,
     ),
     responses(
-        (status = 200, description = "An event stream. Each event is `event: snapshot|reset|keepalive|deleted`, optional `id: <version>`, and one `data:` line of JSON: `SnapshotView` (or `LightEvent` with `mode=light`) for snapshot and reset, `KeepaliveEvent` for keepalive and deleted.", content_type = "text/event-stream", body = String),
+        (status = 200, description = "An event stream. Each event is `event: snapshot|reset|keepalive|deleted`, optional `id: <version>`, and one `data:` line of JSON: `SnapshotView` (or `LightEvent` with `mode=light`) for snapshot and reset, `KeepaliveEvent` for keepalive and deleted.", content_type = "text/event-stream", body = WatchEventSchema),
         (status = 400, description = "Invalid ring name, `after`, `mode` or Last-Event-ID", body = Problem, content_type = "application/problem+json"),
         (status = 401, description = "No valid read token", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such ring", body = Problem, content_type = "application/problem+json"),

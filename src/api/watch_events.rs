@@ -1,9 +1,15 @@
 //! What a watch stream sends: its query, its event bodies and their
 //! framing on the wire.
 
+use std::borrow::Cow;
+
 use bytes::Bytes;
 use serde::{Deserialize, Serialize};
+use serde_json::json;
 use time::OffsetDateTime;
+use utoipa::openapi::extensions::Extensions;
+use utoipa::openapi::schema::{ObjectBuilder, OneOfBuilder, Type};
+use utoipa::openapi::{RefOr, Schema};
 use utoipa::{IntoParams, ToSchema};
 
 use super::model::{RoleName, SnapshotView};
@@ -27,6 +33,7 @@ pub enum WatchMode {
 pub struct WatchQuery {
     /// Resume after this version: the stream starts with version
     /// `after + 1`. `Last-Event-ID` takes precedence.
+    #[param(value_type = Option<super::schemas::VersionCursorSchema>)]
     pub after: Option<u64>,
     /// `full` (default) or `light`.
     pub mode: Option<WatchMode>,
@@ -105,4 +112,107 @@ pub fn frame(event: &str, id: Option<u64>, data: &[u8]) -> Bytes {
     out.extend_from_slice(data);
     out.extend_from_slice(b"\n\n");
     Bytes::from(out)
+}
+
+/// The schema of one event of a watch stream, as event-stream parsers
+/// present it: `event`, `id`, `retry` and the joined `data` lines. For
+/// OpenAPI 3.0 and 3.1 documents this is the `schema` of the
+/// `text/event-stream` response (OpenAPI 3.2 would call it `itemSchema`);
+/// `data` is JSON whose schema depends on the event type.
+pub struct WatchEventSchema;
+
+impl utoipa::PartialSchema for WatchEventSchema {
+    fn schema() -> RefOr<Schema> {
+        let versioned = json!({"anyOf": [
+            {"$ref": "#/components/schemas/SnapshotView"},
+            {"$ref": "#/components/schemas/LightEvent"},
+        ]});
+        let keepalive = json!({"$ref": "#/components/schemas/KeepaliveEvent"});
+        let schema: Schema = OneOfBuilder::new()
+            .item(event_variant(
+                "snapshot",
+                "A version, in order: `SnapshotView` (or `LightEvent` with `mode=light`).",
+                true,
+                versioned.clone(),
+            ))
+            .item(event_variant(
+                "reset",
+                "The newest version, replacing whatever the client holds: `SnapshotView` (or `LightEvent` with `mode=light`).",
+                true,
+                versioned,
+            ))
+            .item(event_variant(
+                "keepalive",
+                "Nothing else was sent for the keep-alive interval: the ring and its newest version and fingerprint.",
+                false,
+                keepalive.clone(),
+            ))
+            .item(event_variant(
+                "deleted",
+                "The ring was deleted: `{\"ring\"}` only.",
+                false,
+                keepalive,
+            ))
+            .description(Some(
+                "One Server-Sent Event: `event` names its type, `id` is the version it carries, `data` is one line of JSON.",
+            ))
+            .into();
+        schema.into()
+    }
+}
+
+impl ToSchema for WatchEventSchema {
+    fn name() -> Cow<'static, str> {
+        Cow::Borrowed("WatchEvent")
+    }
+}
+
+/// One event type: `event` fixed to `name`, `data` JSON of `data_schema`.
+fn event_variant(
+    name: &str,
+    description: &str,
+    has_id: bool,
+    data_schema: serde_json::Value,
+) -> ObjectBuilder {
+    let data = ObjectBuilder::new()
+        .schema_type(Type::String)
+        .content_media_type("application/json")
+        // JSON Schema's `contentSchema`, which utoipa has no field for.
+        .extensions(Some(Extensions::from_iter([(
+            "contentSchema",
+            data_schema,
+        )])));
+    let mut required = vec!["event", "data"];
+    if has_id {
+        required.push("id");
+    }
+    let mut object = ObjectBuilder::new()
+        .schema_type(Type::Object)
+        .description(Some(description))
+        .property(
+            "event",
+            ObjectBuilder::new()
+                .schema_type(Type::String)
+                .enum_values(Some([name])),
+        )
+        .property(
+            "id",
+            ObjectBuilder::new()
+                .schema_type(Type::String)
+                .pattern(Some("^[0-9]+$"))
+                .description(Some(
+                    "The version; parsers repeat the last id on events that carry none.",
+                )),
+        )
+        .property("data", data)
+        .property(
+            "retry",
+            ObjectBuilder::new()
+                .schema_type(Type::Integer)
+                .minimum(Some(0)),
+        );
+    for field in required {
+        object = object.required(field);
+    }
+    object
 }

@@ -17,7 +17,9 @@ pub use change::{
 };
 pub use client::{ClientId, InvalidClientId, MAX_CLIENT_ID_LEN};
 pub use name::{RingName, MAX_RING_NAME_LEN};
-pub use record::{NodeRecord, NodeRecordSpec, MAX_LABELS, MAX_LABEL_VALUE_LEN};
+pub use record::{
+    NodeRecord, NodeRecordSpec, MAX_ADDRESS_LEN, MAX_LABELS, MAX_LABEL_KEY_LEN, MAX_LABEL_VALUE_LEN,
+};
 pub use snapshot::{Proposal, Snapshot};
 pub use text::{escape_refused, is_refused_char, RefusedChar};
 

@@ -10,6 +10,10 @@ use crate::placement::{HashKey, Node, NodeId, NodeState, Weight, Zone};
 
 /// Most labels a node may carry.
 pub const MAX_LABELS: usize = 32;
+/// Longest accepted node address, in bytes.
+pub const MAX_ADDRESS_LEN: usize = 255;
+/// Longest accepted label key, in bytes.
+pub const MAX_LABEL_KEY_LEN: usize = 63;
 /// Longest accepted label value, in bytes.
 pub const MAX_LABEL_VALUE_LEN: usize = 255;
 
@@ -97,7 +101,7 @@ impl NodeRecordSpec {
         };
         if let Some(a) = &self.address {
             if a.is_empty()
-                || a.len() > 255
+                || a.len() > MAX_ADDRESS_LEN
                 || a.chars().any(|c| c.is_control() || c.is_whitespace())
             {
                 return Err(RingError::InvalidAddress(excerpt(a)));
@@ -108,7 +112,7 @@ impl NodeRecordSpec {
         }
         for (k, v) in &self.labels {
             let key_ok = !k.is_empty()
-                && k.len() <= 63
+                && k.len() <= MAX_LABEL_KEY_LEN
                 && k.starts_with(|c: char| c.is_ascii_alphanumeric())
                 && k.chars()
                     .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-' | '/'));
