@@ -2,9 +2,12 @@
 # The HTTP path of a heavy `jump` ring: a live `ringd serve` on loopback
 # with a fresh SQLite store, a `jump` ring, and nodes at weight 1,000,000.
 # Times each `PUT …/nodes/{node}` and `POST …/lookup` with 100 keys at
-# replicas 1 and 3 (curl's time_total, one request after another).
+# replicas 1 and 3 (curl's time_total, one request after another), then
+# a `GET …/snapshot`, which writes the bucket order one id per bucket.
 #
 #   cargo build --release && benches/jump_http.sh [NODES] [ROUNDS]
+#
+# RINGD_BIN runs another build (default target/release/ringd).
 #
 # NODES (default 5) nodes are added, then one more is timed as "add one
 # node"; ROUNDS (default 5) lookup requests per replica count.
@@ -12,7 +15,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 nodes=${1:-5}
 rounds=${2:-5}
-bin=target/release/ringd
+bin=${RINGD_BIN:-target/release/ringd}
 [[ -x $bin ]] || { echo "jump_http: build first: cargo build --release" >&2; exit 1; }
 
 dir=$(mktemp -d)
@@ -42,3 +45,5 @@ for r in 1 3; do
     done
 done
 echo "PUT node-$nodes (add one node to $nodes): $(put "$nodes") s"
+size=$(curl -sf -o /dev/null -w '%{size_download} bytes in %{time_total}' "$B/v1/rings/heavy/snapshot")
+echo "GET snapshot ($(((nodes + 1) * 1000000)) buckets): $size s"

@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use ringd::placement::{Algorithm, Node, NodeId, Placement, RingConfig};
+use ringd::ring::BucketOrder;
 
 /// 1,024 keys of 16 to 40 bytes.
 fn keys() -> Vec<Vec<u8>> {
@@ -151,6 +152,44 @@ fn heavy_jump(c: &mut Criterion) {
     // per bucket), outside the placement core's own change path.
     group.bench_function("bucket-order", |b| {
         b.iter(|| black_box(before.bucket_order().map(|o| o.len())))
+    });
+    // What the service keeps, stores and sends instead: the order as runs
+    // (a snapshot's `BucketOrder`), its stored form written, read back and
+    // turned into a placement, and the per-bucket wire form written from
+    // the runs and read back into runs (as the Rust client does).
+    group.bench_function("bucket-runs", |b| {
+        b.iter(|| black_box(BucketOrder::of(black_box(&before))))
+    });
+    let order = BucketOrder::of(&before).unwrap();
+    let restore = |o: &BucketOrder| {
+        Placement::build_with_runs(&config, &ns, o.placement_runs())
+            .unwrap()
+            .nodes()
+            .len()
+    };
+    group.bench_function("stored-runs-round-trip", |b| {
+        b.iter(|| {
+            let json = serde_json::to_vec(black_box(&order)).unwrap();
+            let back: BucketOrder = serde_json::from_slice(&json).unwrap();
+            black_box(restore(&back))
+        })
+    });
+    // The stored form before runs: the per-bucket list, as it was built,
+    // written, read back and restored.
+    group.bench_function("stored-per-bucket-round-trip", |b| {
+        b.iter(|| {
+            let json = serde_json::to_vec(&black_box(&before).bucket_order()).unwrap();
+            let back: Option<Vec<Option<NodeId>>> = serde_json::from_slice(&json).unwrap();
+            let p = Placement::build_with_buckets(&config, &ns, &back.unwrap()).unwrap();
+            black_box(p.nodes().len())
+        })
+    });
+    group.bench_function("wire-per-bucket-round-trip", |b| {
+        b.iter(|| {
+            let json = serde_json::to_vec(&black_box(&order).per_bucket()).unwrap();
+            let back: BucketOrder = serde_json::from_slice(&json).unwrap();
+            black_box(restore(&back))
+        })
     });
     group.finish();
 }

@@ -9,8 +9,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use common_etcd::Etcd;
-use ringd::placement::{NodeId, Weight, Zone};
-use ringd::ring::{ChangeOp, NodeRecord, Snapshot};
+use ringd::placement::{Algorithm, NodeId, Weight, Zone};
+use ringd::ring::{ChangeOp, NodeRecord, Role, Snapshot};
 use ringd::store::etcd::{EtcdOptions, EtcdStore, LAYOUT_VERSION};
 use ringd::store::{Store, StoreError, StoreEvent};
 use store_conformance::{add_node, chain, first, name, store_all};
@@ -216,4 +216,89 @@ async fn commits_through_one_client_reach_another() {
     };
     assert_eq!(a.latest(&name("other")).await.unwrap(), winner);
     assert_eq!(b.latest(&name("other")).await.unwrap(), winner);
+}
+
+/// Version 4 of `jump_chain("heavy")` as its version record holds it: the
+/// bucket order as runs.
+const RUNS_VALUE: &str = r#"{"version":4,"created_at":"2025-06-15T15:06:43.123456789Z","config":{"algorithm":"jump","hash":"xxh3","vnodes_per_weight":160,"table_size":65537,"replication_factor":3,"zone_aware":false},"fingerprint":"fcb34de3d0f9a18d8a1918bca10104dc84b12cafed5e2adc14970f1b7b203426","bucket_runs":[[null,2],["node-3",3]],"change":{"ops":[{"op":"remove","id":"node-2"}],"reason":"remove node-2","role":"admin","moved_fraction":0.4000000000000001},"before":[{"id":"node-2","node":{"id":"node-2","address":"node-2.internal:11211","weight":2,"labels":{"rack":"r1"},"state":"active"}}]}"#;
+
+/// The same record as values written before bucket orders were stored as
+/// runs hold it: one entry per bucket.
+const PER_BUCKET_VALUE: &str = r#"{"version":4,"created_at":"2025-06-15T15:06:43.123456789Z","config":{"algorithm":"jump","hash":"xxh3","vnodes_per_weight":160,"table_size":65537,"replication_factor":3,"zone_aware":false},"fingerprint":"fcb34de3d0f9a18d8a1918bca10104dc84b12cafed5e2adc14970f1b7b203426","buckets":[null,null,"node-3","node-3","node-3"],"change":{"ops":[{"op":"remove","id":"node-2"}],"reason":"remove node-2","role":"admin","moved_fraction":0.4000000000000001},"before":[{"id":"node-2","node":{"id":"node-2","address":"node-2.internal:11211","weight":2,"labels":{"rack":"r1"},"state":"active"}}]}"#;
+
+const VERSION_4: &str = "/ringd/versions/heavy/00000000000000000004";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn jump_orders_are_stored_as_runs_and_old_per_bucket_values_still_read() {
+    let etcd = Etcd::start().await;
+    let versions = store_conformance::jump_chain("heavy");
+    store_all(
+        &EtcdStore::connect(options(&etcd, 10)).await.unwrap(),
+        &versions,
+    )
+    .await;
+    let mut client = etcd.client().await;
+    let stored = client.get(VERSION_4, None).await.unwrap();
+    assert_eq!(stored.kvs()[0].value_str().unwrap(), RUNS_VALUE);
+
+    client.put(VERSION_4, PER_BUCKET_VALUE, None).await.unwrap();
+    let store = EtcdStore::connect(options(&etcd, 10)).await.unwrap();
+    let ring = name("heavy");
+    let read = store.snapshot(&ring, 4).await.unwrap();
+    assert_eq!(read, versions[3]);
+    assert_eq!(store.latest(&ring).await.unwrap(), versions[3]);
+    assert_eq!(
+        read.placement().unwrap().fingerprint().to_string(),
+        "fcb34de3d0f9a18d8a1918bca10104dc84b12cafed5e2adc14970f1b7b203426"
+    );
+}
+
+/// Five nodes at weight 1,000,000: a bucket order of 5,000,000 entries is
+/// five runs, so each version record stays far below etcd's request limit.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn heavy_jump_ring_fits_in_etcd() {
+    let etcd = Etcd::start().await;
+    let store = EtcdStore::connect(options(&etcd, 10)).await.unwrap();
+    let (mut s, mut placement) = store_conformance::first_with("heavy", Algorithm::Jump);
+    store.create_ring(&s).await.unwrap();
+    for i in 0..5 {
+        let mut node = NodeRecord::new(NodeId::new(format!("node-{i}")).unwrap());
+        node.weight = Weight::new(1_000_000).unwrap();
+        let p = s
+            .propose(
+                &placement,
+                vec![ChangeOp::Upsert { node }],
+                None,
+                Role::Admin,
+                store_conformance::at(i + 1),
+            )
+            .unwrap()
+            .unwrap();
+        store.commit(&p.snapshot).await.unwrap();
+        (s, placement) = (p.snapshot, p.placement);
+    }
+    let read = store.latest(&name("heavy")).await.unwrap();
+    assert_eq!(read, s);
+    assert_eq!(read.bucket_runs.as_ref().unwrap().runs().len(), 5);
+    assert_eq!(read.bucket_runs.as_ref().unwrap().bucket_count(), 5_000_000);
+    let mut client = etcd.client().await;
+    let stored = client
+        .get("/ringd/versions/heavy/00000000000000000006", None)
+        .await
+        .unwrap();
+    let value: serde_json::Value = serde_json::from_slice(stored.kvs()[0].value()).unwrap();
+    assert_eq!(
+        value["bucket_runs"],
+        serde_json::json!([
+            ["node-0", 1_000_000],
+            ["node-1", 1_000_000],
+            ["node-2", 1_000_000],
+            ["node-3", 1_000_000],
+            ["node-4", 1_000_000]
+        ])
+    );
+    assert_eq!(
+        read.placement().unwrap().fingerprint(),
+        placement.fingerprint()
+    );
 }

@@ -267,3 +267,56 @@ fn linked_sqlite_has_the_cve_2025_6965_fix() {
         "version string and number agree"
     );
 }
+
+/// Version 4 of `jump_chain("heavy")` as its row holds it: the bucket
+/// order as runs.
+const RUNS_ROW: &str = r#"{"ring":"heavy","version":4,"created_at":"2025-06-15T15:06:43.123456789Z","config":{"algorithm":"jump","hash":"xxh3","vnodes_per_weight":160,"table_size":65537,"replication_factor":3,"zone_aware":false},"nodes":[{"id":"node-3","address":"node-3.internal:11211","weight":3,"labels":{"rack":"r0"},"state":"active"}],"fingerprint":"fcb34de3d0f9a18d8a1918bca10104dc84b12cafed5e2adc14970f1b7b203426","bucket_runs":[[null,2],["node-3",3]],"change":{"ops":[{"op":"remove","id":"node-2"}],"reason":"remove node-2","role":"admin","moved_fraction":0.4000000000000001}}"#;
+
+/// The same version as rows written before bucket orders were stored as
+/// runs hold it: one entry per bucket.
+const PER_BUCKET_ROW: &str = r#"{"ring":"heavy","version":4,"created_at":"2025-06-15T15:06:43.123456789Z","config":{"algorithm":"jump","hash":"xxh3","vnodes_per_weight":160,"table_size":65537,"replication_factor":3,"zone_aware":false},"nodes":[{"id":"node-3","address":"node-3.internal:11211","weight":3,"labels":{"rack":"r0"},"state":"active"}],"fingerprint":"fcb34de3d0f9a18d8a1918bca10104dc84b12cafed5e2adc14970f1b7b203426","buckets":[null,null,"node-3","node-3","node-3"],"change":{"ops":[{"op":"remove","id":"node-2"}],"reason":"remove node-2","role":"admin","moved_fraction":0.4000000000000001}}"#;
+
+fn stored_row(db: &Path, version: i64) -> String {
+    let conn = rusqlite::Connection::open(db).unwrap();
+    conn.query_row(
+        "SELECT snapshot FROM snapshots WHERE version = ?1",
+        [version],
+        |r| r.get(0),
+    )
+    .unwrap()
+}
+
+#[tokio::test]
+async fn jump_orders_are_stored_as_runs_and_old_per_bucket_rows_still_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("ringd.db");
+    let versions = store_conformance::jump_chain("heavy");
+    store_all(
+        &SqliteStore::open(&db, DEFAULT_RETENTION).unwrap(),
+        &versions,
+    )
+    .await;
+    assert_eq!(stored_row(&db, 4), RUNS_ROW);
+
+    tamper(&db, "snapshot", 4, PER_BUCKET_ROW);
+    let store = SqliteStore::open(&db, DEFAULT_RETENTION).unwrap();
+    let ring = name("heavy");
+    let read = store.latest(&ring).await.unwrap();
+    assert_eq!(read, versions[3]);
+    assert_eq!(store.snapshot(&ring, 4).await.unwrap(), versions[3]);
+    let placement = read.placement().unwrap();
+    assert_eq!(
+        placement.fingerprint().to_string(),
+        "fcb34de3d0f9a18d8a1918bca10104dc84b12cafed5e2adc14970f1b7b203426"
+    );
+    // A commit on top of the old row continues its order, as runs.
+    let (v5, _) = add_node(&read, &placement, "node-5");
+    store.commit(&v5).await.unwrap();
+    assert_eq!(store.latest(&ring).await.unwrap(), v5);
+    let row5: serde_json::Value = serde_json::from_str(&stored_row(&db, 5)).unwrap();
+    assert_eq!(
+        row5["bucket_runs"],
+        serde_json::json!([["node-5", 2], ["node-3", 3]])
+    );
+    assert_eq!(row5.get("buckets"), None);
+}

@@ -13,7 +13,7 @@ use time::OffsetDateTime;
 use utoipa::ToSchema;
 
 use crate::placement::{Algorithm, HashFunction, NodeState, RingConfig};
-use crate::ring::{ChangeOp, ChangeRecord, NodeRecord, Role, Snapshot};
+use crate::ring::{BucketOrder, ChangeOp, ChangeRecord, NodeRecord, Role, Snapshot};
 
 /// A placement algorithm.
 #[derive(Debug, Clone, Copy, Serialize, ToSchema)]
@@ -293,10 +293,17 @@ pub struct SnapshotView {
     /// SHA-256 of the placement's canonical encoding (64 hex digits).
     pub fingerprint: String,
     /// `jump` only: the persisted bucket order (`null` marks a hole).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub buckets: Option<Vec<Option<String>>>,
+    // Held as the snapshot's shared runs and written out one id per bucket
+    // while the response is serialized, never collected per bucket.
+    #[serde(skip_serializing_if = "Option::is_none", serialize_with = "per_bucket")]
+    #[schema(value_type = Option<Vec<Option<String>>>)]
+    pub buckets: Option<BucketOrder>,
     /// What produced this version.
     pub change: ChangeView,
+}
+
+fn per_bucket<S: serde::Serializer>(order: &Option<BucketOrder>, s: S) -> Result<S::Ok, S::Error> {
+    order.as_ref().map(BucketOrder::per_bucket).serialize(s)
 }
 
 impl From<&Snapshot> for SnapshotView {
@@ -308,11 +315,7 @@ impl From<&Snapshot> for SnapshotView {
             config: (&s.config).into(),
             nodes: s.nodes.iter().map(NodeView::from).collect(),
             fingerprint: s.fingerprint.to_string(),
-            buckets: s.buckets.as_ref().map(|b| {
-                b.iter()
-                    .map(|s| s.as_ref().map(ToString::to_string))
-                    .collect()
-            }),
+            buckets: s.bucket_runs.clone(),
             change: (&s.change).into(),
         }
     }

@@ -89,11 +89,24 @@ impl Placement {
         nodes: &[Node],
         buckets: &[Option<NodeId>],
     ) -> Result<Self, PlacementError> {
+        Self::build_with_runs(config, nodes, buckets.iter().map(|b| (b.as_ref(), 1)))
+    }
+
+    /// Builds a `jump` placement on a persisted bucket order given as runs:
+    /// `(owner, number of consecutive buckets)`, `None` for holes (as
+    /// returned by [`Placement::bucket_runs`]). Neighbouring runs with one
+    /// owner may be split; the work is proportional to the runs, not the
+    /// buckets. Other algorithms ignore `runs`.
+    pub fn build_with_runs<'a>(
+        config: &RingConfig,
+        nodes: &[Node],
+        runs: impl IntoIterator<Item = (Option<&'a NodeId>, u32)>,
+    ) -> Result<Self, PlacementError> {
         if config.algorithm != Algorithm::Jump {
             return Self::build(config, nodes);
         }
         let active = active_sorted(config, nodes)?;
-        let layout = Layout::Jump(Self::bucket_indices(&active, buckets)?);
+        let layout = Layout::Jump(Self::bucket_indices(&active, runs)?);
         Ok(Self::assemble(config, active, layout))
     }
 
@@ -169,33 +182,44 @@ impl Placement {
     /// Validates a persisted order (section 5.4.4) into runs of node
     /// indices. A bucket with the same id as the one before it joins its
     /// run without another search.
-    fn bucket_indices(
+    fn bucket_indices<'a>(
         active: &[Node],
-        order: &[Option<NodeId>],
+        order: impl IntoIterator<Item = (Option<&'a NodeId>, u32)>,
     ) -> Result<jump_runs::BucketRuns, PlacementError> {
-        if order.len() as u64 > config::MAX_POINTS {
-            return Err(PlacementError::TooManyPoints {
-                total: order.len() as u64,
-                cap: config::MAX_POINTS,
-            });
-        }
         let mut counts = vec![0u64; active.len()];
         let mut runs = jump_runs::RunsBuilder::default();
-        let mut rest = order;
-        while let Some(first) = rest.first() {
-            let count = rest.iter().take_while(|s| *s == first).count();
-            rest = &rest[count..];
-            let Some(id) = first else {
-                runs.push(jump_runs::HOLE, count as u64);
+        let mut total = 0u64;
+        let mut last_is_hole = false;
+        // The last active node found, since neighbouring runs mostly repeat it.
+        let mut last: Option<(&NodeId, usize)> = None;
+        for (owner, count) in order {
+            if count == 0 {
+                continue;
+            }
+            total += u64::from(count);
+            // Checked per run, so a huge order fails before it is read whole.
+            if total > config::MAX_POINTS {
+                return Err(PlacementError::TooManyPoints {
+                    total,
+                    cap: config::MAX_POINTS,
+                });
+            }
+            last_is_hole = owner.is_none();
+            let Some(id) = owner else {
+                runs.push(jump_runs::HOLE, count.into());
                 continue;
             };
-            let i = active.binary_search_by(|n| n.id.cmp(id)).map_err(|_| {
-                PlacementError::InvalidBucketOrder(format!(
-                    "`{id}` holds a bucket but is not an active node"
-                ))
-            })?;
-            counts[i] += count as u64;
-            runs.push(i as u32, count as u64);
+            let i = match last {
+                Some((l, i)) if l == id => i,
+                _ => active.binary_search_by(|n| n.id.cmp(id)).map_err(|_| {
+                    PlacementError::InvalidBucketOrder(format!(
+                        "`{id}` holds a bucket but is not an active node"
+                    ))
+                })?,
+            };
+            last = Some((id, i));
+            counts[i] += u64::from(count);
+            runs.push(i as u32, count.into());
         }
         if let Some((n, c)) = active
             .iter()
@@ -209,7 +233,7 @@ impl Placement {
                 c
             )));
         }
-        if matches!(order.last(), Some(None)) {
+        if last_is_hole {
             return Err(PlacementError::InvalidBucketOrder(
                 "the last bucket is a hole".into(),
             ));
@@ -242,17 +266,27 @@ impl Placement {
         self.nodes.binary_search_by(|n| n.id.cmp(id)).ok()
     }
 
-    /// For `jump`, the persisted bucket order (`None` marks a hole).
+    /// For `jump`, the persisted bucket order (`None` marks a hole), one
+    /// entry per bucket. [`Placement::bucket_runs`] gives the same order
+    /// without expanding it.
     pub fn bucket_order(&self) -> Option<Vec<Option<NodeId>>> {
+        let runs = self.bucket_runs()?;
+        let mut order = Vec::new();
+        for (id, count) in runs {
+            order.extend(std::iter::repeat_n(id.cloned(), count as usize));
+        }
+        Some(order)
+    }
+
+    /// For `jump`, the persisted bucket order as maximal runs of one owner
+    /// (`None` for holes): `(owner, number of consecutive buckets)`, in
+    /// bucket order.
+    pub fn bucket_runs(&self) -> Option<impl Iterator<Item = (Option<&NodeId>, u32)> + '_> {
         match &self.layout {
-            Layout::Jump(b) => {
-                let mut order = Vec::with_capacity(b.len() as usize);
-                for (owner, count) in b.runs() {
-                    let id = (owner != jump_runs::HOLE).then(|| &self.nodes[owner as usize].id);
-                    order.extend(std::iter::repeat_n(id.cloned(), count as usize));
-                }
-                Some(order)
-            }
+            Layout::Jump(b) => Some(b.runs().map(|(owner, count)| {
+                let id = (owner != jump_runs::HOLE).then(|| &self.nodes[owner as usize].id);
+                (id, count)
+            })),
             _ => None,
         }
     }

@@ -1,6 +1,7 @@
 //! Rings as the service keeps them: names, node records, changes and
 //! immutable numbered snapshots. Pure data and rules; no I/O.
 
+mod bucket_order;
 mod change;
 mod client;
 pub mod durations;
@@ -9,6 +10,7 @@ mod record;
 mod snapshot;
 mod text;
 
+pub use bucket_order::{BucketOrder, BucketRun, PerBucket};
 pub use change::{
     ops_match, ChangeOp, ChangeRecord, IdempotencyKey, RequestedOp, Role, MAX_IDEMPOTENCY_KEY_LEN,
     MAX_OPS,

@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 
+use super::bucket_order::BucketOrder;
 use super::change::{ChangeOp, ChangeRecord, RequestedOp, Role};
 use super::record::NodeRecord;
 use super::{RingError, RingName};
@@ -27,9 +28,11 @@ pub struct Snapshot {
     pub nodes: Vec<NodeRecord>,
     /// SHA-256 of the placement's canonical encoding.
     pub fingerprint: Fingerprint,
-    /// For `jump`, the persisted bucket order (`null` marks a hole).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub buckets: Option<Vec<Option<NodeId>>>,
+    /// For `jump`, the persisted bucket order as runs. Serialized as runs
+    /// (`bucket_runs`, the stored form); read from runs or from the
+    /// per-bucket `buckets` of the wire and of versions stored before runs.
+    #[serde(default, alias = "buckets", skip_serializing_if = "Option::is_none")]
+    pub bucket_runs: Option<BucketOrder>,
     /// What produced this version.
     pub change: ChangeRecord,
 }
@@ -63,7 +66,7 @@ impl Snapshot {
             version: 1,
             created_at: now,
             fingerprint: placement.fingerprint(),
-            buckets: placement.bucket_order(),
+            bucket_runs: BucketOrder::of(&placement),
             change: ChangeRecord {
                 ops: vec![ChangeOp::SetConfig {
                     config: config.clone(),
@@ -82,8 +85,8 @@ impl Snapshot {
     /// Rebuilds this snapshot's placement.
     pub fn placement(&self) -> Result<Placement, RingError> {
         let nodes = placement_nodes(&self.nodes);
-        Ok(match &self.buckets {
-            Some(b) => Placement::build_with_buckets(&self.config, &nodes, b)?,
+        Ok(match &self.bucket_runs {
+            Some(b) => Placement::build_with_runs(&self.config, &nodes, b.placement_runs())?,
             None => Placement::build(&self.config, &nodes)?,
         })
     }
@@ -152,7 +155,7 @@ impl Snapshot {
             config,
             nodes,
             fingerprint: placement.fingerprint(),
-            buckets: placement.bucket_order(),
+            bucket_runs: BucketOrder::of(&placement),
             change: ChangeRecord {
                 ops,
                 reason,

@@ -15,9 +15,11 @@
 
 mod acks;
 mod events;
+mod jump;
 
 pub use acks::client_acks;
 pub use events::subscribe_sees_writes_in_order;
+pub use jump::{jump_chain, jump_orders_round_trip};
 
 use std::sync::Arc;
 
@@ -43,6 +45,7 @@ macro_rules! store_conformance_tests {
             list_rings_sorted,
             subscribe_sees_writes_in_order,
             client_acks,
+            jump_orders_round_trip,
         );
         #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
         async fn pruned_versions() {

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 
 use crate::placement::{Fingerprint, NodeId, RingConfig};
-use crate::ring::{ChangeRecord, ClientId, NodeRecord, RingName, Snapshot};
+use crate::ring::{BucketOrder, ChangeRecord, ClientId, NodeRecord, RingName, Snapshot};
 use crate::store::StoreError;
 
 /// Largest transaction the store sends, in bytes of keys and values. etcd
@@ -127,9 +127,10 @@ pub struct VersionRecord {
     pub config: RingConfig,
     /// Placement fingerprint.
     pub fingerprint: Fingerprint,
-    /// For `jump`, the bucket order.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub buckets: Option<Vec<Option<NodeId>>>,
+    /// For `jump`, the bucket order: written as runs (`bucket_runs`), read
+    /// as runs or as the per-bucket `buckets` of values written before runs.
+    #[serde(default, alias = "buckets", skip_serializing_if = "Option::is_none")]
+    pub bucket_runs: Option<BucketOrder>,
     /// What produced it.
     pub change: ChangeRecord,
     /// The previous records of every node this version changed.
@@ -144,7 +145,7 @@ impl VersionRecord {
             created_at: s.created_at,
             config: s.config.clone(),
             fingerprint: s.fingerprint,
-            buckets: s.buckets.clone(),
+            bucket_runs: s.bucket_runs.clone(),
             change: s.change.clone(),
             before,
         }
@@ -159,7 +160,7 @@ impl VersionRecord {
             config: self.config,
             nodes,
             fingerprint: self.fingerprint,
-            buckets: self.buckets,
+            bucket_runs: self.bucket_runs,
             change: self.change,
         }
     }
