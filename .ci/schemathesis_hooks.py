@@ -10,11 +10,20 @@ the header and the field disagree). Those refusals are what a correct
 server must answer, and tests/api_versions.rs and tests/api_preconditions.rs
 check them exactly.
 
+Two rules of a ring's configuration cannot be said in JSON Schema either,
+so the document states them in prose: `ketama` hashes with `md5` only, and
+a `maglev` table size is prime (the permutations Maglev fills its table
+with need it). A configuration generated from the schema breaks them most
+of the time, and is refused with 400 naming the field; tests/api_errors*.rs
+and the placement tests check those refusals.
+
 Here, just before each call, a case that schemathesis generated as valid
-gets the precondition a correct client would send: each precondition it
-carries is set to the ring's current version, read from the server. Cases
-generated as invalid are sent as they are. Nothing else is changed, and a
-ring that does not exist is left alone (the write must answer 404).
+is made into the request a correct client would send: each precondition
+it carries is set to the ring's current version, read from the server,
+and each configuration it carries gets `md5` for `ketama` and the nearest
+prime for its table size. Cases generated as invalid are sent as they
+are. Nothing else is changed, and a ring that does not exist is left
+alone (the write must answer 404).
 """
 
 import json
@@ -45,6 +54,48 @@ def current_version(ring):
         raise
 
 
+MAX_TABLE_SIZE = 1 << 24
+
+
+def is_prime(n):
+    if n < 2:
+        return False
+    f = 2
+    while f * f <= n:
+        if n % f == 0:
+            return False
+        f += 1
+    return True
+
+
+def nearest_prime(n):
+    """The first prime at or above `n`, or below it at the top of the range."""
+    up = max(n, 2)
+    while up <= MAX_TABLE_SIZE:
+        if is_prime(up):
+            return up
+        up += 1
+    down = min(n, MAX_TABLE_SIZE)
+    while not is_prime(down):
+        down -= 1
+    return down
+
+
+def follow_config_rules(config):
+    """Applies the two documented rules the schema cannot express."""
+    if not isinstance(config, dict):
+        return
+    if config.get("algorithm") == "ketama":
+        config["hash"] = "md5"
+    elif "hash" in config and "algorithm" not in config:
+        # A patch naming only the hash may meet a ketama ring; md5 is the
+        # one hash every algorithm takes.
+        config["hash"] = "md5"
+    size = config.get("table_size")
+    if isinstance(size, int) and not isinstance(size, bool) and not is_prime(size):
+        config["table_size"] = nearest_prime(size)
+
+
 def is_positive(case):
     meta = case.meta
     return meta is not None and meta.generation.mode == GenerationMode.POSITIVE
@@ -60,6 +111,11 @@ def before_call(context, case, kwargs):
     headers = case.headers or {}
     query = case.query or {}
     body = case.body if isinstance(case.body, dict) else {}
+    if case.path == "/v1/rings/{ring}" and case.method.upper() == "PUT":
+        follow_config_rules(body)
+    for op in body.get("ops") or []:
+        if isinstance(op, dict):
+            follow_config_rules(op.get("config"))
     carries = (
         any(k.lower() == "if-match" for k in headers)
         or "expected_version" in query

@@ -22,7 +22,7 @@ use super::schemas::{
     VersionSchema, VersionTagSchema,
 };
 use super::AppState;
-use crate::placement::{NodeId, RingConfig, RingConfigSpec};
+use crate::placement::{json_integer, NodeId, RingConfig, RingConfigSpec};
 use crate::ring::{
     escape_refused, ChangeOp, NodeRecordSpec, RefusedChar, RequestedOp, RingError, RingName,
     MAX_OPS,
@@ -38,7 +38,7 @@ pub const MAX_REASON_LEN: usize = 1_024;
 pub struct ChangeBody {
     // Parsed op by op in `parse_ops`, so errors name the exact field.
     ops: Vec<serde_json::Value>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "json_integer::option")]
     expected_version: Option<u64>,
     #[serde(default)]
     reason: Option<String>,

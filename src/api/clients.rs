@@ -20,7 +20,7 @@ use super::extract::{ring_name, ApiJson, ApiPath};
 use super::problem::{ApiError, Problem, ProblemKind};
 use super::schemas::{ClientIdSchema, FingerprintSchema, RingNameSchema, VersionSchema};
 use super::AppState;
-use crate::placement::Fingerprint;
+use crate::placement::{json_integer, Fingerprint};
 use crate::ring::{ClientId, RingName, Snapshot};
 use crate::store::ClientAck;
 
@@ -39,6 +39,7 @@ pub struct AckInput {
     /// The ring version the client applied: at least 1 and at most the
     /// ring's current version. Older (even pruned) versions are accepted.
     #[schema(value_type = VersionSchema, required = true)]
+    #[serde(default, deserialize_with = "json_integer::option")]
     pub version: Option<u64>,
     /// The placement fingerprint the client computed for that version:
     /// 64 lowercase hex digits.

@@ -38,7 +38,8 @@ where
             .get(header::CONTENT_LENGTH)
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.parse::<u64>().ok());
-        if declared.is_some_and(|n| n > MAX_BODY as u64) {
+        if let Some(n) = declared.filter(|n| *n > MAX_BODY as u64) {
+            discard_body(req, n).await;
             return Err(too_large());
         }
         let bytes = Bytes::from_request(req, state).await.map_err(|e| match e {
@@ -50,6 +51,35 @@ where
         })?;
         parse_json(&bytes).map(ApiJson)
     }
+}
+
+/// Most of an oversize body read and thrown away before the refusal.
+const MAX_DISCARD: u64 = 8 * MAX_BODY as u64;
+/// How long that reading may take.
+const DISCARD_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Reads and drops a refused body of `declared` bytes, when it is small
+/// enough, before the 413 goes out. A client sending its body
+/// unsolicited (without `Expect: 100-continue`) is still writing when
+/// the refusal is ready; if the connection closed with the body unread,
+/// the client would see a reset or a broken pipe instead of the 413 and
+/// its explanation. Larger bodies are not read: the connection closes.
+async fn discard_body(req: Request, declared: u64) {
+    use futures_util::StreamExt;
+    if declared > MAX_DISCARD {
+        return;
+    }
+    let mut body = req.into_body().into_data_stream();
+    let _ = tokio::time::timeout(DISCARD_TIMEOUT, async {
+        let mut read = 0u64;
+        while let Some(Ok(chunk)) = body.next().await {
+            read += chunk.len() as u64;
+            if read > MAX_DISCARD {
+                break;
+            }
+        }
+    })
+    .await;
 }
 
 fn is_length_limit(e: &BytesRejection) -> bool {

@@ -17,7 +17,7 @@ use super::schemas::{
 };
 use super::AppState;
 use crate::placement::config::MAX_REPLICATION_FACTOR;
-use crate::placement::{OwnershipBasis, Placement};
+use crate::placement::{json_integer, OwnershipBasis, Placement};
 
 /// Most keys one `POST …/lookup` accepts.
 pub const MAX_LOOKUP_KEYS: usize = 10_000;
@@ -99,11 +99,11 @@ pub struct LookupBatch {
     pub keys_b64: Option<Vec<String>>,
     /// How many distinct nodes to list per key, 1–64; defaults to the
     /// ring's `replication_factor`.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "json_integer::option")]
     #[schema(value_type = Option<ReplicasSchema>)]
     pub replicas: Option<u32>,
     /// Look up in this retained version; defaults to the latest.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "json_integer::option")]
     #[schema(value_type = Option<VersionSchema>)]
     pub version: Option<u64>,
 }
@@ -201,7 +201,7 @@ pub async fn lookup(
     path = "/v1/rings/{ring}/lookup",
     tag = "inspection",
     params(("ring" = RingNameSchema, Path, description = super::RING_NAME_RULES)),
-    request_body(content = LookupBatch, content_type = "application/json"),
+    request_body(content = super::lookup_schema::LookupBatchInput, content_type = "application/json"),
     responses(
         (status = 200, description = "Where each key lives", body = LookupBatchResult),
         (status = 400, description = "Over 10,000 keys, neither or both of `keys` and `keys_b64`, invalid base64, replicas out of range, unknown field, malformed JSON", body = Problem, content_type = "application/problem+json"),

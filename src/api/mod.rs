@@ -14,6 +14,7 @@ pub mod inspection;
 pub mod keys;
 pub mod links;
 pub mod long_poll;
+pub mod lookup_schema;
 pub mod metrics;
 pub mod model;
 pub mod movement;

@@ -273,10 +273,13 @@ pub struct RingConfigSpec {
     /// Defaults to the algorithm's hash.
     pub hash: Option<HashFunction>,
     /// Defaults to 160.
+    #[serde(default, deserialize_with = "super::json_integer::option")]
     pub vnodes_per_weight: Option<u64>,
     /// Defaults to 65537.
+    #[serde(default, deserialize_with = "super::json_integer::option")]
     pub table_size: Option<u64>,
     /// Defaults to 3.
+    #[serde(default, deserialize_with = "super::json_integer::option")]
     pub replication_factor: Option<u64>,
     /// Defaults to false.
     pub zone_aware: Option<bool>,

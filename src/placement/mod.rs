@@ -14,6 +14,7 @@ mod diff_model;
 mod encoding;
 pub mod error;
 pub mod hash;
+pub mod json_integer;
 pub mod jump;
 mod jump_runs;
 pub mod ketama;

@@ -1,5 +1,6 @@
 //! Nodes and the validated domain types they are built from.
 
+use super::json_integer::JsonU64;
 use std::fmt;
 use std::sync::Arc;
 
@@ -178,7 +179,7 @@ impl From<Zone> for String {
 
 /// A node's relative capacity: an integer from 1 to [`MAX_WEIGHT`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(try_from = "u64", into = "u32")]
+#[serde(try_from = "JsonU64", into = "u32")]
 pub struct Weight(u32);
 
 impl Weight {
@@ -199,6 +200,13 @@ impl Weight {
     /// The weight as an integer.
     pub fn get(self) -> u32 {
         self.0
+    }
+}
+
+impl TryFrom<JsonU64> for Weight {
+    type Error = PlacementError;
+    fn try_from(w: JsonU64) -> Result<Self, Self::Error> {
+        Self::new(w.0)
     }
 }
 
