@@ -3,7 +3,7 @@
 //!
 //! Acks are sent with the read token (clients never hold the admin token)
 //! and kept by the store for the server's `--client-ttl`; see
-//! `docs/clients.md`.
+//! `docs/convergence.md`.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
