@@ -60,6 +60,11 @@ pub struct NodeInput {
 
 /// The `node` of an `upsert` op: the id and, optionally, every field of
 /// [`NodeInput`]; unknown fields refused.
+// The fields are written out again rather than `#[serde(flatten)]`ed from
+// `NodeInput`: utoipa renders a flatten as `allOf`, and with each part
+// closed to unknown fields (`additionalProperties: false`) JSON Schema
+// would then refuse every body, since `id` is unknown to one part and the
+// node's fields to the other.
 #[derive(Debug, Clone, ToSchema)]
 #[schema(example = json!({"id": "cache-d", "address": "10.0.0.5:11211", "weight": 1}))]
 #[serde(deny_unknown_fields)]
