@@ -3,9 +3,38 @@
 //! The crate is layered so that dependencies point one way:
 //! [`placement`] is the pure, deterministic core that every other part
 //! (and every client, in any language) builds on. [`ring`] adds rings,
-//! nodes and snapshots; [`store`] persists them; [`service`] holds the
-//! rules between storage and [`api`], the REST API that [`server`] runs;
-//! [`hub`] tells watchers about every version the service learns of.
+//! nodes and snapshots; `store` persists them; `service` holds the rules
+//! between storage and `api`, the REST API that `server` runs; `hub`
+//! tells watchers about every version the service learns of.
+//!
+//! # Layout
+//!
+//! From the bottom up; each module uses only modules listed before it.
+//! `docs/architecture.md` has the full table of what may use what, and
+//! `.ci/layers` fails CI on a path that breaks it.
+//!
+//! | module | holds | built by |
+//! |---|---|---|
+//! | `placement` | the consistent-hashing algorithms and the math on placements; pure, no I/O | always |
+//! | `jitter` | random waits that spread retries and deadlines | `client` |
+//! | `ring` | ring names, node records, change ops, immutable snapshots; pure | always |
+//! | `wire` | the HTTP contract: every request, response and problem body | `client` |
+//! | `store` | the `Store` trait and its SQLite and etcd backends | `server` |
+//! | `hub` | per-ring notifications for watch streams and long-polls | `server` |
+//! | `service` | `RingService`: the rules between the store and the API | `server` |
+//! | `api` | the REST API: handlers, OpenAPI document, errors, tokens, metrics | `server` |
+//! | `server` | the listener, connections, TLS and shutdown that run the API | `server` |
+//! | `client` | the Rust client library: failover, watch, verified views, routing | `client` |
+//! | `cli` | the `ringd` command line: `serve` and the operator subcommands | `server` |
+//!
+//! The features: `client` builds `placement`, `ring`, `wire`, `jitter`
+//! and `client`, for applications (`default-features = false, features =
+//! ["client"]`); `tls` adds HTTPS to the client; `server`, the default,
+//! implies both and builds every module and the `ringd` binary. Without
+//! any feature only `placement` and `ring` are built.
+
+// Modules in the doc above are named, not linked: a link to a module that a
+// feature leaves out breaks `cargo doc` for that build.
 
 #[cfg(feature = "server")]
 pub mod api;
