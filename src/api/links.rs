@@ -77,7 +77,7 @@ const LINKS: &[LinkSpec] = &[
     LinkSpec { from: "post_ack", statuses: OK, name: "ListClients", to: "list_clients", parameters: &[RING], description: "List the ring's clients." },
 ];
 
-/// Adds [`LINKS`] to the document.
+/// Adds the links between operations (`LINKS`, above) to the document.
 pub struct Links;
 
 impl Modify for Links {

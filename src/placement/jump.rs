@@ -39,7 +39,7 @@ pub fn jump_hash(mut key: u64, buckets: u32) -> u32 {
 /// The bucket order for a fresh ring: nodes in id order, each taking as
 /// many consecutive buckets as its weight. This and [`next_order`] follow
 /// the specification bucket by bucket; placements derive the same orders
-/// on runs (see [`next_runs`]).
+/// on runs (see `next_runs`).
 pub fn initial_order(nodes: &[Node]) -> Vec<Option<NodeId>> {
     next_order(&[], nodes)
 }
