@@ -10,7 +10,6 @@
 pub mod config;
 mod continuum;
 mod diff;
-mod diff_model;
 mod encoding;
 pub mod error;
 pub mod hash;
@@ -25,7 +24,7 @@ mod ownership;
 mod preference;
 pub mod rendezvous;
 mod repeated_sum;
-pub mod ring;
+pub mod vnode;
 
 use std::sync::OnceLock;
 
@@ -73,7 +72,7 @@ impl Placement {
         let active = active_sorted(config, nodes)?;
         let layout = match config.algorithm {
             Algorithm::Ring => {
-                Layout::Ring(ring::build(config.hash, config.vnodes_per_weight, &active))
+                Layout::Ring(vnode::build(config.hash, config.vnodes_per_weight, &active))
             }
             Algorithm::Ketama => Layout::Ketama(ketama::build(&active)),
             Algorithm::Maglev => Layout::Maglev(maglev::build(&active, config.table_size)),
@@ -142,7 +141,7 @@ impl Placement {
                 {
                     remap[j] = Some(i as u32)
                 }
-                _ => ring::node_points(
+                _ => vnode::node_points(
                     self.config.hash,
                     self.config.vnodes_per_weight,
                     node,

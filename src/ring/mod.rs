@@ -3,7 +3,7 @@
 
 mod bucket_order;
 mod change;
-mod client;
+mod client_id;
 pub mod durations;
 mod name;
 mod record;
@@ -15,7 +15,7 @@ pub use change::{
     ops_match, ChangeOp, ChangeRecord, IdempotencyKey, RequestedOp, Role, MAX_IDEMPOTENCY_KEY_LEN,
     MAX_OPS,
 };
-pub use client::{ClientId, InvalidClientId, MAX_CLIENT_ID_LEN};
+pub use client_id::{ClientId, InvalidClientId, MAX_CLIENT_ID_LEN};
 pub use name::{RingName, MAX_RING_NAME_LEN};
 pub use record::{
     NodeRecord, NodeRecordSpec, MAX_ADDRESS_LEN, MAX_LABELS, MAX_LABEL_KEY_LEN, MAX_LABEL_VALUE_LEN,

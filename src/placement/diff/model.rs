@@ -16,10 +16,10 @@
 
 use std::collections::BTreeMap;
 
-use super::diff::{Tally, NONE};
-use super::jump_runs::{BucketRuns, HOLE};
-use super::repeated_sum::repeated_sum;
-use super::{Layout, NodeId, Placement};
+use super::super::jump_runs::{BucketRuns, HOLE};
+use super::super::repeated_sum::repeated_sum;
+use super::super::{Layout, NodeId, Placement};
+use super::{Tally, NONE};
 
 /// Movement between two jump bucket tables (node indices, HOLE = hole),
 /// computed on runs with the same binary64 results as bucket by bucket.

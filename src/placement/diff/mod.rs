@@ -6,6 +6,8 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+mod model;
+
 use super::continuum::{Arc, Continuum};
 use super::{Layout, NodeId, Placement};
 
@@ -242,11 +244,11 @@ impl Placement {
                 DiffBasis::TableEntries
             }
             (Layout::Jump(a), Layout::Jump(b)) if same_hash => {
-                super::diff_model::jump(&mut tally, a, b);
+                model::jump(&mut tally, a, b);
                 DiffBasis::JumpModel
             }
             (Layout::Rendezvous { .. }, Layout::Rendezvous { .. }) if same_hash => {
-                super::diff_model::rendezvous(&mut tally, self, to);
+                model::rendezvous(&mut tally, self, to);
                 DiffBasis::RendezvousModel
             }
             _ => {
