@@ -15,6 +15,7 @@ pub mod error;
 pub mod hash;
 pub mod json_integer;
 pub mod jump;
+mod jump_hash;
 mod jump_runs;
 pub mod ketama;
 pub mod maglev;
