@@ -8,21 +8,8 @@ use crate::ring::{ClientId, RingName};
 
 use super::error::ClientError;
 use super::http::Endpoints;
+use super::settings::WatchMode;
 use super::{ack, watch, RingClient, Shared, Tasks};
-
-/// How the client hears about new versions.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum WatchMode {
-    /// Server-Sent Events; long-polls when the watch route is unusable
-    /// (e.g. a proxy that buffers or refuses streams), trying the stream
-    /// again every few minutes.
-    #[default]
-    Auto,
-    /// Server-Sent Events only.
-    Sse,
-    /// Long-polls only.
-    LongPoll,
-}
 
 /// Settings of a [`RingClient`]; every one has a default.
 #[derive(Debug, Clone)]

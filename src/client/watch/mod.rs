@@ -13,10 +13,11 @@ use crate::ring::Snapshot;
 
 use super::ack::Applied;
 use super::backoff::Backoff;
-use super::builder::{ClientBuilder, WatchMode};
+use super::builder::ClientBuilder;
 use super::error::ClientError;
 use super::events::{summarize, RingEvent, VersionChange};
 use super::http::Endpoints;
+use super::settings::WatchMode;
 use super::view::RingView;
 use super::{Shared, Transport};
 
