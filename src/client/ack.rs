@@ -12,8 +12,8 @@ use crate::placement::Fingerprint;
 use crate::ring::ClientId;
 
 use super::backoff::Backoff;
-use super::builder::ClientBuilder;
 use super::http::Endpoints;
+use super::settings::AckSettings;
 use super::Shared;
 
 /// The latest applied version and its fingerprint, as the watch publishes it.
@@ -32,7 +32,7 @@ impl Acker {
         shared: Arc<Shared>,
         endpoints: Endpoints,
         client_id: ClientId,
-        settings: &ClientBuilder,
+        settings: AckSettings,
     ) -> Self {
         let path = format!(
             "/v1/rings/{}/clients/{}/ack",
@@ -43,8 +43,8 @@ impl Acker {
             shared,
             endpoints,
             path,
-            interval: settings.ack_interval,
-            backoff: Backoff::new(settings.backoff_min, settings.backoff_max),
+            interval: settings.interval,
+            backoff: settings.backoff,
         }
     }
 

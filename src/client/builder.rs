@@ -6,23 +6,11 @@ use std::time::Duration;
 use crate::ring::durations::LONG_POLL_WAIT;
 use crate::ring::{ClientId, RingName};
 
+use super::backoff::Backoff;
 use super::error::ClientError;
 use super::http::Endpoints;
+use super::settings::{AckSettings, WatchMode, WatchSettings};
 use super::{ack, watch, RingClient, Shared, Tasks};
-
-/// How the client hears about new versions.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum WatchMode {
-    /// Server-Sent Events; long-polls when the watch route is unusable
-    /// (e.g. a proxy that buffers or refuses streams), trying the stream
-    /// again every few minutes.
-    #[default]
-    Auto,
-    /// Server-Sent Events only.
-    Sse,
-    /// Long-polls only.
-    LongPoll,
-}
 
 /// Settings of a [`RingClient`]; every one has a default.
 #[derive(Debug, Clone)]
@@ -181,12 +169,23 @@ impl ClientBuilder {
         }
         let shared = Arc::new(Shared::new(ring));
         let (ack_tx, ack_rx) = tokio::sync::watch::channel(None);
+        let watch = WatchSettings {
+            mode: self.mode,
+            long_poll_wait: self.long_poll_wait,
+            idle_timeout: self.idle_timeout,
+            sse_retry: self.sse_retry,
+            backoff: Backoff::new(self.backoff_min, self.backoff_max),
+        };
         let mut tasks = vec![tokio::spawn(
-            watch::Watch::new(shared.clone(), endpoints.clone(), &self, ack_tx).run(),
+            watch::Watch::new(shared.clone(), endpoints.clone(), watch, ack_tx).run(),
         )];
         if self.ack {
+            let settings = AckSettings {
+                interval: self.ack_interval,
+                backoff: Backoff::new(self.backoff_min, self.backoff_max),
+            };
             tasks.push(tokio::spawn(
-                ack::Acker::new(shared.clone(), endpoints.clone(), client_id, &self).run(ack_rx),
+                ack::Acker::new(shared.clone(), endpoints.clone(), client_id, settings).run(ack_rx),
             ));
         }
         Ok(RingClient {

@@ -30,6 +30,7 @@ mod error;
 mod events;
 pub mod http;
 mod router;
+mod settings;
 pub mod sse;
 #[cfg(feature = "tls")]
 mod tls;
@@ -44,11 +45,12 @@ use arc_swap::ArcSwapOption;
 use tokio::sync::{broadcast, watch as state};
 
 pub use bounded::BoundedLoad;
-pub use builder::{ClientBuilder, WatchMode};
+pub use builder::ClientBuilder;
 pub use error::{ClientError, Problem};
 pub use events::{DiffSummary, RingEvent, VersionChange};
 pub use http::{Endpoints, EndpointsBuilder};
 pub use router::Router;
+pub use settings::WatchMode;
 #[cfg(feature = "tls")]
 pub use tls::TlsSettings;
 pub use view::RingView;

@@ -1,5 +1,7 @@
 //! Typed errors for everything the placement core refuses.
 
+use std::borrow::Cow;
+
 use thiserror::Error;
 
 /// Why a ring configuration, a node or a node set was rejected.
@@ -27,8 +29,8 @@ pub enum PlacementError {
     InvalidHashKey {
         /// The rejected key (truncated to 200 characters).
         key: String,
-        /// What is wrong with it.
-        reason: &'static str,
+        /// What is wrong with it (owned when it states the length limit).
+        reason: Cow<'static, str>,
     },
     /// A zone name was empty, too long or used a disallowed character.
     #[error("zone `{zone}` is invalid: {reason}")]

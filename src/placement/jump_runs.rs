@@ -10,7 +10,7 @@
 //! which are defined per bucket, still expand them.
 
 use super::hash::fmix64;
-use super::jump::{jump_hash, REHASH_INCREMENT};
+use super::jump_hash::{jump_hash, REHASH_INCREMENT};
 
 /// Owner number of a run of holes: the number the canonical encoding
 /// writes for a hole, so runs encode without translation.

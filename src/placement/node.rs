@@ -1,6 +1,7 @@
 //! Nodes and the validated domain types they are built from.
 
 use super::json_integer::JsonU64;
+use std::borrow::Cow;
 use std::fmt;
 use std::sync::Arc;
 
@@ -104,12 +105,12 @@ impl HashKey {
     /// Validates `key`.
     pub fn new(key: impl Into<String>) -> Result<Self, PlacementError> {
         let key = key.into();
-        let reason = if key.is_empty() {
-            Some("must not be empty")
+        let reason: Option<Cow<'static, str>> = if key.is_empty() {
+            Some("must not be empty".into())
         } else if key.len() > MAX_HASH_KEY_LEN {
-            Some("longer than 255 bytes")
+            Some(format!("longer than {MAX_HASH_KEY_LEN} bytes").into())
         } else if key.chars().any(char::is_control) {
-            Some("must not contain control characters")
+            Some("must not contain control characters".into())
         } else {
             None
         };
@@ -304,5 +305,23 @@ impl Node {
         self.hash_key
             .as_ref()
             .map_or(self.id.as_str(), HashKey::as_str)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hash_key_refusals_say_what_is_wrong() {
+        let long = "k".repeat(MAX_HASH_KEY_LEN + 1);
+        let reason = |key: &str| match HashKey::new(key) {
+            Err(PlacementError::InvalidHashKey { reason, .. }) => reason.into_owned(),
+            other => panic!("expected InvalidHashKey, got {other:?}"),
+        };
+        assert_eq!(reason(""), "must not be empty");
+        assert_eq!(reason(&long), "longer than 255 bytes");
+        assert_eq!(reason("a\u{7}"), "must not contain control characters");
+        assert!(HashKey::new("k".repeat(MAX_HASH_KEY_LEN)).is_ok());
     }
 }

@@ -3,7 +3,7 @@
 use super::config::{self, Algorithm, RingConfig};
 use super::error::PlacementError;
 use super::node::{Node, Zone};
-use super::{ketama, ring};
+use super::{ketama, vnode};
 
 /// Zone number of each node (numbered by zone name order) and the number of
 /// distinct zones; present only when zone awareness is on.
@@ -31,7 +31,7 @@ pub(crate) fn active_sorted(
         }
     }
     let total = match config.algorithm {
-        Algorithm::Ring => ring::point_count(config.vnodes_per_weight, &active),
+        Algorithm::Ring => vnode::point_count(config.vnodes_per_weight, &active),
         Algorithm::Ketama => ketama::point_count(&active),
         Algorithm::Jump => active.iter().map(|n| u64::from(n.weight.get())).sum(),
         Algorithm::Maglev | Algorithm::Rendezvous => 0,

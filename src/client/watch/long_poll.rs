@@ -5,10 +5,10 @@ use std::time::Duration;
 
 use reqwest::{Method, StatusCode};
 
+use crate::client::http::decode;
+use crate::client::Transport;
 use crate::ring::Snapshot;
 
-use super::super::http::decode;
-use super::super::Transport;
 use super::{Failure, Watch};
 
 /// Most missing versions a long-poll client fetches one by one; a larger

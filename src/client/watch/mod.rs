@@ -13,10 +13,10 @@ use crate::ring::Snapshot;
 
 use super::ack::Applied;
 use super::backoff::Backoff;
-use super::builder::{ClientBuilder, WatchMode};
 use super::error::ClientError;
 use super::events::{summarize, RingEvent, VersionChange};
 use super::http::Endpoints;
+use super::settings::{WatchMode, WatchSettings};
 use super::view::RingView;
 use super::{Shared, Transport};
 
@@ -55,17 +55,24 @@ impl Watch {
     pub(crate) fn new(
         shared: Arc<Shared>,
         endpoints: Endpoints,
-        settings: &ClientBuilder,
+        settings: WatchSettings,
         applied: watch::Sender<Applied>,
     ) -> Self {
+        let WatchSettings {
+            mode,
+            long_poll_wait,
+            idle_timeout,
+            sse_retry,
+            backoff,
+        } = settings;
         Self {
             shared,
             endpoints,
-            mode: settings.mode,
-            long_poll_wait: settings.long_poll_wait,
-            idle_timeout: settings.idle_timeout,
-            sse_retry: settings.sse_retry,
-            backoff: Backoff::new(settings.backoff_min, settings.backoff_max),
+            mode,
+            long_poll_wait,
+            idle_timeout,
+            sse_retry,
+            backoff,
             applied,
             rejected: None,
         }

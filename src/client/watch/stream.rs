@@ -6,12 +6,12 @@ use futures_util::StreamExt;
 use reqwest::header::CONTENT_TYPE;
 use reqwest::Method;
 
+use crate::client::http::error_chain;
+use crate::client::sse::{SseDecoder, SseEvent};
+use crate::client::Transport;
 use crate::placement::Fingerprint;
 use crate::ring::Snapshot;
 
-use super::super::http::error_chain;
-use super::super::sse::{SseDecoder, SseEvent};
-use super::super::Transport;
 use super::{Failure, Watch};
 
 /// The body of a keep-alive event.

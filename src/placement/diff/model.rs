@@ -16,14 +16,14 @@
 
 use std::collections::BTreeMap;
 
-use super::diff::{Tally, NONE};
-use super::jump_runs::{BucketRuns, HOLE};
-use super::repeated_sum::repeated_sum;
-use super::{Layout, NodeId, Placement};
+use super::tally::{Tally, NONE};
+use crate::placement::jump_runs::{BucketRuns, HOLE};
+use crate::placement::repeated_sum::repeated_sum;
+use crate::placement::{Layout, NodeId, Placement};
 
 /// Movement between two jump bucket tables (node indices, HOLE = hole),
 /// computed on runs with the same binary64 results as bucket by bucket.
-pub(crate) fn jump(tally: &mut Tally<'_>, old: &BucketRuns, new: &BucketRuns) {
+pub(super) fn jump(tally: &mut Tally<'_>, old: &BucketRuns, new: &BucketRuns) {
     let (n, m) = (old.len(), new.len());
     if n == 0 || m == 0 {
         return trivial(tally, old, new);
@@ -132,7 +132,7 @@ fn trivial(tally: &mut Tally<'_>, old: &BucketRuns, new: &BucketRuns) {
 }
 
 /// Movement between two rendezvous placements.
-pub(crate) fn rendezvous(tally: &mut Tally<'_>, from: &Placement, to: &Placement) {
+pub(super) fn rendezvous(tally: &mut Tally<'_>, from: &Placement, to: &Placement) {
     fn weights(p: &Placement) -> &[u32] {
         match &p.layout {
             Layout::Rendezvous { weights, .. } => weights,

@@ -11,7 +11,7 @@ pub const MAX_CLIENT_ID_LEN: usize = 128;
 
 /// Why a client id was refused.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
-#[error("client id `{0}` is invalid: use 1–128 characters of A-Z, a-z, 0-9, '.', '_', '-' and ':', starting with a letter or digit (e.g. a host name or pod name)")]
+#[error("client id `{0}` is invalid: use 1–{max} characters of A-Z, a-z, 0-9, '.', '_', '-' and ':', starting with a letter or digit (e.g. a host name or pod name)", max = MAX_CLIENT_ID_LEN)]
 pub struct InvalidClientId(pub String);
 
 /// A client's self-chosen id: 1–128 characters of `[A-Za-z0-9._:-]`,
@@ -77,5 +77,9 @@ mod tests {
         assert!(ClientId::new("é").is_err());
         assert!(ClientId::new("a".repeat(128)).is_ok());
         assert!(ClientId::new("a".repeat(129)).is_err());
+        assert_eq!(
+            ClientId::new("a/b").unwrap_err().to_string(),
+            "client id `a/b` is invalid: use 1–128 characters of A-Z, a-z, 0-9, '.', '_', '-' and ':', starting with a letter or digit (e.g. a host name or pod name)"
+        );
     }
 }

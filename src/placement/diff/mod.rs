@@ -1,0 +1,138 @@
+//! What moves between two placements: the moved fraction, each node's gain
+//! and loss, the from→to transfer matrix and, where the algorithm has hash
+//! ranges, the exact moved ranges a migration tool copies.
+
+use serde::Serialize;
+
+mod model;
+mod sweep;
+mod tally;
+
+use super::{Layout, NodeId, Placement};
+use tally::{Tally, NONE};
+
+/// How a diff was computed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DiffBasis {
+    /// Exact, by sweeping both sets of arcs over the hash circle.
+    Ranges,
+    /// Exact, by comparing Maglev tables slot by slot.
+    TableEntries,
+    /// Exact in jump's uniform model (no hash ranges exist).
+    JumpModel,
+    /// Exact in rendezvous' exponential-race model (no hash ranges exist).
+    RendezvousModel,
+    /// Estimated from 65,536 sample keys: the two placements hash keys
+    /// differently (another algorithm, hash or table size), so nothing
+    /// lines up to compare exactly.
+    Sampled,
+}
+
+/// Number of keys a sampled diff evaluates.
+pub const SAMPLE_KEYS: u32 = 65_536;
+
+/// One node's change in share.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct NodeMovement {
+    /// The node.
+    pub id: NodeId,
+    /// Share before (0 if it was not active).
+    pub before: f64,
+    /// Share after (0 if it is no longer active).
+    pub after: f64,
+    /// Share of keyspace it receives from other nodes.
+    pub gained: f64,
+    /// Share of keyspace it hands to other nodes.
+    pub lost: f64,
+}
+
+/// Keyspace moving from one node to another. `None` stands for "no
+/// owner": the side of the diff with no active node.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Transfer {
+    /// Previous owner.
+    pub from: Option<NodeId>,
+    /// New owner.
+    pub to: Option<NodeId>,
+    /// Share of the keyspace.
+    pub fraction: f64,
+}
+
+/// A maximal run of hash positions (`ring`, `ketama`) or table slots
+/// (`maglev`) that changes owner; bounds are inclusive.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct MovedRange {
+    /// First position or slot.
+    pub first: u64,
+    /// Last position or slot.
+    pub last: u64,
+    /// Previous owner.
+    pub from: Option<NodeId>,
+    /// New owner.
+    pub to: Option<NodeId>,
+}
+
+/// The movement between two placements.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PlacementDiff {
+    /// How it was computed.
+    pub basis: DiffBasis,
+    /// Share of all keys whose owner changes.
+    pub moved_fraction: f64,
+    /// Every node active on either side, in id order.
+    pub nodes: Vec<NodeMovement>,
+    /// Non-zero transfers, ordered by (from, to).
+    pub transfers: Vec<Transfer>,
+    /// Moved ranges in ascending order; empty for algorithms without ranges.
+    pub moved_ranges: Vec<MovedRange>,
+}
+
+impl Placement {
+    /// Each active node's share of the keyspace, in index order.
+    pub(crate) fn shares(&self) -> Vec<f64> {
+        let (_, units, total) = self.units();
+        units.iter().map(|&u| u as f64 / total as f64).collect()
+    }
+
+    /// What moves from this placement to `to`. Exact whenever both hash
+    /// keys the same way; otherwise estimated from sample keys (see
+    /// [`DiffBasis::Sampled`]).
+    pub fn diff(&self, to: &Placement) -> PlacementDiff {
+        let mut tally = Tally::new(self, to);
+        let same_hash = self.config.hash == to.config.hash;
+        let basis = match (&self.layout, &to.layout) {
+            (Layout::Ring(a), Layout::Ring(b)) | (Layout::Ketama(a), Layout::Ketama(b))
+                if same_hash =>
+            {
+                sweep::sweep_arcs(&mut tally, a, b);
+                DiffBasis::Ranges
+            }
+            (Layout::Maglev(a), Layout::Maglev(b))
+                if same_hash && self.config.table_size == to.config.table_size =>
+            {
+                sweep::sweep_tables(&mut tally, a, b, self.config.table_size);
+                DiffBasis::TableEntries
+            }
+            (Layout::Jump(a), Layout::Jump(b)) if same_hash => {
+                model::jump(&mut tally, a, b);
+                DiffBasis::JumpModel
+            }
+            (Layout::Rendezvous { .. }, Layout::Rendezvous { .. }) if same_hash => {
+                model::rendezvous(&mut tally, self, to);
+                DiffBasis::RendezvousModel
+            }
+            _ => {
+                let unit = 1.0 / f64::from(SAMPLE_KEYS);
+                for i in 0..SAMPLE_KEYS {
+                    let key = format!("ringd-sample-{i}");
+                    let a = self.owner_index(key.as_bytes()).map_or(NONE, |i| i as u32);
+                    let b = to.owner_index(key.as_bytes()).map_or(NONE, |i| i as u32);
+                    tally.flow(a, b, unit);
+                }
+                DiffBasis::Sampled
+            }
+        };
+        tally.finish(basis)
+    }
+}

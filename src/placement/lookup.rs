@@ -1,0 +1,104 @@
+//! Key lookups, the hot path: a key's hash, its owner and its preference
+//! list.
+
+use super::{hash, ketama, preference, rendezvous};
+use super::{HashFunction, Layout, NodeId, Placement};
+
+impl Placement {
+    /// The key's position in the algorithm's hash space: 32 bits for
+    /// `ketama`, 64 bits otherwise.
+    #[inline]
+    pub fn key_hash(&self, key: &[u8]) -> u64 {
+        match self.layout {
+            Layout::Ketama(_) => u64::from(ketama::key_hash(key)),
+            _ => hash::hash64(self.config.hash, key),
+        }
+    }
+
+    /// Index (into [`Placement::nodes`]) of the node owning `key`.
+    #[inline(always)]
+    pub fn owner_index(&self, key: &[u8]) -> Option<usize> {
+        // The default ring and hash get a path of their own that inlines
+        // into the caller's loop as a hash and one or two loads; every other
+        // combination takes one call, so that its code (md5 for ketama, the
+        // rendezvous scan) stays out of that loop.
+        if let (Layout::Ring(c), HashFunction::Xxh3) = (&self.layout, self.config.hash) {
+            return c
+                .owner(hash::hash64(HashFunction::Xxh3, key))
+                .map(|i| i as usize);
+        }
+        self.owner_index_general(key)
+    }
+
+    #[inline(never)]
+    fn owner_index_general(&self, key: &[u8]) -> Option<usize> {
+        self.owner_of_hash(self.key_hash(key))
+    }
+
+    /// Owner of a key already hashed with [`Placement::key_hash`].
+    #[inline]
+    pub fn owner_of_hash(&self, h: u64) -> Option<usize> {
+        let i = match &self.layout {
+            Layout::Ring(c) | Layout::Ketama(c) => c.owner(h)?,
+            Layout::Maglev(t) => *t.get((h % self.config.table_size) as usize)?,
+            Layout::Jump(b) if !b.is_empty() => b.owner(b.lookup(h)),
+            Layout::Jump(_) => return None,
+            Layout::Rendezvous {
+                node_hashes,
+                weights,
+                uniform,
+            } => rendezvous::owner(h, node_hashes, weights, *uniform)?,
+        };
+        Some(i as usize)
+    }
+
+    /// The node owning `key`, or `None` when no node is active.
+    #[inline]
+    pub fn owner(&self, key: &[u8]) -> Option<&NodeId> {
+        self.owner_index(key).map(|i| &self.nodes[i].id)
+    }
+
+    /// Indices of up to `r` distinct nodes for `key`, owner first, in the
+    /// algorithm's successor order (zones first when zone awareness is on).
+    pub fn preference_indices(&self, key: &[u8], r: usize) -> Vec<usize> {
+        let h = self.key_hash(key);
+        let n = self.nodes.len();
+        let zones = self.zones.as_ref().map(|z| (&z.of_node[..], z.count));
+        let picked = match &self.layout {
+            Layout::Ring(c) | Layout::Ketama(c) => match c.successor(h) {
+                Some(start) => preference::select(c.walk(start), r, n, zones),
+                None => Vec::new(),
+            },
+            Layout::Maglev(t) if !t.is_empty() => {
+                let start = (h % self.config.table_size) as usize;
+                let walk = (0..t.len()).map(|k| t[(start + k) % t.len()]);
+                preference::select(walk, r, n, zones)
+            }
+            // One step per run of a node, not per bucket: the same list
+            // (see `BucketRuns::successors`).
+            Layout::Jump(b) if !b.is_empty() => {
+                preference::select(b.successors(b.lookup(h)), r, n, zones)
+            }
+            Layout::Maglev(_) | Layout::Jump(_) => Vec::new(),
+            Layout::Rendezvous {
+                node_hashes,
+                weights,
+                uniform,
+            } => {
+                let ranked = rendezvous::ranked(h, node_hashes, weights, *uniform);
+                preference::select(ranked.into_iter(), r, n, zones)
+            }
+        };
+        picked.into_iter().map(|i| i as usize).collect()
+    }
+
+    /// Up to `r` distinct nodes for `key`: exactly `min(r, active nodes)`,
+    /// except under `ketama`, where (as in libketama) a node whose weight
+    /// share rounds down to zero points owns nothing and is never listed.
+    pub fn preference_list(&self, key: &[u8], r: usize) -> Vec<&NodeId> {
+        self.preference_indices(key, r)
+            .into_iter()
+            .map(|i| &self.nodes[i].id)
+            .collect()
+    }
+}
