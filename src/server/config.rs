@@ -1,0 +1,140 @@
+//! What `ringd serve` is configured with, and the checks a configuration
+//! built in code gets too.
+
+use std::fmt;
+
+use super::{EtcdAccess, ServeError, TlsFiles};
+use crate::api::Settings;
+use crate::ring::durations::{format_duration, CLIENT_TTL, WATCH_KEEPALIVE};
+use crate::store::etcd::DEFAULT_PREFIX;
+use crate::store::DEFAULT_RETENTION;
+
+/// How log lines are written (to stderr).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum LogFormat {
+    /// Human-readable lines.
+    #[default]
+    Text,
+    /// One JSON object per line.
+    Json,
+}
+
+/// Everything `ringd serve` needs.
+#[derive(Clone)]
+pub struct ServeConfig {
+    /// `host:port` to listen on; port 0 picks a free port.
+    pub listen: String,
+    /// `sqlite://PATH` or `etcd://HOST:PORT[,HOST:PORT…]`.
+    pub store_url: String,
+    /// Prefix of every key in an etcd store.
+    pub etcd_prefix: String,
+    /// TLS files and user for an etcd store.
+    pub etcd_access: EtcdAccess,
+    /// Token required for mutations; none leaves them open.
+    pub admin_token: Option<String>,
+    /// Token required for reads; none leaves them open.
+    pub read_token: Option<String>,
+    /// Allow a non-loopback address without an admin token.
+    pub insecure: bool,
+    /// Serve HTTPS with these files; none serves plain HTTP.
+    pub tls: Option<TlsFiles>,
+    /// Versions kept per ring.
+    pub retention: u64,
+    /// Log line format.
+    pub log_format: LogFormat,
+    /// Watch keep-alive and client ack lifetime.
+    pub settings: Settings,
+}
+
+impl Default for ServeConfig {
+    fn default() -> Self {
+        Self {
+            listen: "127.0.0.1:7420".into(),
+            store_url: "sqlite://./ringd-data/ringd.db".into(),
+            etcd_prefix: DEFAULT_PREFIX.into(),
+            etcd_access: EtcdAccess::default(),
+            admin_token: None,
+            read_token: None,
+            insecure: false,
+            tls: None,
+            retention: DEFAULT_RETENTION,
+            log_format: LogFormat::Text,
+            settings: Settings::default(),
+        }
+    }
+}
+
+impl fmt::Debug for ServeConfig {
+    // Tokens must never reach a log line, so they print as `<set>`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let redact = |t: &Option<String>| t.as_ref().map(|_| "<set>");
+        f.debug_struct("ServeConfig")
+            .field("listen", &self.listen)
+            .field("store_url", &self.store_url)
+            .field("etcd_prefix", &self.etcd_prefix)
+            .field("etcd_access", &self.etcd_access)
+            .field("admin_token", &redact(&self.admin_token))
+            .field("read_token", &redact(&self.read_token))
+            .field("insecure", &self.insecure)
+            .field("tls", &self.tls)
+            .field("retention", &self.retention)
+            .field("log_format", &self.log_format)
+            .field("settings", &self.settings)
+            .finish()
+    }
+}
+
+/// Refuses durations outside their bounds. `ringd serve`'s flags are
+/// checked when parsed; this covers a [`ServeConfig`] built in code.
+pub(super) fn check_settings(settings: &Settings) -> Result<(), ServeError> {
+    for (bounds, value) in [
+        (WATCH_KEEPALIVE, settings.keepalive),
+        (CLIENT_TTL, settings.client_ttl),
+    ] {
+        if !bounds.contains(value) {
+            return Err(ServeError::Setting(format!(
+                "{} of {} is outside its bounds: use {}",
+                bounds.name,
+                format_duration(value),
+                bounds.range()
+            )));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn debug_hides_tokens() {
+        let c = ServeConfig {
+            admin_token: Some("s3cret".into()),
+            ..ServeConfig::default()
+        };
+        assert!(!format!("{c:?}").contains("s3cret"));
+    }
+
+    #[test]
+    fn settings_built_in_code_are_bounded_too() {
+        assert!(check_settings(&Settings::default()).is_ok());
+        let zero = Settings {
+            keepalive: Duration::ZERO,
+            ..Settings::default()
+        };
+        assert_eq!(
+            check_settings(&zero).unwrap_err().to_string(),
+            "--watch-keepalive of 0ms is outside its bounds: use 1s to 5m"
+        );
+        let long = Settings {
+            client_ttl: Duration::from_secs(2 * 24 * 3600),
+            ..Settings::default()
+        };
+        assert_eq!(
+            check_settings(&long).unwrap_err().to_string(),
+            "--client-ttl of 48h is outside its bounds: use 10s to 24h"
+        );
+    }
+}
