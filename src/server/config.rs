@@ -6,11 +6,21 @@ use std::fmt;
 use super::{EtcdAccess, ServeError, TlsFiles};
 use crate::api::Settings;
 use crate::ring::durations::{format_duration, CLIENT_TTL, WATCH_KEEPALIVE};
-use crate::store::etcd::DEFAULT_PREFIX;
-use crate::store::DEFAULT_RETENTION;
+
+// The defaults the API and the store define, so that `ringd serve`'s flags
+// and a `ServeConfig` built in code name every default from here.
+pub use crate::api::{DEFAULT_CLIENT_TTL, DEFAULT_KEEPALIVE};
+pub use crate::store::etcd::DEFAULT_PREFIX;
+pub use crate::store::DEFAULT_RETENTION;
+
+/// The address served on, unless configured (`--listen`).
+pub const DEFAULT_LISTEN: &str = "127.0.0.1:7420";
+
+/// The store, unless configured (`--store`).
+pub const DEFAULT_STORE: &str = "sqlite://./ringd-data/ringd.db";
 
 /// How log lines are written (to stderr).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum LogFormat {
     /// Human-readable lines.
     #[default]
@@ -49,8 +59,8 @@ pub struct ServeConfig {
 impl Default for ServeConfig {
     fn default() -> Self {
         Self {
-            listen: "127.0.0.1:7420".into(),
-            store_url: "sqlite://./ringd-data/ringd.db".into(),
+            listen: DEFAULT_LISTEN.into(),
+            store_url: DEFAULT_STORE.into(),
             etcd_prefix: DEFAULT_PREFIX.into(),
             etcd_access: EtcdAccess::default(),
             admin_token: None,

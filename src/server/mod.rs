@@ -20,7 +20,10 @@ mod store_url;
 mod telemetry;
 pub mod tls;
 
-pub use config::{LogFormat, ServeConfig};
+pub use config::{
+    LogFormat, ServeConfig, DEFAULT_CLIENT_TTL, DEFAULT_KEEPALIVE, DEFAULT_LISTEN, DEFAULT_PREFIX,
+    DEFAULT_RETENTION, DEFAULT_STORE,
+};
 pub use error::ServeError;
 pub use signal::shutdown_signal;
 pub use startup::Server;
