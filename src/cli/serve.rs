@@ -9,7 +9,7 @@ use clap::{Args, ValueEnum};
 
 use crate::ring::durations::{format_duration, DurationBounds, CLIENT_TTL, WATCH_KEEPALIVE};
 use crate::server::{
-    EtcdAccess, LogFormat, ServeConfig, TlsFiles, DEFAULT_CLIENT_TTL, DEFAULT_KEEPALIVE,
+    EtcdAccess, LogFormat, Secret, ServeConfig, TlsFiles, DEFAULT_CLIENT_TTL, DEFAULT_KEEPALIVE,
     DEFAULT_LISTEN, DEFAULT_PREFIX, DEFAULT_RETENTION, DEFAULT_STORE,
 };
 
@@ -38,14 +38,14 @@ pub struct ServeArgs {
     #[arg(long, env = "RINGD_ETCD_USER")]
     pub etcd_user: Option<String>,
     /// Password of --etcd-user; prefer the environment variable.
-    #[arg(long, env = "RINGD_ETCD_PASSWORD", hide_env_values = true)]
-    pub etcd_password: Option<String>,
+    #[arg(long, env = "RINGD_ETCD_PASSWORD", hide_env_values = true, value_parser = secret)]
+    pub etcd_password: Option<Secret>,
     /// Token required for mutations (Authorization: Bearer …).
-    #[arg(long, env = "RINGD_ADMIN_TOKEN", hide_env_values = true)]
-    pub admin_token: Option<String>,
+    #[arg(long, env = "RINGD_ADMIN_TOKEN", hide_env_values = true, value_parser = secret)]
+    pub admin_token: Option<Secret>,
     /// Token required for reads; the admin token also reads.
-    #[arg(long, env = "RINGD_READ_TOKEN", hide_env_values = true)]
-    pub read_token: Option<String>,
+    #[arg(long, env = "RINGD_READ_TOKEN", hide_env_values = true, value_parser = secret)]
+    pub read_token: Option<Secret>,
     /// Log line format, written to stderr.
     #[arg(long, value_enum, default_value_t = LogFormatArg::Text)]
     pub log_format: LogFormatArg,
@@ -152,6 +152,12 @@ impl From<ServeArgs> for ServeConfig {
             log_format: a.log_format.into(),
         }
     }
+}
+
+/// Parses a token or password flag into a [`Secret`], so that even
+/// [`ServeArgs`]' `Debug` prints none.
+fn secret(text: &str) -> Result<Secret, std::convert::Infallible> {
+    Ok(Secret::from(text))
 }
 
 /// A flag's help line with its range, e.g. `… (1s to 5m; e.g. 15s, 500ms)`,

@@ -1,9 +1,7 @@
 //! What `ringd serve` is configured with, and the checks a configuration
 //! built in code gets too.
 
-use std::fmt;
-
-use super::{EtcdAccess, ServeError, TlsFiles};
+use super::{EtcdAccess, Secret, ServeError, TlsFiles};
 use crate::api::Settings;
 use crate::ring::durations::{format_duration, CLIENT_TTL, WATCH_KEEPALIVE};
 
@@ -29,8 +27,8 @@ pub enum LogFormat {
     Json,
 }
 
-/// Everything `ringd serve` needs.
-#[derive(Clone)]
+/// Everything `ringd serve` needs. Its `Debug` prints no secret.
+#[derive(Clone, Debug)]
 pub struct ServeConfig {
     /// `host:port` to listen on; port 0 picks a free port.
     pub listen: String,
@@ -41,9 +39,9 @@ pub struct ServeConfig {
     /// TLS files and user for an etcd store.
     pub etcd_access: EtcdAccess,
     /// Token required for mutations; none leaves them open.
-    pub admin_token: Option<String>,
+    pub admin_token: Option<Secret>,
     /// Token required for reads; none leaves them open.
-    pub read_token: Option<String>,
+    pub read_token: Option<Secret>,
     /// Allow a non-loopback address without an admin token.
     pub insecure: bool,
     /// Serve HTTPS with these files; none serves plain HTTP.
@@ -71,26 +69,6 @@ impl Default for ServeConfig {
             log_format: LogFormat::Text,
             settings: Settings::default(),
         }
-    }
-}
-
-impl fmt::Debug for ServeConfig {
-    // Tokens must never reach a log line, so they print as `<set>`.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let redact = |t: &Option<String>| t.as_ref().map(|_| "<set>");
-        f.debug_struct("ServeConfig")
-            .field("listen", &self.listen)
-            .field("store_url", &self.store_url)
-            .field("etcd_prefix", &self.etcd_prefix)
-            .field("etcd_access", &self.etcd_access)
-            .field("admin_token", &redact(&self.admin_token))
-            .field("read_token", &redact(&self.read_token))
-            .field("insecure", &self.insecure)
-            .field("tls", &self.tls)
-            .field("retention", &self.retention)
-            .field("log_format", &self.log_format)
-            .field("settings", &self.settings)
-            .finish()
     }
 }
 
@@ -122,9 +100,23 @@ mod tests {
     fn debug_hides_tokens() {
         let c = ServeConfig {
             admin_token: Some("s3cret".into()),
+            read_token: Some("r3ad".into()),
+            etcd_access: EtcdAccess {
+                user: Some("ringd".into()),
+                password: Some("pa55".into()),
+                ..EtcdAccess::default()
+            },
             ..ServeConfig::default()
         };
-        assert!(!format!("{c:?}").contains("s3cret"));
+        let printed = format!("{c:?}");
+        for secret in ["s3cret", "r3ad", "pa55"] {
+            assert!(!printed.contains(secret), "{secret} in {printed}");
+        }
+        assert!(
+            printed.contains("admin_token: Some(<redacted>)"),
+            "{printed}"
+        );
+        assert!(printed.contains("user: Some(\"ringd\")"), "{printed}");
     }
 
     #[test]

@@ -6,6 +6,7 @@
 //! - [`connection`]: serving each connection through hyper;
 //! - [`store_url`]: opening the store `--store` names;
 //! - [`tls`]: HTTPS on the listener;
+//! - [`secret`]: [`Secret`], a token or password that never prints;
 //! - [`telemetry`] and [`signal`]: log lines, and the signals that stop it.
 
 use std::future::Future;
@@ -14,6 +15,7 @@ use std::io::{self, Write as _};
 mod config;
 mod connection;
 mod error;
+mod secret;
 mod signal;
 mod startup;
 mod store_url;
@@ -25,6 +27,7 @@ pub use config::{
     DEFAULT_RETENTION, DEFAULT_STORE,
 };
 pub use error::ServeError;
+pub use secret::Secret;
 pub use signal::shutdown_signal;
 pub use startup::Server;
 pub use store_url::{parse_store_url, sqlite_path, EtcdAccess, StoreUrl};

@@ -15,7 +15,7 @@ use tokio::task::JoinHandle;
 use super::config::check_settings;
 use super::store_url::{open_store, parse_store_url};
 use super::tls::{self, Tls};
-use super::{connection, ServeConfig, ServeError};
+use super::{connection, Secret, ServeConfig, ServeError};
 use crate::api::auth::AuthConfig;
 use crate::api::{router, AppState};
 use crate::service::RingService;
@@ -67,7 +67,10 @@ impl Server {
         }
         let service = RingService::new(open_store(&config).await?);
         background.0.push(tokio::spawn(service.clone().follow()));
-        let auth = AuthConfig::new(config.admin_token.as_deref(), config.read_token.as_deref());
+        let auth = AuthConfig::new(
+            config.admin_token.as_ref().map(Secret::expose),
+            config.read_token.as_ref().map(Secret::expose),
+        );
         let mut state = AppState::new(service, auth);
         state.settings = Arc::new(config.settings.clone());
 
@@ -144,7 +147,10 @@ async fn resolve(config: &ServeConfig) -> Result<Vec<SocketAddr>, ServeError> {
     if addrs.is_empty() {
         return Err(invalid("it resolves to no address".into()));
     }
-    let has_admin = config.admin_token.as_deref().is_some_and(|t| !t.is_empty());
+    let has_admin = config
+        .admin_token
+        .as_ref()
+        .is_some_and(|t| !t.expose().is_empty());
     if let Some(open) = addrs.iter().find(|a| !a.ip().is_loopback()) {
         if !has_admin && !config.insecure {
             return Err(ServeError::Insecure {
