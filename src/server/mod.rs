@@ -1,13 +1,13 @@
 //! Running the service: open the store, bind, serve until told to stop.
 //!
-//! - [`config`]: [`ServeConfig`] and [`LogFormat`];
-//! - [`error`]: [`ServeError`];
-//! - [`startup`]: [`Server`], bound first, then run;
-//! - [`connection`]: serving each connection through hyper;
-//! - [`store_url`]: opening the store `--store` names;
-//! - [`tls`]: HTTPS on the listener;
-//! - [`secret`]: [`Secret`], a token or password that never prints;
-//! - [`telemetry`] and [`signal`]: log lines, and the signals that stop it.
+//! - `config` holds [`ServeConfig`], [`LogFormat`] and the defaults;
+//! - `error` holds [`ServeError`];
+//! - `startup` holds [`Server`], bound first, then run;
+//! - `connection` serves each connection through hyper;
+//! - `store_url` opens the store `--store` names;
+//! - [`tls`] serves HTTPS on the listener;
+//! - `secret` holds [`Secret`], a token or password that never prints;
+//! - `telemetry` and `signal`: log lines, and the signals that stop it.
 
 use std::future::Future;
 use std::io::{self, Write as _};
