@@ -62,9 +62,9 @@ fn every_reference_resolves() {
         .iter()
         .find(|p| p["name"] == "mode")
         .expect("watch takes `mode`");
-    assert_eq!(mode["schema"]["$ref"], "#/components/schemas/WatchMode");
+    assert_eq!(mode["schema"]["$ref"], "#/components/schemas/EventDetail");
     assert_eq!(
-        schema(&doc, "WatchMode")["enum"],
+        schema(&doc, "EventDetail")["enum"],
         serde_json::json!(["full", "light"])
     );
 }

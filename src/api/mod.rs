@@ -74,6 +74,13 @@ pub struct AppState {
     pub settings: Arc<Settings>,
 }
 
+/// How often an idle watch stream gets a keep-alive event, unless
+/// configured (`--watch-keepalive`).
+pub const DEFAULT_KEEPALIVE: std::time::Duration = std::time::Duration::from_secs(15);
+
+/// How long a client's ack counts, unless configured (`--client-ttl`).
+pub const DEFAULT_CLIENT_TTL: std::time::Duration = std::time::Duration::from_secs(5 * 60);
+
 /// Tunables of the notification and convergence endpoints.
 #[derive(Debug, Clone)]
 pub struct Settings {
@@ -86,8 +93,8 @@ pub struct Settings {
 impl Default for Settings {
     fn default() -> Self {
         Self {
-            keepalive: std::time::Duration::from_secs(15),
-            client_ttl: std::time::Duration::from_secs(300),
+            keepalive: DEFAULT_KEEPALIVE,
+            client_ttl: DEFAULT_CLIENT_TTL,
         }
     }
 }

@@ -87,7 +87,7 @@ token). With a read token configured, reads need the read or the admin token. \
         schemas::WaitSchema,
         schemas::KeyB64Schema,
         changes::OpInput,
-        watch_events::WatchMode,
+        watch_events::EventDetail,
         watch_events::LightEvent,
         watch_events::KeepaliveEvent,
         crate::api::model::SnapshotView,

@@ -25,7 +25,7 @@ use super::extract::{ring_name, ApiPath, ApiQuery};
 use super::problem::{ApiError, Problem};
 use super::schemas::{RingNameSchema, VersionCursorSchema};
 use super::watch_events::{frame, full_data, light_data, WatchEventSchema};
-pub use super::watch_events::{KeepaliveEvent, LightEvent, WatchMode, WatchQuery};
+pub use super::watch_events::{EventDetail, KeepaliveEvent, LightEvent, WatchQuery};
 use super::AppState;
 use crate::hub::{GaugeGuard, Head, Published, RECENT_VERSIONS};
 use crate::ring::{RingName, Snapshot};
@@ -125,7 +125,7 @@ pub fn last_event_id(headers: &HeaderMap) -> Result<Option<u64>, ApiError> {
 pub struct Watcher {
     state: AppState,
     ring: RingName,
-    mode: WatchMode,
+    mode: EventDetail,
     head: watch::Receiver<Head>,
     /// The last version sent (or resumed after).
     sent: Option<u64>,
@@ -303,8 +303,8 @@ impl Watcher {
             .resets
             .fetch_add(1, Ordering::Relaxed);
         let data = match self.mode {
-            WatchMode::Full => full_data(&newest.snapshot),
-            WatchMode::Light => light_data(&newest.snapshot),
+            EventDetail::Full => full_data(&newest.snapshot),
+            EventDetail::Light => light_data(&newest.snapshot),
         };
         frame("reset", Some(newest.version()), &data)
     }
@@ -312,8 +312,8 @@ impl Watcher {
     fn snapshot_frame(&self, p: &Published) -> Bytes {
         let v = p.version();
         match self.mode {
-            WatchMode::Full => p.full(|s| frame("snapshot", Some(v), &full_data(s))),
-            WatchMode::Light => p.light(|s| frame("snapshot", Some(v), &light_data(s))),
+            EventDetail::Full => p.full(|s| frame("snapshot", Some(v), &full_data(s))),
+            EventDetail::Light => p.light(|s| frame("snapshot", Some(v), &light_data(s))),
         }
     }
 

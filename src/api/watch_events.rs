@@ -18,7 +18,7 @@ use crate::ring::Snapshot;
 /// What each event carries.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
-pub enum WatchMode {
+pub enum EventDetail {
     /// The complete snapshot, as `GET …/snapshot` returns it.
     #[default]
     Full,
@@ -36,7 +36,7 @@ pub struct WatchQuery {
     #[param(value_type = Option<super::schemas::VersionCursorSchema>)]
     pub after: Option<u64>,
     /// `full` (default) or `light`.
-    pub mode: Option<WatchMode>,
+    pub mode: Option<EventDetail>,
 }
 
 /// The data of a `light`-mode event.

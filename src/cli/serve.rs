@@ -2,29 +2,28 @@
 //! are a contract that scripts rely on: keep their names and defaults.
 
 use std::path::PathBuf;
+use std::sync::OnceLock;
 use std::time::Duration;
 
-use clap::Args;
+use clap::{Args, ValueEnum};
 
-use crate::ring::durations::{DurationBounds, CLIENT_TTL, WATCH_KEEPALIVE};
-use crate::server::{EtcdAccess, LogFormat, ServeConfig, TlsFiles};
-use crate::store::DEFAULT_RETENTION;
+use crate::ring::durations::{format_duration, DurationBounds, CLIENT_TTL, WATCH_KEEPALIVE};
+use crate::server::{
+    EtcdAccess, LogFormat, Secret, ServeConfig, TlsFiles, DEFAULT_CLIENT_TTL, DEFAULT_KEEPALIVE,
+    DEFAULT_LISTEN, DEFAULT_PREFIX, DEFAULT_RETENTION, DEFAULT_STORE,
+};
 
 /// Flags of `ringd serve`.
 #[derive(Debug, Args)]
 pub struct ServeArgs {
     /// Address to serve on (host:port; port 0 picks a free one).
-    #[arg(long, env = "RINGD_LISTEN", default_value = "127.0.0.1:7420")]
+    #[arg(long, env = "RINGD_LISTEN", default_value = DEFAULT_LISTEN)]
     pub listen: String,
     /// The store: sqlite://PATH, or etcd://HOST:PORT[,HOST:PORT…] for etcd.
-    #[arg(
-        long = "store",
-        env = "RINGD_STORE",
-        default_value = "sqlite://./ringd-data/ringd.db"
-    )]
+    #[arg(long = "store", env = "RINGD_STORE", default_value = DEFAULT_STORE)]
     pub store: String,
     /// Prefix of every key ringd writes in etcd (with an etcd:// store).
-    #[arg(long, env = "RINGD_ETCD_PREFIX", default_value = crate::store::etcd::DEFAULT_PREFIX)]
+    #[arg(long, env = "RINGD_ETCD_PREFIX", default_value = DEFAULT_PREFIX)]
     pub etcd_prefix: String,
     /// PEM file of the CA that signed etcd's certificates; turns on TLS to etcd.
     #[arg(long, env = "RINGD_ETCD_CA_CERT", value_name = "PATH")]
@@ -39,17 +38,17 @@ pub struct ServeArgs {
     #[arg(long, env = "RINGD_ETCD_USER")]
     pub etcd_user: Option<String>,
     /// Password of --etcd-user; prefer the environment variable.
-    #[arg(long, env = "RINGD_ETCD_PASSWORD", hide_env_values = true)]
-    pub etcd_password: Option<String>,
+    #[arg(long, env = "RINGD_ETCD_PASSWORD", hide_env_values = true, value_parser = secret)]
+    pub etcd_password: Option<Secret>,
     /// Token required for mutations (Authorization: Bearer …).
-    #[arg(long, env = "RINGD_ADMIN_TOKEN", hide_env_values = true)]
-    pub admin_token: Option<String>,
+    #[arg(long, env = "RINGD_ADMIN_TOKEN", hide_env_values = true, value_parser = secret)]
+    pub admin_token: Option<Secret>,
     /// Token required for reads; the admin token also reads.
-    #[arg(long, env = "RINGD_READ_TOKEN", hide_env_values = true)]
-    pub read_token: Option<String>,
+    #[arg(long, env = "RINGD_READ_TOKEN", hide_env_values = true, value_parser = secret)]
+    pub read_token: Option<Secret>,
     /// Log line format, written to stderr.
-    #[arg(long, value_enum, default_value_t = LogFormat::Text)]
-    pub log_format: LogFormat,
+    #[arg(long, value_enum, default_value_t = LogFormatArg::Text)]
+    pub log_format: LogFormatArg,
     /// Allow a non-loopback listen address without an admin token.
     #[arg(long)]
     pub insecure: bool,
@@ -78,18 +77,46 @@ pub struct ServeArgs {
     )]
     pub tls_client_ca: Option<PathBuf>,
     /// How often an idle watch stream gets a keep-alive event.
-    #[arg(long, env = "RINGD_WATCH_KEEPALIVE", default_value = "15s", value_name = "DURATION",
+    #[arg(long, env = "RINGD_WATCH_KEEPALIVE", default_value = default_text(&KEEPALIVE_TEXT, DEFAULT_KEEPALIVE), value_name = "DURATION",
           value_parser = |t: &str| WATCH_KEEPALIVE.parse(t),
           help = bounded_help("How often an idle watch stream gets a keep-alive event", &WATCH_KEEPALIVE))]
     pub watch_keepalive: Duration,
     /// How long a client's ack counts after it was sent.
-    #[arg(long, env = "RINGD_CLIENT_TTL", default_value = "5m", value_name = "DURATION",
+    #[arg(long, env = "RINGD_CLIENT_TTL", default_value = default_text(&CLIENT_TTL_TEXT, DEFAULT_CLIENT_TTL), value_name = "DURATION",
           value_parser = |t: &str| CLIENT_TTL.parse(t),
           help = bounded_help("How long a client's ack counts after it was sent", &CLIENT_TTL))]
     pub client_ttl: Duration,
     /// Versions kept per ring; older ones are pruned.
     #[arg(long, default_value_t = DEFAULT_RETENTION, value_parser = clap::value_parser!(u64).range(1..))]
     pub retention: u64,
+}
+
+/// `--log-format`'s values: [`LogFormat`] as the command line spells it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LogFormatArg {
+    /// Human-readable lines.
+    Text,
+    /// One JSON object per line.
+    Json,
+}
+
+impl From<LogFormatArg> for LogFormat {
+    fn from(a: LogFormatArg) -> Self {
+        match a {
+            LogFormatArg::Text => LogFormat::Text,
+            LogFormatArg::Json => LogFormat::Json,
+        }
+    }
+}
+
+// clap wants a default as `&'static str`; these hold the text of the
+// duration defaults, written once from their constants.
+static KEEPALIVE_TEXT: OnceLock<String> = OnceLock::new();
+static CLIENT_TTL_TEXT: OnceLock<String> = OnceLock::new();
+
+/// The text of a duration default, e.g. `15s`, kept in `cell`.
+fn default_text(cell: &'static OnceLock<String>, default: Duration) -> &'static str {
+    cell.get_or_init(|| format_duration(default))
 }
 
 impl From<ServeArgs> for ServeConfig {
@@ -122,9 +149,15 @@ impl From<ServeArgs> for ServeConfig {
                 keepalive: a.watch_keepalive,
                 client_ttl: a.client_ttl,
             },
-            log_format: a.log_format,
+            log_format: a.log_format.into(),
         }
     }
+}
+
+/// Parses a token or password flag into a [`Secret`], so that even
+/// [`ServeArgs`]' `Debug` prints none.
+fn secret(text: &str) -> Result<Secret, std::convert::Infallible> {
+    Ok(Secret::from(text))
 }
 
 /// A flag's help line with its range, e.g. `… (1s to 5m; e.g. 15s, 500ms)`,

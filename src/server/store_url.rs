@@ -1,18 +1,18 @@
 //! Opening the store `--store` names, with the credentials etcd needs.
 
-use std::fmt;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::{ServeConfig, ServeError};
+use super::{Secret, ServeConfig, ServeError};
 use crate::store::etcd::{EtcdOptions, EtcdStore, EtcdTls, DEFAULT_MAX_TXN_OPS};
 use crate::store::sqlite::SqliteStore;
 use crate::store::Store;
 
 /// How to authenticate to etcd: TLS files and a user. All optional; with
 /// any TLS file set, endpoints given as `host:port` are reached over HTTPS.
-#[derive(Clone, Default, PartialEq, Eq)]
+/// Its `Debug` prints no password.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct EtcdAccess {
     /// PEM file of the CA that signed etcd's server certificates.
     pub ca_cert: Option<PathBuf>,
@@ -23,20 +23,7 @@ pub struct EtcdAccess {
     /// etcd user name (needs `password`).
     pub user: Option<String>,
     /// The user's password.
-    pub password: Option<String>,
-}
-
-impl fmt::Debug for EtcdAccess {
-    // The password must never reach a log line.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("EtcdAccess")
-            .field("ca_cert", &self.ca_cert)
-            .field("cert", &self.cert)
-            .field("key", &self.key)
-            .field("user", &self.user)
-            .field("password", &self.password.as_ref().map(|_| "<set>"))
-            .finish()
-    }
+    pub password: Option<Secret>,
 }
 
 impl EtcdAccess {
@@ -134,7 +121,10 @@ pub(super) async fn open_store(config: &ServeConfig) -> Result<Arc<dyn Store>, S
                 retention,
                 max_txn_ops: DEFAULT_MAX_TXN_OPS,
                 tls: access.tls()?,
-                user: access.user.clone().zip(access.password.clone()),
+                user: access
+                    .user
+                    .clone()
+                    .zip(access.password.as_ref().map(|p| p.expose().to_owned())),
             };
             Ok(Arc::new(EtcdStore::connect(options).await.map_err(failed)?))
         }

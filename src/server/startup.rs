@@ -1,0 +1,178 @@
+//! Starting the service in two steps: [`Server::bind`] resolves the listen
+//! address, opens the store and binds, so the caller learns the real
+//! address before any request is served; [`Server::run`] serves until a
+//! shutdown future completes.
+
+use std::future::Future;
+use std::io;
+use std::net::SocketAddr;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use tokio::net::TcpListener;
+use tokio::task::JoinHandle;
+
+use super::config::check_settings;
+use super::store_url::{open_store, parse_store_url};
+use super::tls::{self, Tls};
+use super::{connection, Secret, ServeConfig, ServeError};
+use crate::api::auth::AuthConfig;
+use crate::api::{router, AppState};
+use crate::service::RingService;
+
+/// A bound service, not yet serving: its listener is open, so connections
+/// made now wait in the backlog until [`Server::run`] accepts them.
+pub struct Server {
+    listener: TcpListener,
+    local_addr: SocketAddr,
+    state: AppState,
+    tls: Option<Arc<Tls>>,
+    store_url: String,
+    retention: u64,
+    background: Background,
+}
+
+/// The tasks a bound server runs beside its listener (the store follower,
+/// the SIGHUP reloader). Dropping it stops them, so a server dropped
+/// without running leaves nothing behind.
+struct Background(Vec<JoinHandle<()>>);
+
+impl Drop for Background {
+    fn drop(&mut self) {
+        for task in &self.0 {
+            task.abort();
+        }
+    }
+}
+
+impl Server {
+    /// Checks `config`, resolves its listen address (applying the loopback
+    /// rule), loads the TLS files, opens the store and binds the listener.
+    /// Port 0 picks a free port; [`Server::local_addr`] says which.
+    pub async fn bind(config: ServeConfig) -> Result<Server, ServeError> {
+        tracing::debug!(?config, "starting");
+        // Refuse a bad store URL before resolving or touching anything.
+        parse_store_url(&config.store_url)?;
+        check_settings(&config.settings)?;
+        config.etcd_access.validate()?;
+        let addrs = resolve(&config).await?;
+        // Before the store is opened or the port bound: a bad file stops here.
+        let tls = config.tls.clone().map(Tls::new).transpose()?.map(Arc::new);
+        let mut background = Background(Vec::new());
+        // SIGHUP's handler is in place before the server says it listens.
+        if let Some(tls) = &tls {
+            background
+                .0
+                .push(tokio::spawn(tls::reload_on_hangup(tls.clone())));
+        }
+        let service = RingService::new(open_store(&config).await?);
+        background.0.push(tokio::spawn(service.clone().follow()));
+        let auth = AuthConfig::new(
+            config.admin_token.as_ref().map(Secret::expose),
+            config.read_token.as_ref().map(Secret::expose),
+        );
+        let mut state = AppState::new(service, auth);
+        state.settings = Arc::new(config.settings.clone());
+
+        let listener = bind(&addrs).await.map_err(|source| ServeError::Bind {
+            addr: config.listen.clone(),
+            source,
+        })?;
+        let local_addr = listener.local_addr()?;
+        Ok(Server {
+            listener,
+            local_addr,
+            state,
+            tls,
+            store_url: config.store_url,
+            retention: config.retention,
+            background,
+        })
+    }
+
+    /// The address the listener is bound to, with the real port when the
+    /// configured one was 0.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.local_addr
+    }
+
+    /// The base URL to reach the server at: `http://<address>`, or
+    /// `https://` with TLS.
+    pub fn url(&self) -> String {
+        let scheme = if self.tls.is_some() { "https" } else { "http" };
+        format!("{scheme}://{}", self.local_addr)
+    }
+
+    /// Serves until `shutdown` completes, then marks the server not ready,
+    /// ends the watch streams, stops accepting connections and lets
+    /// in-flight requests finish before it returns.
+    pub async fn run(self, shutdown: impl Future<Output = ()> + Send + 'static) {
+        let Server {
+            listener,
+            local_addr,
+            state,
+            tls,
+            store_url,
+            retention,
+            background,
+        } = self;
+        tracing::info!(addr = %local_addr, store = %store_url, retention, tls = tls.is_some(), "serving");
+        let ready = state.ready.clone();
+        let hub = state.service.hub().clone();
+        let app = router(state);
+        connection::serve(listener, app, tls, async move {
+            shutdown.await;
+            ready.store(false, Ordering::Relaxed);
+            // Watch streams never end on their own; end them so the
+            // graceful shutdown, which awaits them, can finish.
+            hub.close();
+            tracing::info!("shutting down: finishing in-flight requests");
+        })
+        .await;
+        drop(background);
+        tracing::info!("stopped");
+    }
+}
+
+/// Resolves `--listen` and applies the loopback rule.
+async fn resolve(config: &ServeConfig) -> Result<Vec<SocketAddr>, ServeError> {
+    let invalid = |reason: String| ServeError::InvalidListen {
+        addr: config.listen.clone(),
+        reason,
+    };
+    let addrs: Vec<SocketAddr> = tokio::net::lookup_host(&config.listen)
+        .await
+        .map_err(|e| invalid(format!("{e}; expected host:port, e.g. 127.0.0.1:7420")))?
+        .collect();
+    if addrs.is_empty() {
+        return Err(invalid("it resolves to no address".into()));
+    }
+    let has_admin = config
+        .admin_token
+        .as_ref()
+        .is_some_and(|t| !t.expose().is_empty());
+    if let Some(open) = addrs.iter().find(|a| !a.ip().is_loopback()) {
+        if !has_admin && !config.insecure {
+            return Err(ServeError::Insecure {
+                addr: open.to_string(),
+            });
+        }
+        if !has_admin {
+            tracing::warn!(addr = %open, "--insecure: serving a non-loopback address without an admin token; anyone who can reach it can change rings");
+        } else if config.tls.is_none() {
+            tracing::warn!(addr = %open, "serving a non-loopback address without TLS: the admin token and every request travel in clear text; set --tls-cert and --tls-key");
+        }
+    }
+    Ok(addrs)
+}
+
+async fn bind(addrs: &[SocketAddr]) -> io::Result<TcpListener> {
+    let mut last = None;
+    for addr in addrs {
+        match TcpListener::bind(addr).await {
+            Ok(l) => return Ok(l),
+            Err(e) => last = Some(e),
+        }
+    }
+    Err(last.unwrap_or_else(|| io::Error::other("no address to bind")))
+}
