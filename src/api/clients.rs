@@ -21,8 +21,8 @@ use super::problem::{ApiError, Problem, ProblemKind};
 use super::schemas::{ClientIdSchema, FingerprintSchema, RingNameSchema, VersionSchema};
 use super::AppState;
 use crate::placement::{json_integer, Fingerprint};
+use crate::ring::ClientAck;
 use crate::ring::{ClientId, RingName, Snapshot};
-use crate::store::ClientAck;
 
 /// Allowed client ids, for the OpenAPI descriptions.
 pub const CLIENT_ID_RULES: &str = "Client id: 1–128 characters of `A-Z`, `a-z`, `0-9`, `.`, `_`, `-` and `:`, starting with a letter or digit (e.g. a host or pod name).";

@@ -1,6 +1,7 @@
 //! Rings as the service keeps them: names, node records, changes and
 //! immutable numbered snapshots. Pure data and rules; no I/O.
 
+mod ack;
 mod bucket_order;
 mod change;
 mod client;
@@ -10,6 +11,7 @@ mod record;
 mod snapshot;
 mod text;
 
+pub use ack::ClientAck;
 pub use bucket_order::{BucketOrder, BucketRun, PerBucket};
 pub use change::{
     ops_match, ChangeOp, ChangeRecord, IdempotencyKey, RequestedOp, Role, MAX_IDEMPOTENCY_KEY_LEN,

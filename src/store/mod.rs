@@ -5,17 +5,14 @@
 //! compare-and-swap on the ring's current version, so two writers can never
 //! produce two different snapshots with the same number.
 
-mod ack;
 pub mod etcd;
 pub mod sqlite;
-
-pub use ack::ClientAck;
 
 use async_trait::async_trait;
 use thiserror::Error;
 use tokio::sync::broadcast;
 
-use crate::ring::{ChangeRecord, RingName, Snapshot};
+use crate::ring::{ChangeRecord, ClientAck, RingName, Snapshot};
 
 /// Default number of versions kept per ring.
 pub const DEFAULT_RETENTION: u64 = 1_000;

@@ -30,8 +30,8 @@ use etcd_client::{Certificate, Client, ConnectOptions, Identity, TlsOptions};
 use tokio::sync::broadcast;
 use tokio::task::JoinHandle;
 
-use super::{ClientAck, HistoryEntry, Store, StoreError, StoreEvent, DEFAULT_RETENTION};
-use crate::ring::{RingName, Snapshot};
+use super::{HistoryEntry, Store, StoreError, StoreEvent, DEFAULT_RETENTION};
+use crate::ring::{ClientAck, RingName, Snapshot};
 use layout::Keys;
 
 pub use layout::MAX_TXN_BYTES;

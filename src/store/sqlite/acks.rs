@@ -7,8 +7,8 @@ use time::OffsetDateTime;
 
 use super::db_err;
 use crate::placement::Fingerprint;
-use crate::ring::{ClientId, RingName};
-use crate::store::{ClientAck, StoreError};
+use crate::ring::{ClientAck, ClientId, RingName};
+use crate::store::StoreError;
 
 /// A time as stored: Unix nanoseconds. Saturates outside 1677–2262, far
 /// beyond any ack's lifetime, rather than failing.

@@ -10,8 +10,8 @@ use time::OffsetDateTime;
 use super::worker::MAX_GROUP;
 use super::{AckStats, SqliteStore};
 use crate::placement::{Algorithm, RingConfig};
-use crate::ring::{ClientId, RingName, Role, Snapshot};
-use crate::store::{ClientAck, Store, StoreError, DEFAULT_RETENTION};
+use crate::ring::{ClientAck, ClientId, RingName, Role, Snapshot};
+use crate::store::{Store, StoreError, DEFAULT_RETENTION};
 
 fn name(s: &str) -> RingName {
     RingName::new(s).unwrap()

@@ -25,8 +25,8 @@ use rusqlite::{Connection, ErrorCode};
 use tokio::sync::broadcast;
 use worker::Worker;
 
-use super::{ClientAck, HistoryEntry, Store, StoreError, StoreEvent};
-use crate::ring::{RingName, Snapshot};
+use super::{HistoryEntry, Store, StoreError, StoreEvent};
+use crate::ring::{ClientAck, RingName, Snapshot};
 
 pub use schema::SCHEMA_VERSION;
 

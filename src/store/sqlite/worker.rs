@@ -22,8 +22,8 @@ use rusqlite::Connection;
 use tokio::sync::{broadcast, mpsc, oneshot};
 
 use super::acks;
-use crate::ring::RingName;
-use crate::store::{ClientAck, StoreError, StoreEvent};
+use crate::ring::{ClientAck, RingName};
+use crate::store::{StoreError, StoreEvent};
 
 /// Jobs that may wait in the queue; a caller finding it full waits for
 /// room, so a flood of requests queues in their own tasks, not here.
