@@ -107,5 +107,5 @@ impl RingService {
 
 /// A random pause of up to `attempt` × 5 ms (at most 50 ms).
 fn retry_pause(attempt: usize) -> std::time::Duration {
-    crate::hub::jitter(std::time::Duration::from_millis(5 * attempt.min(10) as u64))
+    crate::jitter::random_below(std::time::Duration::from_millis(5 * attempt.min(10) as u64))
 }
