@@ -196,7 +196,7 @@ async fn method_not_allowed(request: Request) -> ApiError {
 /// before the store went away is marked too.
 async fn mark_stale(State(state): State<AppState>, request: Request, next: Next) -> Response {
     let mut response = next.run(request).await;
-    if !state.service.store().is_current() {
+    if !state.service.is_current() {
         response
             .headers_mut()
             .insert(STALE_HEADER, HeaderValue::from_static("true"));

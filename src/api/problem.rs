@@ -348,6 +348,11 @@ impl From<ServiceError> for ApiError {
             ServiceError::PreconditionFailed { current, .. } => {
                 Self::new(ProblemKind::PreconditionFailed, detail).with_version(current)
             }
+            ServiceError::AckAheadOfRing { current, .. } => {
+                Self::new(ProblemKind::Conflict, detail)
+                    .with_field("version")
+                    .with_version(current)
+            }
             ServiceError::TooMuchContention(_) => Self::new(ProblemKind::Unavailable, detail),
         }
     }

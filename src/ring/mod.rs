@@ -5,6 +5,7 @@ mod ack;
 mod bucket_order;
 mod change;
 mod client;
+mod clock;
 pub mod durations;
 mod name;
 mod record;
@@ -18,6 +19,7 @@ pub use change::{
     MAX_OPS,
 };
 pub use client::{ClientId, InvalidClientId, MAX_CLIENT_ID_LEN};
+pub use clock::{Clock, ManualClock, SystemClock};
 pub use name::{RingName, MAX_RING_NAME_LEN};
 pub use record::{
     NodeRecord, NodeRecordSpec, MAX_ADDRESS_LEN, MAX_LABELS, MAX_LABEL_KEY_LEN, MAX_LABEL_VALUE_LEN,

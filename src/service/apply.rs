@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use super::{now, ChangeOutcome, ChangeRequest, Current, RingService, ServiceError, MAX_RETRIES};
+use super::{ChangeOutcome, ChangeRequest, Current, RingService, ServiceError, MAX_RETRIES};
 use crate::ring::{RingName, Role};
 use crate::store::StoreError;
 
@@ -52,7 +52,7 @@ impl RingService {
                 request.ops.clone(),
                 request.reason.clone(),
                 role,
-                now(),
+                self.now(),
             )?;
             let Some(mut proposal) = proposal else {
                 return Ok(ChangeOutcome::Unchanged { current });

@@ -32,6 +32,16 @@ pub enum ServiceError {
         /// The actual version.
         current: u64,
     },
+    /// An ack names a version the ring has not reached.
+    #[error("ring `{ring}` is at version {current}; version {version} does not exist yet: ack only versions the server sent")]
+    AckAheadOfRing {
+        /// The ring.
+        ring: RingName,
+        /// The version acked.
+        version: u64,
+        /// The ring's current version.
+        current: u64,
+    },
     /// Other writers kept winning.
     #[error("the ring changed {0} times while this change was being applied; retry")]
     TooMuchContention(usize),

@@ -7,20 +7,22 @@
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 
-use time::OffsetDateTime;
-
 use crate::hub::Hub;
 use crate::placement::Placement;
-use crate::ring::RingName;
+use crate::ring::{Clock, RingName, SystemClock};
 use crate::store::Store;
 
 mod apply;
 mod cache;
+mod convergence;
 mod error;
 mod idempotency;
 mod rings;
+#[cfg(test)]
+mod test_support;
 mod types;
 
+pub use convergence::{ClientStatus, Convergence, ConvergenceSummary};
 pub use error::ServiceError;
 pub use types::{ChangeOutcome, ChangeRequest, Created, Current};
 
@@ -45,12 +47,19 @@ pub struct RingService {
     /// the losers' retries starve the winner.
     writers: Mutex<HashMap<RingName, Arc<tokio::sync::Mutex<()>>>>,
     hub: Arc<Hub>,
+    clock: Arc<dyn Clock>,
 }
 
 impl RingService {
     /// A service over `store`. Call [`RingService::follow`] to keep its
     /// cache in step with writes made elsewhere.
     pub fn new(store: Arc<dyn Store>) -> Arc<Self> {
+        Self::with_clock(store, Arc::new(SystemClock))
+    }
+
+    /// A service over `store` that reads the time from `clock`: commit
+    /// times, ack times and ack expiry all come from it.
+    pub fn with_clock(store: Arc<dyn Store>, clock: Arc<dyn Clock>) -> Arc<Self> {
         Arc::new(Self {
             store,
             latest: Mutex::new(HashMap::new()),
@@ -58,6 +67,7 @@ impl RingService {
             keys: Mutex::new(HashMap::new()),
             writers: Mutex::new(HashMap::new()),
             hub: Arc::new(Hub::new()),
+            clock,
         })
     }
 
@@ -66,16 +76,15 @@ impl RingService {
         &self.hub
     }
 
-    /// The store underneath.
-    pub fn store(&self) -> &Arc<dyn Store> {
-        &self.store
+    /// Whether what this service holds in memory is known to be current:
+    /// false while the store cannot be reached (see [`Store::is_current`]).
+    /// Never waits on the store.
+    pub fn is_current(&self) -> bool {
+        self.store.is_current()
     }
-}
 
-/// The current time, truncated to microseconds so it survives a round trip
-/// through RFC 3339 text unchanged.
-pub fn now() -> OffsetDateTime {
-    let t = OffsetDateTime::now_utc();
-    t.replace_nanosecond(t.nanosecond() / 1_000 * 1_000)
-        .expect("valid nanosecond")
+    /// The current time by the service's clock.
+    fn now(&self) -> time::OffsetDateTime {
+        self.clock.now()
+    }
 }

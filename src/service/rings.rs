@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use super::{now, Created, Current, RingService, ServiceError, VERSION_CACHE};
+use super::{Created, Current, RingService, ServiceError, VERSION_CACHE};
 use crate::placement::{Placement, RingConfig};
 use crate::ring::{RingName, Role, Snapshot};
 use crate::store::{HistoryEntry, StoreError};
@@ -16,7 +16,7 @@ impl RingService {
         config: RingConfig,
         role: Role,
     ) -> Result<(Created, Arc<Current>), ServiceError> {
-        let (first, placement) = Snapshot::first(ring.clone(), config, role, now())?;
+        let (first, placement) = Snapshot::first(ring.clone(), config, role, self.now())?;
         match self.store.create_ring(&first).await {
             Ok(()) => {
                 let current = Arc::new(Current {
