@@ -328,10 +328,10 @@ impl From<StoreError> for ApiError {
             StoreError::VersionPruned { .. } => {
                 Self::new(ProblemKind::VersionPruned, detail).with_field("version")
             }
-            StoreError::SchemaTooNew { .. } | StoreError::Unavailable(_) => {
+            StoreError::SchemaTooNew { .. } | StoreError::Unavailable { .. } => {
                 Self::new(ProblemKind::Unavailable, detail)
             }
-            StoreError::Corrupt(_) => Self::new(ProblemKind::Internal, detail),
+            StoreError::Corrupt { .. } => Self::new(ProblemKind::Internal, detail),
         }
     }
 }

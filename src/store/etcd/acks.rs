@@ -117,8 +117,8 @@ impl Ops {
                 Err(e) => return Err(unavailable(e)),
             }
         }
-        Err(StoreError::Unavailable(
-            "etcd keeps refusing the ack lease; retry the ack".to_owned(),
+        Err(StoreError::unavailable(
+            "etcd keeps refusing the ack lease; retry the ack",
         ))
     }
 

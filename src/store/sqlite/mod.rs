@@ -132,13 +132,13 @@ fn db_err(e: rusqlite::Error) -> StoreError {
         E::SqliteFailure(f, _)
             if matches!(f.code, ErrorCode::DatabaseCorrupt | ErrorCode::NotADatabase) =>
         {
-            StoreError::Corrupt(e.to_string())
+            StoreError::corrupt_from("", e)
         }
         E::FromSqlConversionFailure(..)
         | E::IntegralValueOutOfRange(..)
         | E::InvalidColumnType(..)
-        | E::Utf8Error(..) => StoreError::Corrupt(e.to_string()),
-        _ => StoreError::Unavailable(e.to_string()),
+        | E::Utf8Error(..) => StoreError::corrupt_from("", e),
+        _ => StoreError::unavailable_from("", e),
     }
 }
 
