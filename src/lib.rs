@@ -44,6 +44,9 @@ pub mod cli;
 pub mod client;
 #[cfg(feature = "server")]
 pub mod hub;
+// Shared by the server and the client (`server` implies `client`).
+#[cfg(feature = "client")]
+mod jitter;
 pub mod placement;
 pub mod ring;
 #[cfg(feature = "server")]

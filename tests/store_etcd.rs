@@ -158,7 +158,8 @@ async fn ten_thousand_node_ring() {
         .collect();
     let err = store.commit(&apply(&s, ops)).await.unwrap_err();
     assert!(
-        matches!(&err, StoreError::Unavailable(m) if m.contains("max-txn-ops")),
+        matches!(&err, StoreError::Unavailable { source: None, .. })
+            && err.to_string().contains("max-txn-ops"),
         "{err:?}"
     );
     assert_eq!(store.latest(&ring).await.unwrap(), s);

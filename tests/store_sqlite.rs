@@ -152,11 +152,11 @@ async fn damaged_rows_are_reported_as_corrupt() {
     let ring = name("cache");
     for v in [1, 2] {
         let err = store.snapshot(&ring, v).await.unwrap_err();
-        assert!(matches!(err, StoreError::Corrupt(_)), "v{v}: {err:?}");
+        assert!(matches!(err, StoreError::Corrupt { .. }), "v{v}: {err:?}");
     }
     assert!(matches!(
         store.history(&ring).await,
-        Err(StoreError::Corrupt(_))
+        Err(StoreError::Corrupt { .. })
     ));
     // Undamaged data stays readable.
     assert_eq!(store.latest(&ring).await.unwrap(), versions[2]);
@@ -168,7 +168,18 @@ fn a_file_that_is_not_a_database_is_refused() {
     let db = dir.path().join("ringd.db");
     std::fs::write(&db, vec![b'x'; 4096]).unwrap();
     let err = SqliteStore::open(&db, DEFAULT_RETENTION).unwrap_err();
-    assert!(matches!(err, StoreError::Corrupt(_)), "{err:?}");
+    // The cause is SQLite's own error, kept whole.
+    let cause = match &err {
+        StoreError::Corrupt {
+            source: Some(c), ..
+        } => c.downcast_ref::<rusqlite::Error>(),
+        _ => None,
+    };
+    assert!(cause.is_some(), "{err:?}");
+    assert_eq!(
+        err.to_string(),
+        "stored data is corrupt: file is not a database"
+    );
 }
 
 /// Set in the child process of `acknowledged_commits_survive_kill`.

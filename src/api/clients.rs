@@ -5,9 +5,6 @@
 //! and kept by the store for the server's `--client-ttl`; see
 //! `docs/convergence.md`.
 
-use std::collections::BTreeMap;
-use std::sync::Arc;
-
 use axum::extract::State;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
@@ -17,19 +14,15 @@ use utoipa::ToSchema;
 
 use super::auth::Reader;
 use super::extract::{ring_name, ApiJson, ApiPath};
-use super::problem::{ApiError, Problem, ProblemKind};
+use super::problem::{ApiError, Problem};
 use super::schemas::{ClientIdSchema, FingerprintSchema, RingNameSchema, VersionSchema};
 use super::AppState;
 use crate::placement::{json_integer, Fingerprint};
-use crate::ring::{ClientId, RingName, Snapshot};
-use crate::store::ClientAck;
+use crate::ring::ClientId;
+use crate::service::{ClientStatus, Convergence};
 
 /// Allowed client ids, for the OpenAPI descriptions.
 pub const CLIENT_ID_RULES: &str = "Client id: 1–128 characters of `A-Z`, `a-z`, `0-9`, `.`, `_`, `-` and `:`, starting with a letter or digit (e.g. a host or pod name).";
-
-/// Longest TTL honoured: keeps `now + ttl` far from the calendar's end
-/// whatever the configuration says.
-const MAX_TTL: std::time::Duration = std::time::Duration::from_secs(366 * 24 * 3600);
 
 /// The body of an ack; unknown fields are refused.
 #[derive(Debug, Clone, Deserialize, ToSchema)]
@@ -113,23 +106,6 @@ pub struct ClientView {
     pub divergent: bool,
 }
 
-impl ClientView {
-    fn of(ack: &ClientAck, current: &Snapshot, known: &BTreeMap<u64, Fingerprint>) -> Self {
-        let matches = known.get(&ack.version).map(|f| *f == ack.fingerprint);
-        Self {
-            client_id: ack.client_id.to_string(),
-            version: ack.version,
-            fingerprint: ack.fingerprint.to_string(),
-            lag: current.version.saturating_sub(ack.version),
-            last_seen: ack.last_seen,
-            expires_at: ack.expires_at,
-            on_latest: ack.version >= current.version,
-            matches,
-            divergent: matches == Some(false),
-        }
-    }
-}
-
 /// Counts over a ring's live clients.
 #[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
 pub struct ClientSummary {
@@ -207,40 +183,21 @@ pub async fn post_ack(
     let client_id =
         ClientId::new(client).map_err(|e| ApiError::invalid("client_id", e.to_string()))?;
     let (version, fingerprint) = input.validate()?;
-    let mut current = state.service.current(&ring).await?.snapshot.clone();
-    if version > current.version {
-        // The client may have the version from another instance whose
-        // commit this one has not seen yet: ask the store before refusing.
-        current = Arc::new(state.service.store().latest(&ring).await?);
-        if version > current.version {
-            return Err(ApiError::new(
-                ProblemKind::Conflict,
-                format!(
-                    "ring `{ring}` is at version {}; version {version} does not exist yet: ack only versions the server sent",
-                    current.version
-                ),
-            )
-            .with_field("version")
-            .with_version(current.version));
-        }
-    }
-    let last_seen = crate::service::now();
-    let ttl = time::Duration::try_from(state.settings.client_ttl.min(MAX_TTL))
-        .unwrap_or(time::Duration::ZERO);
-    let ack = ClientAck {
-        client_id,
-        version,
-        fingerprint,
-        last_seen,
-        expires_at: last_seen + ttl,
-    };
-    let known = known_fingerprints(&state, &ring, &current, std::slice::from_ref(&ack)).await?;
-    state.service.store().put_ack(&ring, &ack).await?;
+    let (current, client) = state
+        .service
+        .record_ack(
+            &ring,
+            client_id,
+            version,
+            fingerprint,
+            state.settings.client_ttl,
+        )
+        .await?;
     let result = AckResult {
         ring: ring.to_string(),
         version: current.version,
         fingerprint: current.fingerprint.to_string(),
-        client: ClientView::of(&ack, &current, &known),
+        client: client_view(&client),
     };
     Ok(Json(result).into_response())
 }
@@ -270,123 +227,38 @@ pub async fn list_clients(
     ApiPath(ring): ApiPath<String>,
 ) -> Result<Response, ApiError> {
     let ring = ring_name(&ring)?;
-    let current = state.service.current(&ring).await?.snapshot.clone();
-    let list = convergence(&state, &ring, current).await?;
-    Ok(Json(list).into_response())
+    let convergence = state.service.clients(&ring).await?;
+    Ok(Json(client_list(&convergence)).into_response())
 }
 
-/// The convergence metrics, in the Prometheus text format, appended to
-/// `/metrics`: per ring, the live clients, the share of them on the latest
-/// version (only for rings with clients: a share of nobody is undefined)
-/// and the divergent ones. A ring whose acks cannot be read is left out.
-pub async fn metrics_text(state: &AppState) -> String {
-    let rings = match state.service.list().await {
-        Ok(rings) => rings,
-        Err(e) => {
-            tracing::warn!(error = %e, "cannot list rings for client metrics");
-            return String::new();
-        }
-    };
-    let mut lists = Vec::with_capacity(rings.len());
-    for snapshot in rings {
-        let ring = snapshot.ring.clone();
-        match convergence(state, &ring, Arc::new(snapshot)).await {
-            Ok(list) => lists.push(list),
-            Err(e) => tracing::warn!(ring = %ring, error = %e.detail, "cannot read client acks"),
-        }
+/// The response body for a ring's convergence.
+fn client_list(c: &Convergence) -> ClientList {
+    let s = &c.summary;
+    ClientList {
+        ring: c.current.ring.to_string(),
+        version: c.current.version,
+        fingerprint: c.current.fingerprint.to_string(),
+        clients: c.clients.iter().map(client_view).collect(),
+        summary: ClientSummary {
+            clients: s.clients,
+            on_latest: s.on_latest,
+            on_latest_share: s.on_latest_share,
+            divergent: s.divergent,
+        },
     }
-    super::metrics::render_clients(&lists)
 }
 
-/// The live clients of `ring`, judged against `current` (or a newer
-/// version, if some client already acked one this instance has not seen).
-async fn convergence(
-    state: &AppState,
-    ring: &RingName,
-    mut current: Arc<Snapshot>,
-) -> Result<ClientList, ApiError> {
-    let store = state.service.store();
-    let acks = store.list_acks(ring, crate::service::now()).await?;
-    if acks.iter().any(|a| a.version > current.version) {
-        current = Arc::new(store.latest(ring).await?);
-    }
-    let known = known_fingerprints(state, ring, &current, &acks).await?;
-    let clients: Vec<ClientView> = acks
-        .iter()
-        .map(|a| ClientView::of(a, &current, &known))
-        .collect();
-    let count = |f: fn(&ClientView) -> bool| clients.iter().filter(|c| f(c)).count() as u64;
-    let on_latest = count(|c| c.on_latest);
-    let summary = ClientSummary {
-        clients: clients.len() as u64,
-        on_latest,
-        on_latest_share: (!clients.is_empty()).then(|| on_latest as f64 / clients.len() as f64),
-        divergent: count(|c| c.divergent),
-    };
-    Ok(ClientList {
-        ring: ring.to_string(),
-        version: current.version,
-        fingerprint: current.fingerprint.to_string(),
-        clients,
-        summary,
-    })
-}
-
-/// The server's fingerprint of every version `acks` name that is still
-/// retained: the current one from memory, older ones from one history
-/// read (never one read per client).
-async fn known_fingerprints(
-    state: &AppState,
-    ring: &RingName,
-    current: &Snapshot,
-    acks: &[ClientAck],
-) -> Result<BTreeMap<u64, Fingerprint>, ApiError> {
-    let mut known = BTreeMap::from([(current.version, current.fingerprint)]);
-    let oldest = acks
-        .iter()
-        .map(|a| a.version)
-        .filter(|v| *v < current.version)
-        .min();
-    if let Some(oldest) = oldest {
-        let history = state
-            .service
-            .store()
-            .history_after(ring, oldest.saturating_sub(1))
-            .await?;
-        known.extend(history.into_iter().map(|e| (e.version, e.fingerprint)));
-    }
-    Ok(known)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn summary(clients: u64, on_latest: u64, divergent: u64) -> ClientList {
-        ClientList {
-            ring: "r".into(),
-            version: 1,
-            fingerprint: String::new(),
-            clients: Vec::new(),
-            summary: ClientSummary {
-                clients,
-                on_latest,
-                on_latest_share: (clients > 0).then(|| on_latest as f64 / clients as f64),
-                divergent,
-            },
-        }
-    }
-
-    #[test]
-    fn metrics_skip_the_ratio_without_clients() {
-        let mut empty = summary(0, 0, 0);
-        empty.ring = "empty".into();
-        let text = crate::api::metrics::render_clients(&[summary(4, 3, 1), empty]);
-        assert!(text.contains("ringd_clients{ring=\"r\"} 4\n"), "{text}");
-        assert!(text.contains("ringd_clients{ring=\"empty\"} 0\n"), "{text}");
-        assert!(text.contains("ringd_clients_on_latest_ratio{ring=\"r\"} 0.75\n"));
-        assert!(!text.contains("ringd_clients_on_latest_ratio{ring=\"empty\"}"));
-        assert!(text.contains("ringd_clients_divergent{ring=\"r\"} 1\n"));
-        assert!(text.contains("# TYPE ringd_clients_divergent gauge\n"));
+/// The response body for one client's status.
+fn client_view(c: &ClientStatus) -> ClientView {
+    ClientView {
+        client_id: c.ack.client_id.to_string(),
+        version: c.ack.version,
+        fingerprint: c.ack.fingerprint.to_string(),
+        lag: c.lag,
+        last_seen: c.ack.last_seen,
+        expires_at: c.ack.expires_at,
+        on_latest: c.on_latest,
+        matches: c.matches,
+        divergent: c.divergent,
     }
 }

@@ -37,7 +37,7 @@ pub async fn long_poll(
     let mut head = hub.subscribe(ring);
     let mut newest = current.snapshot.clone();
     let _waiting = wait.map(|_| GaugeGuard::enter(hub.clone(), |s| &s.long_polls_waiting));
-    let deadline = wait.map(|w| Instant::now() + w + crate::hub::jitter(w / 16));
+    let deadline = wait.map(|w| Instant::now() + w + crate::jitter::random_below(w / 16));
     loop {
         if let Head::At(p) = &*head.borrow_and_update() {
             newest = p.snapshot.clone();

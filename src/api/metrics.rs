@@ -11,9 +11,9 @@ use std::sync::atomic::Ordering;
 use std::sync::Mutex;
 use std::time::Duration;
 
-use super::clients::{ClientList, ClientSummary};
 use crate::hub::HubStats;
 use crate::ring::Snapshot;
+use crate::service::{Convergence, ConvergenceSummary};
 
 /// Upper bounds of the latency histogram buckets, in seconds.
 const BUCKETS: [f64; 14] = [
@@ -173,19 +173,20 @@ pub fn render_hub(stats: &HubStats) -> String {
     out
 }
 
-/// The client convergence gauges of `lists`. Ring names need no label escaping:
-/// they are `[a-z0-9._-]` only.
-pub fn render_clients(lists: &[ClientList]) -> String {
+/// The client convergence gauges of `rings`. Ring names need no label
+/// escaping: they are `[a-z0-9._-]` only.
+pub fn render_clients(rings: &[Convergence]) -> String {
     let mut out = String::new();
-    let mut family = |name: &str, help: &str, value: &dyn Fn(&ClientSummary) -> Option<String>| {
-        let _ = writeln!(out, "# HELP {name} {help}");
-        let _ = writeln!(out, "# TYPE {name} gauge");
-        for list in lists {
-            if let Some(v) = value(&list.summary) {
-                let _ = writeln!(out, "{name}{{ring=\"{}\"}} {v}", list.ring);
+    let mut family =
+        |name: &str, help: &str, value: &dyn Fn(&ConvergenceSummary) -> Option<String>| {
+            let _ = writeln!(out, "# HELP {name} {help}");
+            let _ = writeln!(out, "# TYPE {name} gauge");
+            for c in rings {
+                if let Some(v) = value(&c.summary) {
+                    let _ = writeln!(out, "{name}{{ring=\"{}\"}} {v}", c.current.ring);
+                }
             }
-        }
-    };
+        };
     family(
         "ringd_clients",
         "Clients with a live ack, per ring.",
@@ -236,5 +237,35 @@ mod tests {
         assert!(text.contains("le=\"0.0001\"} 1"));
         assert!(text.contains("le=\"0.0025\"} 2"));
         assert!(text.contains("le=\"+Inf\"} 2"));
+    }
+
+    fn convergence(ring: &str, clients: u64, on_latest: u64, divergent: u64) -> Convergence {
+        use crate::placement::{Algorithm, RingConfig};
+        use crate::ring::{RingName, Role};
+        let at = time::OffsetDateTime::from_unix_timestamp(1_750_000_000).unwrap();
+        let name = RingName::new(ring).unwrap();
+        let (first, _) =
+            Snapshot::first(name, RingConfig::new(Algorithm::Ring), Role::Admin, at).unwrap();
+        Convergence {
+            current: std::sync::Arc::new(first),
+            clients: Vec::new(),
+            summary: ConvergenceSummary {
+                clients,
+                on_latest,
+                on_latest_share: (clients > 0).then(|| on_latest as f64 / clients as f64),
+                divergent,
+            },
+        }
+    }
+
+    #[test]
+    fn metrics_skip_the_ratio_without_clients() {
+        let text = render_clients(&[convergence("r", 4, 3, 1), convergence("empty", 0, 0, 0)]);
+        assert!(text.contains("ringd_clients{ring=\"r\"} 4\n"), "{text}");
+        assert!(text.contains("ringd_clients{ring=\"empty\"} 0\n"), "{text}");
+        assert!(text.contains("ringd_clients_on_latest_ratio{ring=\"r\"} 0.75\n"));
+        assert!(!text.contains("ringd_clients_on_latest_ratio{ring=\"empty\"}"));
+        assert!(text.contains("ringd_clients_divergent{ring=\"r\"} 1\n"));
+        assert!(text.contains("# TYPE ringd_clients_divergent gauge\n"));
     }
 }

@@ -10,6 +10,7 @@ pub mod changes;
 pub mod clients;
 pub mod config_input;
 pub mod extract;
+pub mod health;
 pub mod inspection;
 pub mod keys;
 pub mod links;
@@ -20,7 +21,6 @@ pub mod model;
 pub mod movement;
 pub mod nodes;
 pub mod openapi;
-pub mod ops;
 pub mod problem;
 pub mod rings;
 pub mod schemas;
@@ -153,9 +153,9 @@ pub fn router(state: AppState) -> Router {
             "/v1/rings/{ring}/clients/{client_id}/ack",
             post(clients::post_ack),
         )
-        .route("/healthz", get(ops::healthz))
-        .route("/readyz", get(ops::readyz))
-        .route("/metrics", get(ops::metrics));
+        .route("/healthz", get(health::healthz))
+        .route("/readyz", get(health::readyz))
+        .route("/metrics", get(health::metrics));
     rings
         .merge(openapi::docs_router())
         .fallback(route_not_found)
@@ -203,7 +203,7 @@ async fn method_not_allowed(request: Request) -> ApiError {
 /// before the store went away is marked too.
 async fn mark_stale(State(state): State<AppState>, request: Request, next: Next) -> Response {
     let mut response = next.run(request).await;
-    if !state.service.store().is_current() {
+    if !state.service.is_current() {
         response
             .headers_mut()
             .insert(STALE_HEADER, HeaderValue::from_static("true"));

@@ -12,7 +12,7 @@ use utoipa_swagger_ui::SwaggerUi;
 use super::links::Links;
 use super::schemas::ClosedOps;
 use super::{
-    changes, clients, inspection, nodes, ops, rings, schemas, snapshots, watch, watch_events,
+    changes, clients, health, inspection, nodes, rings, schemas, snapshots, watch, watch_events,
     AppState,
 };
 
@@ -68,9 +68,9 @@ token). With a read token configured, reads need the read or the admin token. \
         watch::watch,
         clients::post_ack,
         clients::list_clients,
-        ops::healthz,
-        ops::readyz,
-        ops::metrics,
+        health::healthz,
+        health::readyz,
+        health::metrics,
     ),
     // Schemas that only parameters or hand-built schemas refer to: utoipa
     // collects those of bodies by itself, but not these.

@@ -328,10 +328,10 @@ impl From<StoreError> for ApiError {
             StoreError::VersionPruned { .. } => {
                 Self::new(ProblemKind::VersionPruned, detail).with_field("version")
             }
-            StoreError::SchemaTooNew { .. } | StoreError::Unavailable(_) => {
+            StoreError::SchemaTooNew { .. } | StoreError::Unavailable { .. } => {
                 Self::new(ProblemKind::Unavailable, detail)
             }
-            StoreError::Corrupt(_) => Self::new(ProblemKind::Internal, detail),
+            StoreError::Corrupt { .. } => Self::new(ProblemKind::Internal, detail),
         }
     }
 }
@@ -347,6 +347,11 @@ impl From<ServiceError> for ApiError {
             }
             ServiceError::PreconditionFailed { current, .. } => {
                 Self::new(ProblemKind::PreconditionFailed, detail).with_version(current)
+            }
+            ServiceError::AckAheadOfRing { current, .. } => {
+                Self::new(ProblemKind::Conflict, detail)
+                    .with_field("version")
+                    .with_version(current)
             }
             ServiceError::TooMuchContention(_) => Self::new(ProblemKind::Unavailable, detail),
         }

@@ -1,8 +1,9 @@
 //! Exponential backoff with jitter, so that clients that lost the same
 //! server do not all come back in the same instant.
 
-use std::hash::{BuildHasher, Hasher};
 use std::time::Duration;
+
+use crate::jitter::random_below;
 
 /// Doubles from `min` to `max`; each wait is drawn uniformly from the upper
 /// half of the current step ("equal jitter"): never shorter than half the
@@ -34,23 +35,6 @@ impl Backoff {
         self.step = (self.step * 2).min(self.max);
         step / 2 + random_below(step / 2)
     }
-}
-
-/// A uniformly drawn duration in `[0, max)`; std's per-process random
-/// hasher keys are the entropy (no extra dependency for one number).
-pub(crate) fn random_below(max: Duration) -> Duration {
-    let nanos = u64::try_from(max.as_nanos()).unwrap_or(u64::MAX);
-    if nanos == 0 {
-        return Duration::ZERO;
-    }
-    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    h.write_u128(
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap_or_default()
-            .as_nanos(),
-    );
-    Duration::from_nanos(h.finish() % nanos)
 }
 
 #[cfg(test)]

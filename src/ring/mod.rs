@@ -1,21 +1,25 @@
 //! Rings as the service keeps them: names, node records, changes and
 //! immutable numbered snapshots. Pure data and rules; no I/O.
 
+mod ack;
 mod bucket_order;
 mod change;
 mod client_id;
+mod clock;
 pub mod durations;
 mod name;
 mod record;
 mod snapshot;
 mod text;
 
+pub use ack::ClientAck;
 pub use bucket_order::{BucketOrder, BucketRun, PerBucket};
 pub use change::{
     ops_match, ChangeOp, ChangeRecord, IdempotencyKey, RequestedOp, Role, MAX_IDEMPOTENCY_KEY_LEN,
     MAX_OPS,
 };
 pub use client_id::{ClientId, InvalidClientId, MAX_CLIENT_ID_LEN};
+pub use clock::{Clock, ManualClock, SystemClock};
 pub use name::{RingName, MAX_RING_NAME_LEN};
 pub use record::{
     NodeRecord, NodeRecordSpec, MAX_ADDRESS_LEN, MAX_LABELS, MAX_LABEL_KEY_LEN, MAX_LABEL_VALUE_LEN,

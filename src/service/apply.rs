@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use super::{now, ChangeOutcome, ChangeRequest, Current, RingService, ServiceError, MAX_RETRIES};
+use super::{ChangeOutcome, ChangeRequest, Current, RingService, ServiceError, MAX_RETRIES};
 use crate::ring::{RingName, Role};
 use crate::store::StoreError;
 
@@ -52,7 +52,7 @@ impl RingService {
                 request.ops.clone(),
                 request.reason.clone(),
                 role,
-                now(),
+                self.now(),
             )?;
             let Some(mut proposal) = proposal else {
                 return Ok(ChangeOutcome::Unchanged { current });
@@ -107,5 +107,5 @@ impl RingService {
 
 /// A random pause of up to `attempt` × 5 ms (at most 50 ms).
 fn retry_pause(attempt: usize) -> std::time::Duration {
-    crate::hub::jitter(std::time::Duration::from_millis(5 * attempt.min(10) as u64))
+    crate::jitter::random_below(std::time::Duration::from_millis(5 * attempt.min(10) as u64))
 }

@@ -127,3 +127,88 @@ impl RingService {
         self.keys.lock().expect("key index lock").remove(ring);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::test_support::{at, create, remove, service, upsert};
+    use super::super::ChangeRequest;
+    use super::*;
+    use crate::ring::Role;
+
+    fn request(op: RequestedOp, key: Option<&str>) -> ChangeRequest {
+        ChangeRequest {
+            ops: vec![op],
+            expected_version: None,
+            reason: None,
+            dry_run: false,
+            idempotency_key: key.map(|k| IdempotencyKey::try_from(k.to_owned()).unwrap()),
+        }
+    }
+
+    /// The committed version and its commit time.
+    fn committed(outcome: &ChangeOutcome) -> (u64, time::OffsetDateTime) {
+        match outcome {
+            ChangeOutcome::Committed { current, .. } => {
+                (current.snapshot.version, current.snapshot.created_at)
+            }
+            other => panic!("not committed: {other:?}"),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_retry_gets_the_first_attempts_version_and_time_until_that_version_is_pruned() {
+        // Two versions retained: version 2, which carries the key, is
+        // pruned once version 4 is committed.
+        let (service, clock, _dir) = service(2);
+        let ring = create(&service, "r").await;
+        let with_key = || request(upsert("n1"), Some("k1"));
+
+        clock.set(at(5, 0));
+        let first = service.apply(&ring, with_key(), Role::Admin).await.unwrap();
+        assert_eq!(committed(&first), (2, at(5, 0)));
+
+        clock.set(at(60, 0));
+        match service.apply(&ring, with_key(), Role::Admin).await.unwrap() {
+            ChangeOutcome::Replayed { snapshot, .. } => {
+                assert_eq!((snapshot.version, snapshot.created_at), (2, at(5, 0)));
+            }
+            other => panic!("not replayed: {other:?}"),
+        }
+
+        let third = service
+            .apply(&ring, request(remove("n1"), None), Role::Admin)
+            .await
+            .unwrap();
+        assert_eq!(committed(&third), (3, at(60, 0)));
+        // Still retained: the retry is answered with version 2 although
+        // the ring has moved on (and n1 is gone).
+        assert!(matches!(
+            service.apply(&ring, with_key(), Role::Admin).await.unwrap(),
+            ChangeOutcome::Replayed { .. }
+        ));
+
+        clock.set(at(120, 0));
+        let fourth = service
+            .apply(&ring, request(upsert("n2"), None), Role::Admin)
+            .await
+            .unwrap();
+        assert_eq!(committed(&fourth), (4, at(120, 0)));
+
+        // Version 2 is pruned, and its key with it: the same request is
+        // now a new change.
+        clock.set(at(180, 0));
+        let again = service.apply(&ring, with_key(), Role::Admin).await.unwrap();
+        assert_eq!(committed(&again), (5, at(180, 0)));
+        let history: Vec<(u64, Option<String>)> = service
+            .history(&ring)
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|e| {
+                let key = e.change.idempotency_key.map(|k| k.as_str().to_owned());
+                (e.version, key)
+            })
+            .collect();
+        assert_eq!(history, vec![(4, None), (5, Some("k1".to_owned()))]);
+    }
+}

@@ -5,17 +5,16 @@
 //! compare-and-swap on the ring's current version, so two writers can never
 //! produce two different snapshots with the same number.
 
-mod ack;
 pub mod etcd;
 pub mod sqlite;
 
-pub use ack::ClientAck;
+use std::borrow::Cow;
 
 use async_trait::async_trait;
 use thiserror::Error;
 use tokio::sync::broadcast;
 
-use crate::ring::{ChangeRecord, RingName, Snapshot};
+use crate::ring::{ChangeRecord, ClientAck, RingName, Snapshot};
 
 /// Default number of versions kept per ring.
 pub const DEFAULT_RETENTION: u64 = 1_000;
@@ -96,11 +95,77 @@ pub enum StoreError {
         supported: u64,
     },
     /// The backend cannot be reached or failed.
-    #[error("store unavailable: {0}")]
-    Unavailable(String),
+    #[error("store unavailable: {}", with_cause(.context, .source.as_deref()))]
+    Unavailable {
+        /// What failed, in words an operator can act on (may be empty when
+        /// the cause says it all).
+        context: Cow<'static, str>,
+        /// The underlying error, when there is one.
+        #[source]
+        source: Option<Cause>,
+    },
     /// Stored data could not be decoded.
-    #[error("stored data is corrupt: {0}")]
-    Corrupt(String),
+    #[error("stored data is corrupt: {}", with_cause(.what, .source.as_deref()))]
+    Corrupt {
+        /// What is wrong, naming the ring, version or key.
+        what: Cow<'static, str>,
+        /// The decoding error, when there is one.
+        #[source]
+        source: Option<Cause>,
+    },
+}
+
+/// The error underneath a [`StoreError`]: the backend's own, kept whole so
+/// code can inspect it (`downcast_ref`) and logs can show the chain.
+pub type Cause = Box<dyn std::error::Error + Send + Sync + 'static>;
+
+/// `context: cause`, or whichever of them there is. The cause's text is
+/// part of the message (and not only reachable through `source()`)
+/// because every place an operator reads a store error (a problem
+/// detail, `ringd serve`'s stderr, a log line) shows its `Display`.
+fn with_cause(context: &str, cause: Option<&(dyn std::error::Error + Send + Sync)>) -> String {
+    match cause {
+        None => context.to_owned(),
+        Some(c) if context.is_empty() => c.to_string(),
+        Some(c) => format!("{context}: {c}"),
+    }
+}
+
+impl StoreError {
+    /// The backend is unavailable, for the reason `context` gives.
+    pub fn unavailable(context: impl Into<Cow<'static, str>>) -> Self {
+        Self::Unavailable {
+            context: context.into(),
+            source: None,
+        }
+    }
+
+    /// The backend is unavailable: `source` failed while doing `context`.
+    pub fn unavailable_from(
+        context: impl Into<Cow<'static, str>>,
+        source: impl Into<Cause>,
+    ) -> Self {
+        Self::Unavailable {
+            context: context.into(),
+            source: Some(source.into()),
+        }
+    }
+
+    /// Stored data is corrupt, as `what` describes.
+    pub fn corrupt(what: impl Into<Cow<'static, str>>) -> Self {
+        Self::Corrupt {
+            what: what.into(),
+            source: None,
+        }
+    }
+
+    /// Stored data is corrupt: decoding `what` failed with `source`.
+    pub fn corrupt_from(what: impl Into<Cow<'static, str>>, source: impl Into<Cause>) -> Self {
+        Self::Corrupt {
+            what: what.into(),
+            source: Some(source.into()),
+        }
+    }
 }
 
 /// The seam between the service and its storage.
@@ -168,4 +233,38 @@ pub trait Store: Send + Sync + 'static {
         ring: &RingName,
         now: time::OffsetDateTime,
     ) -> Result<Vec<ClientAck>, StoreError>;
+}
+
+#[cfg(test)]
+mod tests {
+    use std::error::Error as _;
+
+    use super::*;
+
+    #[test]
+    fn the_message_carries_the_cause_and_source_keeps_it_whole() {
+        let io = std::io::Error::new(std::io::ErrorKind::PermissionDenied, "permission denied");
+        let e = StoreError::unavailable_from("cannot open database /x/ringd.db", io);
+        assert_eq!(
+            e.to_string(),
+            "store unavailable: cannot open database /x/ringd.db: permission denied"
+        );
+        let cause = e.source().and_then(|s| s.downcast_ref::<std::io::Error>());
+        assert_eq!(
+            cause.map(std::io::Error::kind),
+            Some(std::io::ErrorKind::PermissionDenied)
+        );
+    }
+
+    #[test]
+    fn a_message_without_a_cause_or_without_a_context_reads_whole() {
+        let alone = StoreError::corrupt("schema version -1 is invalid");
+        assert_eq!(
+            alone.to_string(),
+            "stored data is corrupt: schema version -1 is invalid"
+        );
+        assert!(alone.source().is_none());
+        let bare = StoreError::unavailable_from("", "database is locked");
+        assert_eq!(bare.to_string(), "store unavailable: database is locked");
+    }
 }

@@ -4,8 +4,9 @@
 use std::sync::Arc;
 
 use ringd::placement::Fingerprint;
+use ringd::ring::ClientAck;
 use ringd::ring::ClientId;
-use ringd::store::{ClientAck, Store, StoreError};
+use ringd::store::{Store, StoreError};
 
 use super::{at, chain, first, name, store_all};
 

@@ -17,8 +17,8 @@ use tokio::sync::Mutex;
 
 use super::layout::{decode, encode};
 use super::{unavailable, Ops};
-use crate::ring::RingName;
-use crate::store::{ClientAck, StoreError};
+use crate::ring::{ClientAck, RingName};
+use crate::store::StoreError;
 
 /// A granted lease and what it is good for.
 #[derive(Debug, Clone, Copy)]
@@ -117,8 +117,8 @@ impl Ops {
                 Err(e) => return Err(unavailable(e)),
             }
         }
-        Err(StoreError::Unavailable(
-            "etcd keeps refusing the ack lease; retry the ack".to_owned(),
+        Err(StoreError::unavailable(
+            "etcd keeps refusing the ack lease; retry the ack",
         ))
     }
 

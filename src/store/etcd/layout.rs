@@ -9,7 +9,7 @@ use time::OffsetDateTime;
 
 use crate::placement::{Fingerprint, NodeId, RingConfig};
 use crate::ring::{BucketOrder, ChangeRecord, ClientId, NodeRecord, RingName, Snapshot};
-use crate::store::StoreError;
+use crate::store::{Cause, StoreError};
 
 /// Largest transaction the store sends, in bytes of keys and values. etcd
 /// refuses requests over 1.5 MiB by default (`--max-request-bytes`); the
@@ -57,11 +57,11 @@ impl Keys {
 
     /// The ring named by a meta key, if `key` is one.
     pub fn ring_of_meta(&self, key: &[u8]) -> Result<RingName, StoreError> {
-        let key = std::str::from_utf8(key).map_err(|e| corrupt("meta key", &e))?;
+        let key = std::str::from_utf8(key).map_err(|e| corrupt("meta key", e))?;
         let name = key
             .strip_prefix(&self.rings())
-            .ok_or_else(|| StoreError::Corrupt(format!("`{key}` is not a ring key")))?;
-        RingName::new(name).map_err(|e| corrupt("ring name", &e))
+            .ok_or_else(|| StoreError::corrupt(format!("`{key}` is not a ring key")))?;
+        RingName::new(name).map_err(|e| corrupt("ring name", e))
     }
 
     /// Prefix of a ring's latest node records.
@@ -167,19 +167,19 @@ impl VersionRecord {
 }
 
 /// A corruption error naming what failed to decode.
-pub fn corrupt(what: &str, e: &dyn std::fmt::Display) -> StoreError {
-    StoreError::Corrupt(format!("{what}: {e}"))
+pub fn corrupt(what: &'static str, e: impl Into<Cause>) -> StoreError {
+    StoreError::corrupt_from(what, e)
 }
 
 /// Encodes a value; our types always serialize, but never panic on it.
 pub fn encode<T: Serialize>(what: &str, value: &T) -> Result<Vec<u8>, StoreError> {
     serde_json::to_vec(value)
-        .map_err(|e| StoreError::Unavailable(format!("cannot encode {what}: {e}")))
+        .map_err(|e| StoreError::unavailable_from(format!("cannot encode {what}"), e))
 }
 
 /// Decodes the value of `key`.
 pub fn decode<T: for<'de> Deserialize<'de>>(key: &[u8], value: &[u8]) -> Result<T, StoreError> {
     serde_json::from_slice(value).map_err(|e| {
-        StoreError::Corrupt(format!("value of `{}`: {e}", String::from_utf8_lossy(key)))
+        StoreError::corrupt_from(format!("value of `{}`", String::from_utf8_lossy(key)), e)
     })
 }

@@ -88,9 +88,9 @@ impl Ops {
             let index = usize::try_from(found).unwrap_or(usize::MAX);
             let text = MIGRATIONS
                 .get(index)
-                .ok_or_else(|| StoreError::Unavailable("missing migration".into()))?;
+                .ok_or_else(|| StoreError::unavailable("missing migration"))?;
             let migration: Migration = serde_json::from_str(text).map_err(|e| {
-                StoreError::Unavailable(format!("etcd migration {}: {e}", found + 1))
+                StoreError::unavailable_from(format!("etcd migration {}", found + 1), e)
             })?;
             let key = self.keys.layout();
             let guard = if found == 0 {
@@ -111,8 +111,8 @@ impl Ops {
                 .await
                 .map_err(unavailable)?;
             if !resp.succeeded() {
-                return Err(StoreError::Unavailable(
-                    "the etcd layout changed while migrating under the lock".into(),
+                return Err(StoreError::unavailable(
+                    "the etcd layout changed while migrating under the lock",
                 ));
             }
             revision = resp.header().map_or(revision, |h| h.revision());

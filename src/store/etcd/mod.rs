@@ -30,8 +30,8 @@ use etcd_client::{Certificate, Client, ConnectOptions, Identity, TlsOptions};
 use tokio::sync::broadcast;
 use tokio::task::JoinHandle;
 
-use super::{ClientAck, HistoryEntry, Store, StoreError, StoreEvent, DEFAULT_RETENTION};
-use crate::ring::{RingName, Snapshot};
+use super::{HistoryEntry, Store, StoreError, StoreEvent, DEFAULT_RETENTION};
+use crate::ring::{ClientAck, RingName, Snapshot};
 use layout::Keys;
 
 pub use layout::MAX_TXN_BYTES;
@@ -132,7 +132,17 @@ fn unavailable(e: etcd_client::Error) -> StoreError {
     } else {
         ""
     };
-    StoreError::Unavailable(format!("etcd: {text}{hint}"))
+    StoreError::unavailable_from("etcd", EtcdFailure { error: e, hint })
+}
+
+/// An etcd client error, followed by what to change in ringd's settings
+/// when etcd's own words do not say.
+#[derive(Debug, thiserror::Error)]
+#[error("{error}{hint}")]
+struct EtcdFailure {
+    #[source]
+    error: etcd_client::Error,
+    hint: &'static str,
 }
 
 /// A [`Store`] in etcd.
@@ -272,7 +282,7 @@ async fn timed<T>(
     op: impl Future<Output = Result<T, StoreError>>,
 ) -> Result<T, StoreError> {
     tokio::time::timeout(limit, op).await.unwrap_or_else(|_| {
-        Err(StoreError::Unavailable(format!(
+        Err(StoreError::unavailable(format!(
             "etcd did not answer within {} s",
             limit.as_secs()
         )))

@@ -108,7 +108,7 @@ impl Ops {
         };
         let meta: RingMeta = decode(kv.key(), kv.value())?;
         if meta.oldest == 0 || meta.oldest > meta.latest {
-            return Err(StoreError::Corrupt(format!(
+            return Err(StoreError::corrupt(format!(
                 "ring `{ring}` claims versions {}..={}",
                 meta.oldest, meta.latest
             )));
@@ -146,7 +146,7 @@ impl Ops {
             let node: NodeRecord = decode(kv.key(), kv.value())?;
             // A record under another node's key would silently rename it.
             if kv.key() != self.keys.node(ring, &node.id).as_bytes() {
-                return Err(StoreError::Corrupt(format!(
+                return Err(StoreError::corrupt(format!(
                     "`{}` holds node `{}`",
                     String::from_utf8_lossy(kv.key()),
                     node.id
@@ -176,7 +176,7 @@ impl Ops {
             if record.version != expected
                 || kv.key() != self.keys.version(ring, expected).as_bytes()
             {
-                return Err(StoreError::Corrupt(format!(
+                return Err(StoreError::corrupt(format!(
                     "ring `{ring}`: expected version {expected}, found version {} at `{}`",
                     record.version,
                     String::from_utf8_lossy(kv.key())
@@ -185,7 +185,7 @@ impl Ops {
             out.push(record);
         }
         if out.len() as u64 != to - from + 1 {
-            return Err(StoreError::Corrupt(format!(
+            return Err(StoreError::corrupt(format!(
                 "ring `{ring}` should retain versions {from}..={to} but has {} of them",
                 out.len()
             )));
@@ -205,7 +205,7 @@ impl Ops {
             .versions(ring, m.meta.latest, m.meta.latest, m.revision)
             .await?
             .pop()
-            .ok_or_else(|| StoreError::Corrupt(format!("ring `{ring}` has no latest version")))?;
+            .ok_or_else(|| StoreError::corrupt(format!("ring `{ring}` has no latest version")))?;
         Ok(record.into_snapshot(ring.clone(), nodes.into_values().collect()))
     }
 
@@ -226,7 +226,7 @@ impl Ops {
         let mut nodes = self.nodes(ring, m.revision).await?;
         let mut records = self.versions(ring, version, latest, m.revision).await?;
         while records.len() > 1 {
-            let newer = records.pop().ok_or_else(|| corrupt("versions", &"empty"))?;
+            let newer = records.pop().ok_or_else(|| corrupt("versions", "empty"))?;
             for b in newer.before {
                 match b.node {
                     Some(node) => nodes.insert(b.id, node),
@@ -234,7 +234,7 @@ impl Ops {
                 };
             }
         }
-        let record = records.pop().ok_or_else(|| corrupt("versions", &"empty"))?;
+        let record = records.pop().ok_or_else(|| corrupt("versions", "empty"))?;
         Ok(record.into_snapshot(ring.clone(), nodes.into_values().collect()))
     }
 

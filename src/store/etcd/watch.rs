@@ -128,7 +128,9 @@ async fn watch_once(
                 // it names at that very revision, whatever happened since.
                 EventType::Put => match ops.latest_at(&ring, revision).await {
                     Ok(s) => StoreEvent::Committed(Arc::new(s)),
-                    Err(StoreError::Unavailable(e)) if e.contains("compacted") => {
+                    Err(e @ StoreError::Unavailable { .. })
+                        if e.to_string().contains("compacted") =>
+                    {
                         return End::Compacted
                     }
                     Err(e) => return End::Failed(e.to_string()),

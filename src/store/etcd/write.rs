@@ -42,7 +42,7 @@ impl Batch {
 
     fn check(&self, ring: &RingName, max_ops: usize) -> Result<(), StoreError> {
         if self.ops.len() > max_ops {
-            return Err(StoreError::Unavailable(format!(
+            return Err(StoreError::unavailable(format!(
                 "this change to ring `{ring}` needs {} etcd operations in one transaction, \
                  over the limit of {max_ops}: split it into smaller changes, or raise etcd's \
                  --max-txn-ops and ringd's limit together",
@@ -50,7 +50,7 @@ impl Batch {
             )));
         }
         if self.bytes > MAX_TXN_BYTES {
-            return Err(StoreError::Unavailable(format!(
+            return Err(StoreError::unavailable(format!(
                 "this change to ring `{ring}` is {} bytes, over the {MAX_TXN_BYTES}-byte \
                  limit of one etcd transaction: split it into smaller changes",
                 self.bytes
@@ -67,7 +67,7 @@ impl Ops {
         let sent = tokio::time::timeout(TXN_TIMEOUT, self.client.clone().txn(txn)).await;
         let resp = sent
             .map_err(|_| {
-                StoreError::Unavailable(format!(
+                StoreError::unavailable(format!(
                     "etcd did not confirm the change within {} s (a member may have just \
                      failed); it may or may not be applied: retry with the same \
                      Idempotency-Key, or check the ring's history",
@@ -204,7 +204,7 @@ impl Ops {
             }
             // A commit slipped in: re-check the precondition against it.
         }
-        Err(StoreError::Unavailable(format!(
+        Err(StoreError::unavailable(format!(
             "ring `{ring}` kept changing; could not delete it"
         )))
     }
@@ -219,7 +219,7 @@ impl Ops {
                 .ok()
                 .and_then(|v| v.trim().parse().ok())
                 .ok_or_else(|| {
-                    StoreError::Corrupt(format!(
+                    StoreError::corrupt(format!(
                         "layout version `{}` is not a number",
                         String::from_utf8_lossy(kv.value())
                     ))

@@ -7,8 +7,8 @@ use time::OffsetDateTime;
 
 use super::db_err;
 use crate::placement::Fingerprint;
-use crate::ring::{ClientId, RingName};
-use crate::store::{ClientAck, StoreError};
+use crate::ring::{ClientAck, ClientId, RingName};
+use crate::store::{Cause, StoreError};
 
 /// A time as stored: Unix nanoseconds. Saturates outside 1677–2262, far
 /// beyond any ack's lifetime, rather than failing.
@@ -22,7 +22,7 @@ fn to_ns(t: OffsetDateTime) -> i64 {
 
 fn from_ns(ns: i64) -> Result<OffsetDateTime, StoreError> {
     OffsetDateTime::from_unix_timestamp_nanos(i128::from(ns))
-        .map_err(|e| StoreError::Corrupt(format!("stored ack time {ns}: {e}")))
+        .map_err(|e| StoreError::corrupt_from(format!("stored ack time {ns}"), e))
 }
 
 /// Records a group of acks in one write transaction, with the effect of
@@ -71,7 +71,7 @@ fn write_group(
             continue;
         }
         let Ok(version) = i64::try_from(ack.version) else {
-            results.push(Err(StoreError::Unavailable(format!(
+            results.push(Err(StoreError::unavailable(format!(
                 "version {} is too large to store",
                 ack.version
             ))));
@@ -115,12 +115,22 @@ fn ring_exists(tx: &Transaction<'_>, ring: &RingName) -> Result<bool, StoreError
 }
 
 /// One failure reported to every ack of a group. Transactions fail only
-/// with the two kinds [`db_err`] produces; their messages are kept as is.
+/// with the two kinds [`db_err`] produces; each ack gets the same kind and
+/// text (a boxed cause cannot be cloned, so the copies carry its text).
 fn shared(e: &StoreError) -> StoreError {
+    let text = |source: &Option<Cause>| -> Option<Cause> {
+        source.as_ref().map(|c| Cause::from(c.to_string()))
+    };
     match e {
-        StoreError::Corrupt(m) => StoreError::Corrupt(m.clone()),
-        StoreError::Unavailable(m) => StoreError::Unavailable(m.clone()),
-        other => StoreError::Unavailable(other.to_string()),
+        StoreError::Corrupt { what, source } => StoreError::Corrupt {
+            what: what.clone(),
+            source: text(source),
+        },
+        StoreError::Unavailable { context, source } => StoreError::Unavailable {
+            context: context.clone(),
+            source: text(source),
+        },
+        other => StoreError::unavailable(other.to_string()),
     }
 }
 
@@ -152,15 +162,15 @@ pub(super) fn list_acks(
     let mut out = Vec::new();
     for row in rows {
         let (client, version, fingerprint, last_seen, expires) = row.map_err(db_err)?;
-        let bad = |what: &str, e: &dyn std::fmt::Display| {
-            StoreError::Corrupt(format!("ack of `{client}` in ring `{ring}`: {what}: {e}"))
+        let bad = |what: &str, e: Cause| {
+            StoreError::corrupt_from(format!("ack of `{client}` in ring `{ring}`: {what}"), e)
         };
         out.push(ClientAck {
-            client_id: ClientId::new(client.clone()).map_err(|e| bad("client id", &e))?,
-            version: u64::try_from(version).map_err(|e| bad("version", &e))?,
+            client_id: ClientId::new(client.clone()).map_err(|e| bad("client id", e.into()))?,
+            version: u64::try_from(version).map_err(|e| bad("version", e.into()))?,
             fingerprint: fingerprint
                 .parse::<Fingerprint>()
-                .map_err(|e| bad("fingerprint", &e))?,
+                .map_err(|e| bad("fingerprint", e.into()))?,
             last_seen: from_ns(last_seen)?,
             expires_at: from_ns(expires)?,
         });

@@ -10,8 +10,8 @@ use time::OffsetDateTime;
 use super::worker::MAX_GROUP;
 use super::{AckStats, SqliteStore};
 use crate::placement::{Algorithm, RingConfig};
-use crate::ring::{ClientId, RingName, Role, Snapshot};
-use crate::store::{ClientAck, Store, StoreError, DEFAULT_RETENTION};
+use crate::ring::{ClientAck, ClientId, RingName, Role, Snapshot};
+use crate::store::{Store, StoreError, DEFAULT_RETENTION};
 
 fn name(s: &str) -> RingName {
     RingName::new(s).unwrap()
@@ -189,7 +189,7 @@ async fn a_failed_transaction_fails_every_ack_of_its_group() {
     for task in tasks {
         let err = task.await.unwrap().unwrap_err();
         assert!(
-            matches!(&err, StoreError::Unavailable(m) if m.contains("locked")),
+            matches!(&err, StoreError::Unavailable { .. }) && err.to_string().contains("locked"),
             "{err:?}"
         );
     }
@@ -215,8 +215,12 @@ async fn a_panicking_operation_fails_alone() {
         .await
         .unwrap_err();
     assert!(
-        matches!(&err, StoreError::Unavailable(m) if m.contains("failed unexpectedly")),
+        matches!(&err, StoreError::Unavailable { source: None, .. }),
         "{err:?}"
+    );
+    assert_eq!(
+        err.to_string(),
+        "store unavailable: the store operation failed unexpectedly"
     );
     // The thread goes on serving.
     assert_eq!(store.latest(&name("cache")).await.unwrap(), cache);

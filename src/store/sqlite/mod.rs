@@ -25,8 +25,8 @@ use rusqlite::{Connection, ErrorCode};
 use tokio::sync::broadcast;
 use worker::Worker;
 
-use super::{ClientAck, HistoryEntry, Store, StoreError, StoreEvent};
-use crate::ring::{RingName, Snapshot};
+use super::{HistoryEntry, Store, StoreError, StoreEvent};
+use crate::ring::{ClientAck, RingName, Snapshot};
 
 pub use schema::SCHEMA_VERSION;
 
@@ -132,13 +132,13 @@ fn db_err(e: rusqlite::Error) -> StoreError {
         E::SqliteFailure(f, _)
             if matches!(f.code, ErrorCode::DatabaseCorrupt | ErrorCode::NotADatabase) =>
         {
-            StoreError::Corrupt(e.to_string())
+            StoreError::corrupt_from("", e)
         }
         E::FromSqlConversionFailure(..)
         | E::IntegralValueOutOfRange(..)
         | E::InvalidColumnType(..)
-        | E::Utf8Error(..) => StoreError::Corrupt(e.to_string()),
-        _ => StoreError::Unavailable(e.to_string()),
+        | E::Utf8Error(..) => StoreError::corrupt_from("", e),
+        _ => StoreError::unavailable_from("", e),
     }
 }
 

@@ -8,7 +8,7 @@ use time::OffsetDateTime;
 
 use super::db_err;
 use crate::ring::{RingName, Snapshot};
-use crate::store::{HistoryEntry, StoreError};
+use crate::store::{Cause, HistoryEntry, StoreError};
 
 /// A snapshot encoded for its `snapshots` row.
 struct Row {
@@ -21,18 +21,24 @@ struct Row {
 
 impl Row {
     fn encode(s: &Snapshot) -> Result<Self, StoreError> {
-        let bad = |what: &str, e: &dyn std::fmt::Display| {
-            StoreError::Unavailable(format!(
-                "cannot encode {what} of ring `{}` version {}: {e}",
-                s.ring, s.version
-            ))
+        let bad = |what: &str, e: Cause| {
+            StoreError::unavailable_from(
+                format!(
+                    "cannot encode {what} of ring `{}` version {}",
+                    s.ring, s.version
+                ),
+                e,
+            )
         };
         Ok(Self {
             version: to_sql(s.version)?,
-            created_at: s.created_at.format(&Rfc3339).map_err(|e| bad("time", &e))?,
+            created_at: s
+                .created_at
+                .format(&Rfc3339)
+                .map_err(|e| bad("time", e.into()))?,
             fingerprint: s.fingerprint.to_string(),
-            change: serde_json::to_string(&s.change).map_err(|e| bad("change", &e))?,
-            snapshot: serde_json::to_string(s).map_err(|e| bad("snapshot", &e))?,
+            change: serde_json::to_string(&s.change).map_err(|e| bad("change", e.into()))?,
+            snapshot: serde_json::to_string(s).map_err(|e| bad("snapshot", e.into()))?,
         })
     }
 
@@ -57,13 +63,13 @@ impl Row {
 /// A version as SQLite stores it (signed 64-bit).
 fn to_sql(version: u64) -> Result<i64, StoreError> {
     i64::try_from(version)
-        .map_err(|_| StoreError::Unavailable(format!("version {version} is too large to store")))
+        .map_err(|_| StoreError::unavailable(format!("version {version} is too large to store")))
 }
 
 /// A version read back; negative means the file was tampered with.
 fn from_sql(version: i64) -> Result<u64, StoreError> {
     u64::try_from(version)
-        .map_err(|_| StoreError::Corrupt(format!("stored version {version} is negative")))
+        .map_err(|_| StoreError::corrupt(format!("stored version {version} is negative")))
 }
 
 /// `(latest, oldest)` retained versions of `ring`, or `None` if it does not exist.
@@ -88,10 +94,10 @@ fn existing_bounds(conn: &Connection, ring: &RingName) -> Result<(u64, u64), Sto
 /// mix-up in the file is reported instead of being served as another ring.
 fn decode(ring: &RingName, version: u64, json: &str) -> Result<Snapshot, StoreError> {
     let s: Snapshot = serde_json::from_str(json).map_err(|e| {
-        StoreError::Corrupt(format!("snapshot of ring `{ring}` version {version}: {e}"))
+        StoreError::corrupt_from(format!("snapshot of ring `{ring}` version {version}"), e)
     })?;
     if s.ring != *ring || s.version != version {
-        return Err(StoreError::Corrupt(format!(
+        return Err(StoreError::corrupt(format!(
             "the row for ring `{ring}` version {version} holds ring `{}` version {}",
             s.ring, s.version
         )));
@@ -110,7 +116,7 @@ fn load(conn: &Connection, ring: &RingName, version: u64) -> Result<Snapshot, St
         .optional()
         .map_err(db_err)?;
     let json = json.ok_or_else(|| {
-        StoreError::Corrupt(format!(
+        StoreError::corrupt(format!(
             "ring `{ring}` version {version} should be retained but is missing"
         ))
     })?;
@@ -235,8 +241,8 @@ pub(super) fn list_rings(conn: &mut Connection) -> Result<Vec<Snapshot>, StoreEr
     let mut out = Vec::new();
     for row in rows {
         let (name, version, json) = row.map_err(db_err)?;
-        let ring = RingName::new(name)
-            .map_err(|e| StoreError::Corrupt(format!("stored ring name: {e}")))?;
+        let ring =
+            RingName::new(name).map_err(|e| StoreError::corrupt_from("stored ring name", e))?;
         out.push(decode(&ring, from_sql(version)?, &json)?);
     }
     Ok(out)
@@ -295,17 +301,17 @@ pub(super) fn history(
     for row in rows {
         let (version, created_at, fingerprint, change) = row.map_err(db_err)?;
         let version = from_sql(version)?;
-        let corrupt = |what: &str, e: &dyn std::fmt::Display| {
-            StoreError::Corrupt(format!("{what} of ring `{ring}` version {version}: {e}"))
+        let corrupt = |what: &str, e: Cause| {
+            StoreError::corrupt_from(format!("{what} of ring `{ring}` version {version}"), e)
         };
         out.push(HistoryEntry {
             version,
             created_at: OffsetDateTime::parse(&created_at, &Rfc3339)
-                .map_err(|e| corrupt("time", &e))?,
+                .map_err(|e| corrupt("time", e.into()))?,
             fingerprint: fingerprint
-                .parse()
-                .map_err(|e| corrupt("fingerprint", &e))?,
-            change: serde_json::from_str(&change).map_err(|e| corrupt("change", &e))?,
+                .parse::<crate::placement::Fingerprint>()
+                .map_err(|e| corrupt("fingerprint", e.into()))?,
+            change: serde_json::from_str(&change).map_err(|e| corrupt("change", e.into()))?,
         });
     }
     Ok(out)

@@ -31,11 +31,11 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 pub(super) fn open(path: &Path) -> Result<Connection, StoreError> {
     if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
         std::fs::create_dir_all(parent).map_err(|e| {
-            StoreError::Unavailable(format!("cannot create directory {}: {e}", parent.display()))
+            StoreError::unavailable_from(format!("cannot create directory {}", parent.display()), e)
         })?;
     }
     let mut conn = Connection::open(path).map_err(|e| {
-        StoreError::Unavailable(format!("cannot open database {}: {e}", path.display()))
+        StoreError::unavailable_from(format!("cannot open database {}", path.display()), e)
     })?;
     conn.busy_timeout(BUSY_TIMEOUT).map_err(db_err)?;
     // Refuse a newer schema before anything below writes to the file, so
@@ -57,7 +57,7 @@ fn configure(conn: &Connection) -> Result<(), StoreError> {
     if !mode.eq_ignore_ascii_case("wal") {
         // Some file systems (network mounts) cannot host a WAL. Failing
         // loudly beats silently running with different crash semantics.
-        return Err(StoreError::Unavailable(format!(
+        return Err(StoreError::unavailable(format!(
             "cannot enable write-ahead logging (journal mode is {mode}); put the database on a local file system"
         )));
     }
@@ -79,7 +79,7 @@ fn user_version(conn: &Connection) -> Result<u64, StoreError> {
     let v: i64 = conn
         .pragma_query_value(None, "user_version", |row| row.get(0))
         .map_err(db_err)?;
-    u64::try_from(v).map_err(|_| StoreError::Corrupt(format!("schema version {v} is invalid")))
+    u64::try_from(v).map_err(|_| StoreError::corrupt(format!("schema version {v} is invalid")))
 }
 
 fn check_supported(found: u64) -> Result<(), StoreError> {
@@ -108,7 +108,7 @@ fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
     }
     for (index, sql) in MIGRATIONS.iter().enumerate().skip(found as usize) {
         tx.execute_batch(sql).map_err(|e| {
-            StoreError::Unavailable(format!("schema migration {} failed: {e}", index + 1))
+            StoreError::unavailable_from(format!("schema migration {} failed", index + 1), e)
         })?;
     }
     // SQLite integers are signed; the schema version is a small count.

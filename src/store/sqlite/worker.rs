@@ -22,8 +22,8 @@ use rusqlite::Connection;
 use tokio::sync::{broadcast, mpsc, oneshot};
 
 use super::acks;
-use crate::ring::RingName;
-use crate::store::{ClientAck, StoreError, StoreEvent};
+use crate::ring::{ClientAck, RingName};
+use crate::store::{StoreError, StoreEvent};
 
 /// Jobs that may wait in the queue; a caller finding it full waits for
 /// room, so a flood of requests queues in their own tasks, not here.
@@ -80,7 +80,7 @@ impl Worker {
         let thread = std::thread::Builder::new()
             .name("ringd-sqlite".into())
             .spawn(move || serve(conn, &events, queue, &counters))
-            .map_err(|e| StoreError::Unavailable(format!("cannot start the SQLite thread: {e}")))?;
+            .map_err(|e| StoreError::unavailable_from("cannot start the SQLite thread", e))?;
         Ok(Worker {
             jobs: Some(jobs),
             thread: Some(thread),
@@ -133,9 +133,9 @@ impl Worker {
         let jobs = self.jobs.as_ref().ok_or_else(stopped)?;
         jobs.send(job).await.map_err(|_| stopped())?;
         // The reply is dropped unsent only if the operation panicked.
-        answer.await.map_err(|_| {
-            StoreError::Unavailable("the store operation failed unexpectedly".into())
-        })?
+        answer
+            .await
+            .map_err(|_| StoreError::unavailable("the store operation failed unexpectedly"))?
     }
 }
 
@@ -154,7 +154,7 @@ impl Drop for Worker {
 }
 
 fn stopped() -> StoreError {
-    StoreError::Unavailable("the SQLite thread has stopped".into())
+    StoreError::unavailable("the SQLite thread has stopped")
 }
 
 /// The thread's loop: one job at a time, acks in groups, until every

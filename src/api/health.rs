@@ -12,8 +12,6 @@ use utoipa::ToSchema;
 use super::auth::Reader;
 use super::problem::{ApiError, Problem, ProblemKind};
 use super::AppState;
-use crate::ring::RingName;
-use crate::store::StoreError;
 
 /// A health answer.
 #[derive(Debug, Clone, Serialize, ToSchema)]
@@ -56,19 +54,14 @@ pub async fn readyz(State(state): State<AppState>) -> Result<Json<Health>, ApiEr
             "ringd is shutting down",
         ));
     }
-    if !state.service.store().is_current() {
+    if !state.service.is_current() {
         return Err(ApiError::new(
             ProblemKind::Unavailable,
             "the store is unreachable: rings held in memory are still served, marked possibly stale, and changes fail until it is back",
         ));
     }
-    // A cheap round trip: reading a ring that normally does not exist
-    // touches the store without loading any real ring.
-    let probe = RingName::new("readyz-probe").expect("a valid ring name");
-    match state.service.store().latest(&probe).await {
-        Ok(_) | Err(StoreError::RingNotFound(_)) => Ok(Json(Health { status: "ready" })),
-        Err(e) => Err(e.into()),
-    }
+    state.service.ready().await?;
+    Ok(Json(Health { status: "ready" }))
 }
 
 /// Metrics.
@@ -90,7 +83,9 @@ pub async fn metrics(State(state): State<AppState>, _: Reader) -> Result<Respons
     let rings = state.service.list().await?;
     let mut body = state.metrics.render(&rings);
     body.push_str(&super::metrics::render_hub(&state.service.hub().stats));
-    body.push_str(&super::clients::metrics_text(&state).await);
+    body.push_str(&super::metrics::render_clients(
+        &state.service.convergence_all().await,
+    ));
     Ok((
         [(
             header::CONTENT_TYPE,

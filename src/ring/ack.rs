@@ -4,8 +4,8 @@
 use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 
+use super::ClientId;
 use crate::placement::Fingerprint;
-use crate::ring::ClientId;
 
 /// One client's latest report for one ring. A newer ack from the same
 /// client replaces the older one; an ack stops counting at `expires_at`.

@@ -241,17 +241,3 @@ impl Hub {
         recent.get(index).cloned()
     }
 }
-
-/// A random duration in `[0, max)`, for spreading out clients that would
-/// otherwise all come back at once. Not for cryptography: it takes its
-/// randomness from the standard library's randomly keyed hasher.
-pub fn jitter(max: std::time::Duration) -> std::time::Duration {
-    use std::hash::{BuildHasher, Hasher};
-    let nanos = u64::try_from(max.as_nanos()).unwrap_or(u64::MAX);
-    if nanos == 0 {
-        return max;
-    }
-    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    h.write_u64(nanos);
-    std::time::Duration::from_nanos(h.finish() % nanos)
-}

@@ -1,0 +1,48 @@
+//! Why the service refused a request.
+
+use thiserror::Error;
+
+use crate::ring::{RingError, RingName, Snapshot};
+use crate::store::StoreError;
+
+/// Why the service refused a request.
+#[derive(Debug, Error)]
+pub enum ServiceError {
+    /// Invalid change or node data.
+    #[error(transparent)]
+    Ring(#[from] RingError),
+    /// The store refused or failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// `PUT /v1/rings/{ring}` with a config different from the existing one.
+    #[error(
+        "ring `{ring}` already exists with a different config; change it with an update_config (or set_config) op on POST /v1/rings/{ring}/changes"
+    )]
+    ConfigConflict {
+        /// The ring.
+        ring: RingName,
+        /// Its current snapshot.
+        existing: Box<Snapshot>,
+    },
+    /// The ring is not at the version the caller expected.
+    #[error("ring is at version {current}, not the expected {expected}")]
+    PreconditionFailed {
+        /// What the caller expected.
+        expected: u64,
+        /// The actual version.
+        current: u64,
+    },
+    /// An ack names a version the ring has not reached.
+    #[error("ring `{ring}` is at version {current}; version {version} does not exist yet: ack only versions the server sent")]
+    AckAheadOfRing {
+        /// The ring.
+        ring: RingName,
+        /// The version acked.
+        version: u64,
+        /// The ring's current version.
+        current: u64,
+    },
+    /// Other writers kept winning.
+    #[error("the ring changed {0} times while this change was being applied; retry")]
+    TooMuchContention(usize),
+}

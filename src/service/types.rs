@@ -1,0 +1,85 @@
+//! The values the service hands out and takes in.
+
+use std::sync::Arc;
+
+use crate::placement::{Placement, PlacementDiff, RingConfig};
+use crate::ring::{IdempotencyKey, RequestedOp, Snapshot};
+
+/// A ring's latest version with its placement, shared by readers.
+#[derive(Debug)]
+pub struct Current {
+    /// The snapshot.
+    pub snapshot: Arc<Snapshot>,
+    /// Its placement.
+    pub placement: Arc<Placement>,
+}
+
+/// A request to change a ring.
+#[derive(Debug, Clone)]
+pub struct ChangeRequest {
+    /// Ops applied in order as one new version.
+    pub ops: Vec<RequestedOp>,
+    /// Commit only if the ring is at this version.
+    pub expected_version: Option<u64>,
+    /// Free-text reason recorded in the snapshot.
+    pub reason: Option<String>,
+    /// Compute the result and the movement, commit nothing.
+    pub dry_run: bool,
+    /// Names this change so a retry of it is answered with the version it
+    /// produced instead of being applied again; ignored for dry runs.
+    pub idempotency_key: Option<IdempotencyKey>,
+}
+
+/// What a change request did.
+// A preview carries its snapshot by value: it is built once, returned at
+// once and never stored, so boxing it would only add an allocation.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug)]
+pub enum ChangeOutcome {
+    /// A new version was committed.
+    Committed {
+        /// The new version.
+        current: Arc<Current>,
+        /// Movement against the previous version.
+        diff: PlacementDiff,
+        /// The previous version's config.
+        base_config: RingConfig,
+    },
+    /// The change altered nothing; no version was created.
+    Unchanged {
+        /// The ring as it is.
+        current: Arc<Current>,
+    },
+    /// An earlier request with the same idempotency key committed this
+    /// version; nothing new was committed.
+    Replayed {
+        /// The version the earlier request produced.
+        snapshot: Arc<Snapshot>,
+        /// Its placement.
+        placement: Arc<Placement>,
+        /// Movement against the version before it, while that is retained.
+        diff: Option<PlacementDiff>,
+        /// The config of the version before it, while that is retained.
+        base_config: Option<RingConfig>,
+    },
+    /// Dry run: what would be committed.
+    Preview {
+        /// The would-be snapshot.
+        snapshot: Snapshot,
+        /// Movement it would cause.
+        diff: PlacementDiff,
+        /// The version it was computed against.
+        base_version: u64,
+        /// That version's config.
+        base_config: RingConfig,
+    },
+}
+
+/// Whether `create_ring` made a ring or found an identical one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Created {
+    /// A new ring.
+    New,
+    /// The ring already existed with the same config.
+    Existing,
+}
