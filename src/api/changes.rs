@@ -424,3 +424,8 @@ pub async fn post_changes(
     let outcome = state.service.apply(&ring, request, role).await?;
     Ok(ChangeResult::from_outcome(&ring, &outcome).respond(StatusCode::OK))
 }
+
+/// The routes of `/v1/rings/{ring}/changes`, each with its OpenAPI operation.
+pub(super) fn routes() -> utoipa_axum::router::OpenApiRouter<AppState> {
+    utoipa_axum::router::OpenApiRouter::new().routes(utoipa_axum::routes!(post_changes))
+}

@@ -390,3 +390,11 @@ mod tests {
         assert!(text.contains("# TYPE ringd_clients_divergent gauge\n"));
     }
 }
+
+/// The routes of `…/clients` and `…/clients/{client_id}/ack`, each with its
+/// OpenAPI operation.
+pub(super) fn routes() -> utoipa_axum::router::OpenApiRouter<AppState> {
+    utoipa_axum::router::OpenApiRouter::new()
+        .routes(utoipa_axum::routes!(list_clients))
+        .routes(utoipa_axum::routes!(post_ack))
+}

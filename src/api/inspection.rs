@@ -438,3 +438,12 @@ pub async fn diff(
         diff: DiffView::from(&old.diff(&new)),
     }))
 }
+
+/// The routes of `…/lookup` (GET and POST), `…/ownership` and `…/diff`, each
+/// with its OpenAPI operation.
+pub(super) fn routes() -> utoipa_axum::router::OpenApiRouter<AppState> {
+    utoipa_axum::router::OpenApiRouter::new()
+        .routes(utoipa_axum::routes!(lookup, lookup_batch))
+        .routes(utoipa_axum::routes!(ownership))
+        .routes(utoipa_axum::routes!(diff))
+}

@@ -315,3 +315,11 @@ pub async fn delete_node(
     let outcome = state.service.apply(&ring, request, role).await?;
     Ok(ChangeResult::from_outcome(&ring, &outcome).respond(StatusCode::OK))
 }
+
+/// The routes of `/v1/rings/{ring}/nodes` and `/v1/rings/{ring}/nodes/{node}`,
+/// each with its OpenAPI operation.
+pub(super) fn routes() -> utoipa_axum::router::OpenApiRouter<AppState> {
+    utoipa_axum::router::OpenApiRouter::new()
+        .routes(utoipa_axum::routes!(list_nodes))
+        .routes(utoipa_axum::routes!(get_node, put_node, delete_node))
+}

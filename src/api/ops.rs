@@ -100,3 +100,12 @@ pub async fn metrics(State(state): State<AppState>, _: Reader) -> Result<Respons
     )
         .into_response())
 }
+
+/// The routes of `/healthz`, `/readyz` and `/metrics`, each with its OpenAPI
+/// operation.
+pub(super) fn routes() -> utoipa_axum::router::OpenApiRouter<AppState> {
+    utoipa_axum::router::OpenApiRouter::new()
+        .routes(utoipa_axum::routes!(healthz))
+        .routes(utoipa_axum::routes!(readyz))
+        .routes(utoipa_axum::routes!(metrics))
+}

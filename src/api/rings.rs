@@ -252,3 +252,11 @@ pub async fn delete_ring(
     state.service.delete_ring(&ring, expected).await?;
     Ok(StatusCode::NO_CONTENT)
 }
+
+/// The routes of `/v1/rings` and `/v1/rings/{ring}`, each with its OpenAPI
+/// operation.
+pub(super) fn routes() -> utoipa_axum::router::OpenApiRouter<AppState> {
+    utoipa_axum::router::OpenApiRouter::new()
+        .routes(utoipa_axum::routes!(list_rings))
+        .routes(utoipa_axum::routes!(get_ring, put_ring, delete_ring))
+}

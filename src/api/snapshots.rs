@@ -265,3 +265,13 @@ pub async fn history(
             .collect(),
     }))
 }
+
+/// The routes of `…/snapshot`, `…/snapshots/{version}`, its `/table` and
+/// `…/history`, each with its OpenAPI operation.
+pub(super) fn routes() -> utoipa_axum::router::OpenApiRouter<AppState> {
+    utoipa_axum::router::OpenApiRouter::new()
+        .routes(utoipa_axum::routes!(latest_snapshot))
+        .routes(utoipa_axum::routes!(snapshot_version))
+        .routes(utoipa_axum::routes!(snapshot_table))
+        .routes(utoipa_axum::routes!(history))
+}

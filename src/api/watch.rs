@@ -326,3 +326,8 @@ impl Watcher {
         serde_json::to_vec(&event).unwrap_or_default()
     }
 }
+
+/// The routes of `/v1/rings/{ring}/watch`, each with its OpenAPI operation.
+pub(super) fn routes() -> utoipa_axum::router::OpenApiRouter<AppState> {
+    utoipa_axum::router::OpenApiRouter::new().routes(utoipa_axum::routes!(watch))
+}
