@@ -22,7 +22,7 @@ use super::schemas::{
     ReasonSchema, RingNameSchema, VersionSchema, VersionTagSchema, WeightSchema, ZoneSchema,
 };
 use super::AppState;
-use crate::ring::{ChangeOp, NodeRecordSpec};
+use crate::ring::{ChangeOp, NodeRecordSpec, RingName, Role};
 use crate::service::{ChangeOutcome, ChangeRequest};
 
 /// The body of `PUT …/nodes/{node}`: every field optional, unknown fields
@@ -251,15 +251,8 @@ pub async fn put_node(
         .nodes
         .iter()
         .any(|n| n.id == id);
-    let expected = expected_version(&headers, query.expected_version)?;
-    let request = ChangeRequest {
-        ops: vec![ChangeOp::Upsert { node: record }.into()],
-        expected_version: expected,
-        reason: query.reason,
-        dry_run: false,
-        idempotency_key: idempotency_key(&headers)?,
-    };
-    let outcome = state.service.apply(&ring, request, role).await?;
+    let op = ChangeOp::Upsert { node: record };
+    let outcome = one_op_change(&state, &ring, op, query, &headers, role).await?;
     let status = match outcome {
         ChangeOutcome::Committed { .. } if !existed => StatusCode::CREATED,
         _ => StatusCode::OK,
@@ -304,16 +297,31 @@ pub async fn delete_node(
     check_reason(&query.reason)?;
     // A missing ring is a 404 whatever the precondition (RFC 9110 §13.2.1).
     state.service.current(&ring).await?;
-    let expected = expected_version(&headers, query.expected_version)?;
+    let op = ChangeOp::Remove { id };
+    let outcome = one_op_change(&state, &ring, op, query, &headers, role).await?;
+    Ok(ChangeResult::from_outcome(&ring, &outcome).respond(StatusCode::OK))
+}
+
+/// Applies `op` as a change of its own, as a node PUT or DELETE does, under
+/// the precondition (`If-Match` or `expected_version`), reason and
+/// `Idempotency-Key` the request carries. The caller has checked that the
+/// ring exists, so a missing ring is a 404 whatever the precondition.
+async fn one_op_change(
+    state: &AppState,
+    ring: &RingName,
+    op: ChangeOp,
+    query: NodeChangeQuery,
+    headers: &HeaderMap,
+    role: Role,
+) -> Result<ChangeOutcome, ApiError> {
     let request = ChangeRequest {
-        ops: vec![ChangeOp::Remove { id }.into()],
-        expected_version: expected,
+        ops: vec![op.into()],
+        expected_version: expected_version(headers, query.expected_version)?,
         reason: query.reason,
         dry_run: false,
-        idempotency_key: idempotency_key(&headers)?,
+        idempotency_key: idempotency_key(headers)?,
     };
-    let outcome = state.service.apply(&ring, request, role).await?;
-    Ok(ChangeResult::from_outcome(&ring, &outcome).respond(StatusCode::OK))
+    Ok(state.service.apply(ring, request, role).await?)
 }
 
 /// The routes of `/v1/rings/{ring}/nodes` and `/v1/rings/{ring}/nodes/{node}`,
