@@ -10,12 +10,12 @@ use utoipa::ToSchema;
 
 use super::auth::Writer;
 use super::config_input::{CompleteConfigInput, ConfigPatchInput};
-use super::extract::{
-    etag, expected_version, from_value, idempotency_key, ring_name, ApiJson, ApiPath,
-};
+use super::extract::{from_value, ApiJson, ApiPath};
+use super::headers::{etag, expected_version, idempotency_key};
 use super::model::{RingConfigView, RingSummary};
 use super::movement::DiffView;
 use super::nodes::UpsertNodeInput;
+use super::paths::ring_name;
 use super::problem::{ApiError, Problem};
 use super::schemas::{
     ChangeOpsSchema, IdempotencyKeySchema, NodeIdSchema, ReasonSchema, RingNameSchema,

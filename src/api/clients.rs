@@ -16,7 +16,8 @@ use time::OffsetDateTime;
 use utoipa::ToSchema;
 
 use super::auth::Reader;
-use super::extract::{ring_name, ApiJson, ApiPath};
+use super::extract::{ApiJson, ApiPath};
+use super::paths::ring_name;
 use super::problem::{ApiError, Problem, ProblemKind};
 use super::schemas::{ClientIdSchema, FingerprintSchema, RingNameSchema, VersionSchema};
 use super::AppState;

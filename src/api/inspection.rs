@@ -7,9 +7,10 @@ use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
 use super::auth::Reader;
-use super::extract::{optional_version, ring_name, ApiJson, ApiPath, ApiQuery};
+use super::extract::{ApiJson, ApiPath, ApiQuery};
 use super::keys::{self, LookupKey};
 use super::movement::DiffView;
+use super::paths::{optional_version, ring_name};
 use super::problem::{ApiError, Problem, ProblemKind};
 use super::schemas::{
     KeyB64Schema, LookupKeysB64Schema, LookupKeysSchema, ReplicasSchema, RingNameSchema,

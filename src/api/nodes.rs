@@ -12,10 +12,10 @@ use utoipa::{IntoParams, ToSchema};
 
 use super::auth::{Reader, Writer};
 use super::changes::{check_reason, ChangeResult};
-use super::extract::{
-    etag, expected_version, idempotency_key, node_id, ring_name, ApiJson, ApiPath, ApiQuery,
-};
+use super::extract::{ApiJson, ApiPath, ApiQuery};
+use super::headers::{etag, expected_version, idempotency_key};
 use super::model::{NodeStateName, NodeView};
+use super::paths::{node_id, ring_name};
 use super::problem::{ApiError, Problem, ProblemKind};
 use super::schemas::{
     HashKeySchema, IdempotencyKeySchema, LabelsSchema, NodeAddressSchema, NodeIdSchema,

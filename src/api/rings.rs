@@ -8,8 +8,10 @@ use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
 use super::auth::{Reader, Writer};
-use super::extract::{etag, expected_version, not_modified, ring_name, ApiJson, ApiPath, ApiQuery};
+use super::extract::{ApiJson, ApiPath, ApiQuery};
+use super::headers::{etag, expected_version, not_modified};
 use super::model::{AlgorithmName, HashName, RingSummary};
+use super::paths::ring_name;
 use super::problem::{ApiError, Problem, ProblemKind};
 use super::schemas::{
     ReplicationFactorSchema, RingNameSchema, TableSizeSchema, VersionSchema, VersionTagSchema,

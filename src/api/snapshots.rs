@@ -10,8 +10,10 @@ use time::OffsetDateTime;
 use utoipa::{IntoParams, ToSchema};
 
 use super::auth::Reader;
-use super::extract::{etag, not_modified, ring_name, version, ApiPath, ApiQuery};
+use super::extract::{ApiPath, ApiQuery};
+use super::headers::{etag, not_modified};
 use super::model::{OpView, RoleName, SnapshotView};
+use super::paths::{ring_name, version};
 use super::problem::{ApiError, Problem};
 use super::schemas::{
     PlacementTableSchema, RingNameSchema, VersionCursorSchema, VersionSchema, WaitSchema,

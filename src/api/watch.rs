@@ -21,7 +21,8 @@ use tokio::sync::watch;
 use tokio::time::Instant;
 
 use super::auth::Reader;
-use super::extract::{ring_name, ApiPath, ApiQuery};
+use super::extract::{ApiPath, ApiQuery};
+use super::paths::ring_name;
 use super::problem::{ApiError, Problem};
 use super::schemas::{RingNameSchema, VersionCursorSchema};
 use super::watch_events::{frame, full_data, light_data, WatchEventSchema};
