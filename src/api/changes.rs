@@ -10,12 +10,12 @@ use utoipa::ToSchema;
 
 use super::auth::Writer;
 use super::config_input::{CompleteConfigInput, ConfigPatchInput};
-use super::extract::{from_value, ApiJson, ApiPath};
+use super::extract::{from_value, ApiJson};
 use super::headers::{etag, expected_version, idempotency_key};
 use super::model::{RingConfigView, RingSummary};
 use super::movement::DiffView;
 use super::nodes::UpsertNodeInput;
-use super::paths::ring_name;
+use super::paths::RingPath;
 use super::problem::{ApiError, Problem};
 use super::schemas::{
     ChangeOpsSchema, IdempotencyKeySchema, NodeIdSchema, ReasonSchema, RingNameSchema,
@@ -404,11 +404,10 @@ pub fn check_reason(reason: &Option<String>) -> Result<(), ApiError> {
 pub async fn post_changes(
     State(state): State<AppState>,
     Writer(role): Writer,
-    ApiPath(ring): ApiPath<String>,
+    RingPath(ring): RingPath,
     headers: HeaderMap,
     ApiJson(body): ApiJson<ChangeBody>,
 ) -> Result<Response, ApiError> {
-    let ring = ring_name(&ring)?;
     check_reason(&body.reason)?;
     let ops = parse_ops(body.ops)?;
     // A missing ring is a 404 whatever the precondition (RFC 9110 §13.2.1).

@@ -16,13 +16,13 @@ use time::OffsetDateTime;
 use utoipa::ToSchema;
 
 use super::auth::Reader;
-use super::extract::{ApiJson, ApiPath};
-use super::paths::ring_name;
+use super::extract::ApiJson;
+use super::paths::{RingClientPath, RingPath};
 use super::problem::{ApiError, Problem, ProblemKind};
 use super::schemas::{ClientIdSchema, FingerprintSchema, RingNameSchema, VersionSchema};
 use super::AppState;
 use crate::placement::{json_integer, Fingerprint};
-use crate::ring::{ClientId, RingName, Snapshot};
+use crate::ring::{RingName, Snapshot};
 use crate::store::ClientAck;
 
 /// Allowed client ids, for the OpenAPI descriptions.
@@ -201,12 +201,9 @@ pub struct AckResult {
 pub async fn post_ack(
     State(state): State<AppState>,
     _: Reader,
-    ApiPath((ring, client)): ApiPath<(String, String)>,
+    RingClientPath(ring, client_id): RingClientPath,
     ApiJson(input): ApiJson<AckInput>,
 ) -> Result<Response, ApiError> {
-    let ring = ring_name(&ring)?;
-    let client_id =
-        ClientId::new(client).map_err(|e| ApiError::invalid("client_id", e.to_string()))?;
     let (version, fingerprint) = input.validate()?;
     let mut current = state.service.current(&ring).await?.snapshot.clone();
     if version > current.version {
@@ -268,9 +265,8 @@ pub async fn post_ack(
 pub async fn list_clients(
     State(state): State<AppState>,
     _: Reader,
-    ApiPath(ring): ApiPath<String>,
+    RingPath(ring): RingPath,
 ) -> Result<Response, ApiError> {
-    let ring = ring_name(&ring)?;
     let current = state.service.current(&ring).await?.snapshot.clone();
     let list = convergence(&state, &ring, current).await?;
     Ok(Json(list).into_response())

@@ -7,10 +7,10 @@ use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
 use super::auth::Reader;
-use super::extract::{ApiJson, ApiPath, ApiQuery};
+use super::extract::{ApiJson, ApiQuery};
 use super::keys::{self, LookupKey};
 use super::movement::DiffView;
-use super::paths::{optional_version, ring_name};
+use super::paths::{optional_version, RingPath};
 use super::problem::{ApiError, Problem, ProblemKind};
 use super::schemas::{
     KeyB64Schema, LookupKeysB64Schema, LookupKeysSchema, ReplicasSchema, RingNameSchema,
@@ -172,10 +172,9 @@ fn place(placement: &Placement, key: LookupKey, r: u32) -> KeyPlacement {
 pub async fn lookup(
     State(state): State<AppState>,
     _: Reader,
-    ApiPath(ring): ApiPath<String>,
+    RingPath(ring): RingPath,
     ApiQuery(query): ApiQuery<LookupQuery>,
 ) -> Result<Json<LookupResult>, ApiError> {
-    let ring = ring_name(&ring)?;
     let key = keys::single(query.key, query.key_b64)?;
     let version = optional_version(query.version)?;
     let (version, placement) = state.service.placement(&ring, version).await?;
@@ -217,10 +216,9 @@ pub async fn lookup(
 pub async fn lookup_batch(
     State(state): State<AppState>,
     _: Reader,
-    ApiPath(ring): ApiPath<String>,
+    RingPath(ring): RingPath,
     ApiJson(body): ApiJson<LookupBatch>,
 ) -> Result<Json<LookupBatchResult>, ApiError> {
-    let ring = ring_name(&ring)?;
     let given = [("keys", &body.keys), ("keys_b64", &body.keys_b64)];
     for (field, list) in given {
         let n = list.as_ref().map_or(0, Vec::len);
@@ -328,10 +326,9 @@ pub struct OwnershipView {
 pub async fn ownership(
     State(state): State<AppState>,
     _: Reader,
-    ApiPath(ring): ApiPath<String>,
+    RingPath(ring): RingPath,
     ApiQuery(query): ApiQuery<VersionQuery>,
 ) -> Result<Json<OwnershipView>, ApiError> {
-    let ring = ring_name(&ring)?;
     let version = optional_version(query.version)?;
     let (version, placement) = state.service.placement(&ring, version).await?;
     let o = placement.ownership();
@@ -409,10 +406,9 @@ pub struct DiffResult {
 pub async fn diff(
     State(state): State<AppState>,
     _: Reader,
-    ApiPath(ring): ApiPath<String>,
+    RingPath(ring): RingPath,
     ApiQuery(query): ApiQuery<DiffQuery>,
 ) -> Result<Json<DiffResult>, ApiError> {
-    let ring = ring_name(&ring)?;
     // Version errors name the parameter they came from.
     let rename = |name: &'static str| {
         move |e: ApiError| match e.field.as_deref() {

@@ -12,10 +12,10 @@ use utoipa::{IntoParams, ToSchema};
 
 use super::auth::{Reader, Writer};
 use super::changes::{check_reason, ChangeResult};
-use super::extract::{ApiJson, ApiPath, ApiQuery};
+use super::extract::{ApiJson, ApiQuery};
 use super::headers::{etag, expected_version, idempotency_key};
 use super::model::{NodeStateName, NodeView};
-use super::paths::{node_id, ring_name};
+use super::paths::{RingNodePath, RingPath};
 use super::problem::{ApiError, Problem, ProblemKind};
 use super::schemas::{
     HashKeySchema, IdempotencyKeySchema, LabelsSchema, NodeAddressSchema, NodeIdSchema,
@@ -142,9 +142,8 @@ pub struct NodeList {
 pub async fn list_nodes(
     State(state): State<AppState>,
     _: Reader,
-    ApiPath(ring): ApiPath<String>,
+    RingPath(ring): RingPath,
 ) -> Result<Response, ApiError> {
-    let ring = ring_name(&ring)?;
     let current = state.service.current(&ring).await?;
     let s = &current.snapshot;
     let list = NodeList {
@@ -175,10 +174,8 @@ pub async fn list_nodes(
 pub async fn get_node(
     State(state): State<AppState>,
     _: Reader,
-    ApiPath((ring, node)): ApiPath<(String, String)>,
+    RingNodePath(ring, id): RingNodePath,
 ) -> Result<Response, ApiError> {
-    let ring = ring_name(&ring)?;
-    let id = node_id(&node)?;
     let current = state.service.current(&ring).await?;
     let s = &current.snapshot;
     let record = s.nodes.iter().find(|n| n.id == id).ok_or_else(|| {
@@ -232,13 +229,11 @@ pub async fn get_node(
 pub async fn put_node(
     State(state): State<AppState>,
     Writer(role): Writer,
-    ApiPath((ring, node)): ApiPath<(String, String)>,
+    RingNodePath(ring, id): RingNodePath,
     ApiQuery(query): ApiQuery<NodeChangeQuery>,
     headers: HeaderMap,
     ApiJson(spec): ApiJson<NodeRecordSpec>,
 ) -> Result<Response, ApiError> {
-    let ring = ring_name(&ring)?;
-    let id = node_id(&node)?;
     check_reason(&query.reason)?;
     let record = spec.into_new_record(Some(id.clone()))?;
     // Before the precondition: a missing ring is a 404 whatever it says
@@ -288,12 +283,10 @@ pub async fn put_node(
 pub async fn delete_node(
     State(state): State<AppState>,
     Writer(role): Writer,
-    ApiPath((ring, node)): ApiPath<(String, String)>,
+    RingNodePath(ring, id): RingNodePath,
     ApiQuery(query): ApiQuery<NodeChangeQuery>,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
-    let ring = ring_name(&ring)?;
-    let id = node_id(&node)?;
     check_reason(&query.reason)?;
     // A missing ring is a 404 whatever the precondition (RFC 9110 §13.2.1).
     state.service.current(&ring).await?;

@@ -8,10 +8,10 @@ use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
 use super::auth::{Reader, Writer};
-use super::extract::{ApiJson, ApiPath, ApiQuery};
+use super::extract::{ApiJson, ApiQuery};
 use super::headers::{etag, expected_version, not_modified};
 use super::model::{AlgorithmName, HashName, RingSummary};
-use super::paths::ring_name;
+use super::paths::RingPath;
 use super::problem::{ApiError, Problem, ProblemKind};
 use super::schemas::{
     ReplicationFactorSchema, RingNameSchema, TableSizeSchema, VersionSchema, VersionTagSchema,
@@ -124,12 +124,11 @@ async fn check_precondition(
 pub async fn put_ring(
     State(state): State<AppState>,
     Writer(role): Writer,
-    ApiPath(ring): ApiPath<String>,
+    RingPath(ring): RingPath,
     ApiQuery(query): ApiQuery<PreconditionQuery>,
     headers: HeaderMap,
     ApiJson(spec): ApiJson<RingConfigSpec>,
 ) -> Result<Response, ApiError> {
-    let ring = ring_name(&ring)?;
     // Parsed as the spec first so cross-field rules (ketama needs md5 …)
     // are reported against the field they concern.
     let config = RingConfig::try_from(spec)?;
@@ -197,10 +196,9 @@ pub async fn list_rings(
 pub async fn get_ring(
     State(state): State<AppState>,
     _: Reader,
-    ApiPath(ring): ApiPath<String>,
+    RingPath(ring): RingPath,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
-    let ring = ring_name(&ring)?;
     let current = state.service.current(&ring).await?;
     let version = current.snapshot.version;
     if not_modified(&headers, version) {
@@ -239,11 +237,10 @@ pub async fn get_ring(
 pub async fn delete_ring(
     State(state): State<AppState>,
     _: Writer,
-    ApiPath(ring): ApiPath<String>,
+    RingPath(ring): RingPath,
     ApiQuery(query): ApiQuery<PreconditionQuery>,
     headers: HeaderMap,
 ) -> Result<StatusCode, ApiError> {
-    let ring = ring_name(&ring)?;
     // A missing ring is a 404 whatever the precondition, even one that
     // contradicts itself (RFC 9110 §13.2.1: preconditions count only
     // where the request could otherwise succeed).

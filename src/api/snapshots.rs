@@ -10,10 +10,10 @@ use time::OffsetDateTime;
 use utoipa::{IntoParams, ToSchema};
 
 use super::auth::Reader;
-use super::extract::{ApiPath, ApiQuery};
+use super::extract::ApiQuery;
 use super::headers::{etag, not_modified};
 use super::model::{OpView, RoleName, SnapshotView};
-use super::paths::{ring_name, version};
+use super::paths::{RingPath, RingVersionPath};
 use super::problem::{ApiError, Problem};
 use super::schemas::{
     PlacementTableSchema, RingNameSchema, VersionCursorSchema, VersionSchema, WaitSchema,
@@ -85,11 +85,10 @@ pub struct SnapshotQuery {
 pub async fn latest_snapshot(
     State(state): State<AppState>,
     _: Reader,
-    ApiPath(ring): ApiPath<String>,
+    RingPath(ring): RingPath,
     ApiQuery(query): ApiQuery<SnapshotQuery>,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
-    let ring = ring_name(&ring)?;
     match (query.after, &query.wait) {
         (Some(after), wait) => {
             return super::long_poll::long_poll(&state, &ring, after, wait.as_deref()).await
@@ -132,11 +131,9 @@ pub async fn latest_snapshot(
 pub async fn snapshot_version(
     State(state): State<AppState>,
     _: Reader,
-    ApiPath((ring, v)): ApiPath<(String, String)>,
+    RingVersionPath(ring, v): RingVersionPath,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
-    let ring = ring_name(&ring)?;
-    let v = version(&v)?;
     let snapshot = state.service.snapshot(&ring, v).await?;
     Ok(snapshot_response(&headers, &snapshot))
 }
@@ -167,11 +164,9 @@ pub async fn snapshot_version(
 pub async fn snapshot_table(
     State(state): State<AppState>,
     _: Reader,
-    ApiPath((ring, v)): ApiPath<(String, String)>,
+    RingVersionPath(ring, v): RingVersionPath,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
-    let ring = ring_name(&ring)?;
-    let v = version(&v)?;
     let (v, placement) = state.service.placement(&ring, Some(v)).await?;
     if not_modified(&headers, v) {
         return Ok((StatusCode::NOT_MODIFIED, [(header::ETAG, etag(v))]).into_response());
@@ -246,9 +241,8 @@ pub struct HistoryView {
 pub async fn history(
     State(state): State<AppState>,
     _: Reader,
-    ApiPath(ring): ApiPath<String>,
+    RingPath(ring): RingPath,
 ) -> Result<Json<HistoryView>, ApiError> {
-    let ring = ring_name(&ring)?;
     let entries = state.service.history(&ring).await?;
     Ok(Json(HistoryView {
         ring: ring.to_string(),
