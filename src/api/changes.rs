@@ -17,6 +17,7 @@ use super::movement::DiffView;
 use super::nodes::UpsertNodeInput;
 use super::paths::RingPath;
 use super::problem::{ApiError, Problem};
+use super::responses::{IdempotencyError, JsonBodyErrors, WriteErrors};
 use super::schemas::{
     ChangeOpsSchema, IdempotencyKeySchema, NodeIdSchema, ReasonSchema, RingNameSchema,
     VersionSchema, VersionTagSchema,
@@ -390,13 +391,9 @@ pub fn check_reason(reason: &Option<String>) -> Result<(), ApiError> {
     responses(
         (status = 200, description = "Committed, unchanged (`changed: false`) or previewed (`dry_run: true`)", body = ChangeResult),
         (status = 400, description = "Invalid op, node, config, reason or precondition; unknown field; malformed JSON", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "No valid admin token", body = Problem, content_type = "application/problem+json"),
-        (status = 403, description = "A read token on a mutation", body = Problem, content_type = "application/problem+json"),
+        WriteErrors, IdempotencyError, JsonBodyErrors,
         (status = 404, description = "No such ring, or a `remove` of a node the ring does not have", body = Problem, content_type = "application/problem+json"),
         (status = 412, description = "The ring is not at the expected version; `current_version` in the body", body = Problem, content_type = "application/problem+json"),
-        (status = 413, description = "Body over 1 MiB", body = Problem, content_type = "application/problem+json"),
-        (status = 415, description = "Body not sent as application/json", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "The `Idempotency-Key` was already used for a different change", body = Problem, content_type = "application/problem+json"),
         (status = 503, description = "Store unavailable, or other writers kept winning; retry", body = Problem, content_type = "application/problem+json"),
     ),
     security(("bearer" = []))

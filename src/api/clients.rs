@@ -19,6 +19,7 @@ use super::auth::Reader;
 use super::extract::ApiJson;
 use super::paths::{RingClientPath, RingPath};
 use super::problem::{ApiError, Problem, ProblemKind};
+use super::responses::{ReadErrors, StoreUnreachable};
 use super::schemas::{ClientIdSchema, FingerprintSchema, RingNameSchema, VersionSchema};
 use super::AppState;
 use crate::placement::{json_integer, Fingerprint};
@@ -190,11 +191,9 @@ pub struct AckResult {
     responses(
         (status = 200, description = "The ack was recorded", body = AckResult),
         (status = 400, description = "Invalid ring name, client id, version or fingerprint, or a malformed body", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "No valid read token", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such ring", body = Problem, content_type = "application/problem+json"),
+        ReadErrors, StoreUnreachable,
         (status = 409, description = "The version is newer than the ring's current version; `current_version` says which that is", body = Problem, content_type = "application/problem+json"),
         (status = 415, description = "The body is not JSON", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "The store is unreachable", body = Problem, content_type = "application/problem+json"),
     ),
     security(("bearer" = []))
 )]
@@ -256,9 +255,7 @@ pub async fn post_ack(
     responses(
         (status = 200, description = "The ring's live clients", body = ClientList),
         (status = 400, description = "Invalid ring name", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "No valid read token", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such ring", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "The store is unreachable", body = Problem, content_type = "application/problem+json"),
+        ReadErrors, StoreUnreachable,
     ),
     security(("bearer" = []))
 )]

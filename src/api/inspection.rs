@@ -12,6 +12,7 @@ use super::keys::{self, LookupKey};
 use super::movement::DiffView;
 use super::paths::{optional_version, RingPath};
 use super::problem::{ApiError, Problem, ProblemKind};
+use super::responses::{JsonBodyErrors, ReadTokenError, VersionedReadErrors};
 use super::schemas::{
     KeyB64Schema, LookupKeysB64Schema, LookupKeysSchema, ReplicasSchema, RingNameSchema,
     VersionSchema,
@@ -163,9 +164,7 @@ fn place(placement: &Placement, key: LookupKey, r: u32) -> KeyPlacement {
     responses(
         (status = 200, description = "Where the key lives", body = LookupResult),
         (status = 400, description = "Missing key, both `key` and `key_b64`, a `key` that is not UTF-8, invalid base64, replicas out of range, unknown parameter", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "No valid read token", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such ring, or the version never existed", body = Problem, content_type = "application/problem+json"),
-        (status = 410, description = "The version has been pruned", body = Problem, content_type = "application/problem+json"),
+        VersionedReadErrors,
     ),
     security(("bearer" = []))
 )]
@@ -205,11 +204,7 @@ pub async fn lookup(
     responses(
         (status = 200, description = "Where each key lives", body = LookupBatchResult),
         (status = 400, description = "Over 10,000 keys, neither or both of `keys` and `keys_b64`, invalid base64, replicas out of range, unknown field, malformed JSON", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "No valid read token", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such ring, or the version never existed", body = Problem, content_type = "application/problem+json"),
-        (status = 410, description = "The version has been pruned", body = Problem, content_type = "application/problem+json"),
-        (status = 413, description = "Body over 1 MiB", body = Problem, content_type = "application/problem+json"),
-        (status = 415, description = "Body not sent as application/json", body = Problem, content_type = "application/problem+json"),
+        VersionedReadErrors, JsonBodyErrors,
     ),
     security(("bearer" = []))
 )]
@@ -317,9 +312,7 @@ pub struct OwnershipView {
     responses(
         (status = 200, description = "Ownership", body = OwnershipView),
         (status = 400, description = "Invalid ring name or version", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "No valid read token", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such ring, or the version never existed", body = Problem, content_type = "application/problem+json"),
-        (status = 410, description = "The version has been pruned", body = Problem, content_type = "application/problem+json"),
+        VersionedReadErrors,
     ),
     security(("bearer" = []))
 )]
@@ -397,7 +390,7 @@ pub struct DiffResult {
     responses(
         (status = 200, description = "The movement", body = DiffResult),
         (status = 400, description = "Invalid ring name, missing `from`", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "No valid read token", body = Problem, content_type = "application/problem+json"),
+        ReadTokenError,
         (status = 404, description = "No such ring, or a version never existed", body = Problem, content_type = "application/problem+json"),
         (status = 410, description = "A version has been pruned", body = Problem, content_type = "application/problem+json"),
     ),

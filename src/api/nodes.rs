@@ -17,6 +17,9 @@ use super::headers::{etag, expected_version, idempotency_key};
 use super::model::{NodeStateName, NodeView};
 use super::paths::{RingNodePath, RingPath};
 use super::problem::{ApiError, Problem, ProblemKind};
+use super::responses::{
+    IdempotencyError, JsonBodyErrors, PreconditionError, ReadErrors, ReadTokenError, WriteErrors,
+};
 use super::schemas::{
     HashKeySchema, IdempotencyKeySchema, LabelsSchema, NodeAddressSchema, NodeIdSchema,
     ReasonSchema, RingNameSchema, VersionSchema, VersionTagSchema, WeightSchema, ZoneSchema,
@@ -134,8 +137,7 @@ pub struct NodeList {
     responses(
         (status = 200, description = "The nodes", body = NodeList, headers(("ETag" = String, description = "`\"<version>\"`"))),
         (status = 400, description = "Invalid ring name", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "No valid read token", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such ring", body = Problem, content_type = "application/problem+json"),
+        ReadErrors,
     ),
     security(("bearer" = []))
 )]
@@ -166,7 +168,7 @@ pub async fn list_nodes(
     responses(
         (status = 200, description = "The node at the latest version", body = NodeView, headers(("ETag" = String, description = "`\"<version>\"` of the ring"))),
         (status = 400, description = "Invalid ring name or node id", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "No valid read token", body = Problem, content_type = "application/problem+json"),
+        ReadTokenError,
         (status = 404, description = "No such ring or node", body = Problem, content_type = "application/problem+json"),
     ),
     security(("bearer" = []))
@@ -216,13 +218,8 @@ pub async fn get_node(
         (status = 201, description = "Registered: a new version", body = ChangeResult),
         (status = 200, description = "Updated, or unchanged (`changed: false`)", body = ChangeResult),
         (status = 400, description = "Invalid id, weight, zone, address, label, state or hash_key; unknown field; malformed JSON", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "No valid admin token", body = Problem, content_type = "application/problem+json"),
-        (status = 403, description = "A read token on a mutation", body = Problem, content_type = "application/problem+json"),
+        WriteErrors, PreconditionError, IdempotencyError, JsonBodyErrors,
         (status = 404, description = "No such ring", body = Problem, content_type = "application/problem+json"),
-        (status = 412, description = "Precondition failed; `current_version` in the body", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "The `Idempotency-Key` was already used for a different change", body = Problem, content_type = "application/problem+json"),
-        (status = 413, description = "Body over 1 MiB", body = Problem, content_type = "application/problem+json"),
-        (status = 415, description = "Body not sent as application/json", body = Problem, content_type = "application/problem+json"),
     ),
     security(("bearer" = []))
 )]
@@ -272,11 +269,8 @@ pub async fn put_node(
     responses(
         (status = 200, description = "Removed: a new version", body = ChangeResult),
         (status = 400, description = "Invalid ring name, node id or precondition", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "No valid admin token", body = Problem, content_type = "application/problem+json"),
-        (status = 403, description = "A read token on a mutation", body = Problem, content_type = "application/problem+json"),
+        WriteErrors, PreconditionError, IdempotencyError,
         (status = 404, description = "No such ring or node", body = Problem, content_type = "application/problem+json"),
-        (status = 412, description = "Precondition failed; `current_version` in the body", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "The `Idempotency-Key` was already used for a different change", body = Problem, content_type = "application/problem+json"),
     ),
     security(("bearer" = []))
 )]

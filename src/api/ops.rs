@@ -11,6 +11,7 @@ use utoipa::ToSchema;
 
 use super::auth::Reader;
 use super::problem::{ApiError, Problem, ProblemKind};
+use super::responses::ReadTokenError;
 use super::AppState;
 use crate::ring::RingName;
 use crate::store::StoreError;
@@ -82,7 +83,7 @@ pub async fn readyz(State(state): State<AppState>) -> Result<Json<Health>, ApiEr
     tag = "operations",
     responses(
         (status = 200, description = "Metrics", content_type = "text/plain; version=0.0.4", body = String),
-        (status = 401, description = "No valid read token", body = Problem, content_type = "application/problem+json"),
+        ReadTokenError,
     ),
     security(("bearer" = []))
 )]

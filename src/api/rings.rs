@@ -13,6 +13,9 @@ use super::headers::{etag, expected_version, not_modified};
 use super::model::{AlgorithmName, HashName, RingSummary};
 use super::paths::RingPath;
 use super::problem::{ApiError, Problem, ProblemKind};
+use super::responses::{
+    JsonBodyErrors, PreconditionError, ReadErrors, ReadTokenError, WriteErrors,
+};
 use super::schemas::{
     ReplicationFactorSchema, RingNameSchema, TableSizeSchema, VersionSchema, VersionTagSchema,
     VnodesPerWeightSchema,
@@ -112,12 +115,8 @@ async fn check_precondition(
         (status = 201, description = "Created at version 1", body = RingSummary),
         (status = 200, description = "An identical ring already exists; nothing changed", body = RingSummary),
         (status = 400, description = "Invalid ring name, unknown field or algorithm, parameter out of range, malformed JSON", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "No valid admin token", body = Problem, content_type = "application/problem+json"),
-        (status = 403, description = "A read token on a mutation", body = Problem, content_type = "application/problem+json"),
+        WriteErrors, PreconditionError, JsonBodyErrors,
         (status = 409, description = "The ring exists with a different configuration", body = Problem, content_type = "application/problem+json"),
-        (status = 412, description = "Precondition failed; `current_version` in the body", body = Problem, content_type = "application/problem+json"),
-        (status = 413, description = "Body over 1 MiB", body = Problem, content_type = "application/problem+json"),
-        (status = 415, description = "Body not sent as application/json", body = Problem, content_type = "application/problem+json"),
     ),
     security(("bearer" = []))
 )]
@@ -161,7 +160,7 @@ pub async fn put_ring(
     tag = "rings",
     responses(
         (status = 200, description = "Every ring's latest version", body = RingList),
-        (status = 401, description = "No valid read token", body = Problem, content_type = "application/problem+json"),
+        ReadTokenError,
     ),
     security(("bearer" = []))
 )]
@@ -188,8 +187,7 @@ pub async fn list_rings(
         (status = 200, description = "The ring", body = RingSummary, headers(("ETag" = String, description = "`\"<version>\"`"))),
         (status = 304, description = "Not modified since the version in If-None-Match"),
         (status = 400, description = "Invalid ring name", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "No valid read token", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such ring", body = Problem, content_type = "application/problem+json"),
+        ReadErrors,
     ),
     security(("bearer" = []))
 )]
@@ -227,10 +225,8 @@ pub async fn get_ring(
     responses(
         (status = 204, description = "Deleted"),
         (status = 400, description = "Invalid ring name or precondition", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "No valid admin token", body = Problem, content_type = "application/problem+json"),
-        (status = 403, description = "A read token on a mutation", body = Problem, content_type = "application/problem+json"),
+        WriteErrors, PreconditionError,
         (status = 404, description = "No such ring", body = Problem, content_type = "application/problem+json"),
-        (status = 412, description = "Precondition failed; `current_version` in the body", body = Problem, content_type = "application/problem+json"),
     ),
     security(("bearer" = []))
 )]

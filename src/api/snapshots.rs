@@ -15,6 +15,7 @@ use super::headers::{etag, not_modified};
 use super::model::{OpView, RoleName, SnapshotView};
 use super::paths::{RingPath, RingVersionPath};
 use super::problem::{ApiError, Problem};
+use super::responses::{ReadErrors, VersionedReadErrors};
 use super::schemas::{
     PlacementTableSchema, RingNameSchema, VersionCursorSchema, VersionSchema, WaitSchema,
 };
@@ -77,8 +78,7 @@ pub struct SnapshotQuery {
         (status = 200, description = "The latest snapshot (with `after`: a version past it, or with `Ringd-Reset: true` one below it)", body = SnapshotView, headers(("ETag" = String, description = "`\"<version>\"`"), ("Ringd-Reset" = String, description = "`true` when the ring went back below `after`: replace what you hold"))),
         (status = 304, description = "Still at the version in If-None-Match, or no version past `after` came within `wait`"),
         (status = 400, description = "Invalid ring name, `after` or `wait`", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "No valid read token", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such ring", body = Problem, content_type = "application/problem+json"),
+        ReadErrors,
     ),
     security(("bearer" = []))
 )]
@@ -122,9 +122,7 @@ pub async fn latest_snapshot(
         (status = 200, description = "The snapshot", body = SnapshotView, headers(("ETag" = String, description = "`\"<version>\"`"))),
         (status = 304, description = "The If-None-Match tag names this version"),
         (status = 400, description = "Invalid ring name or version", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "No valid read token", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such ring, or the version never existed", body = Problem, content_type = "application/problem+json"),
-        (status = 410, description = "The version has been pruned", body = Problem, content_type = "application/problem+json"),
+        VersionedReadErrors,
     ),
     security(("bearer" = []))
 )]
@@ -155,9 +153,7 @@ pub async fn snapshot_version(
         (status = 200, description = "The canonical encoding", content_type = "application/octet-stream", body = inline(PlacementTableSchema),
             headers(("ETag" = String, description = "`\"<version>\"`"), ("ringd-fingerprint" = String, description = "SHA-256 of the body, 64 hex digits"))),
         (status = 400, description = "Invalid ring name or version", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "No valid read token", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such ring, or the version never existed", body = Problem, content_type = "application/problem+json"),
-        (status = 410, description = "The version has been pruned", body = Problem, content_type = "application/problem+json"),
+        VersionedReadErrors,
     ),
     security(("bearer" = []))
 )]
@@ -233,8 +229,7 @@ pub struct HistoryView {
     responses(
         (status = 200, description = "The history", body = HistoryView),
         (status = 400, description = "Invalid ring name", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "No valid read token", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such ring", body = Problem, content_type = "application/problem+json"),
+        ReadErrors,
     ),
     security(("bearer" = []))
 )]

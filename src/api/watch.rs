@@ -24,6 +24,7 @@ use super::auth::Reader;
 use super::extract::{ApiPath, ApiQuery};
 use super::paths::ring_name;
 use super::problem::{ApiError, Problem};
+use super::responses::ReadErrors;
 use super::schemas::{RingNameSchema, VersionCursorSchema};
 use super::watch_events::{frame, full_data, light_data, WatchEventSchema};
 pub use super::watch_events::{KeepaliveEvent, LightEvent, WatchMode, WatchQuery};
@@ -66,8 +67,7 @@ use crate::service::ServiceError;
     responses(
         (status = 200, description = "An event stream. Each event is `event: snapshot|reset|keepalive|deleted`, optional `id: <version>`, and one `data:` line of JSON: `SnapshotView` (or `LightEvent` with `mode=light`) for snapshot and reset, `KeepaliveEvent` for keepalive and deleted.", content_type = "text/event-stream", body = WatchEventSchema),
         (status = 400, description = "Invalid ring name, `after`, `mode` or Last-Event-ID", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "No valid read token", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such ring", body = Problem, content_type = "application/problem+json"),
+        ReadErrors,
     ),
     security(("bearer" = []))
 )]
