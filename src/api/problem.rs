@@ -74,6 +74,8 @@ pub enum ProblemKind {
 impl ProblemKind {
     /// The HTTP status, the last segment of the `type` URI and the short,
     /// fixed title: one row per kind, so the three cannot drift apart.
+    // One line per kind, kept as a table by hand.
+    #[rustfmt::skip]
     pub const fn meta(self) -> (StatusCode, &'static str, &'static str) {
         use ProblemKind::*;
         match self {
@@ -84,49 +86,17 @@ impl ProblemKind {
             Forbidden => (StatusCode::FORBIDDEN, "forbidden", "Forbidden"),
             RingNotFound => (StatusCode::NOT_FOUND, "ring-not-found", "Ring not found"),
             NodeNotFound => (StatusCode::NOT_FOUND, "node-not-found", "Node not found"),
-            VersionNotFound => (
-                StatusCode::NOT_FOUND,
-                "version-not-found",
-                "Version not found",
-            ),
+            VersionNotFound => (StatusCode::NOT_FOUND, "version-not-found", "Version not found"),
             RouteNotFound => (StatusCode::NOT_FOUND, "route-not-found", "Not found"),
-            MethodNotAllowed => (
-                StatusCode::METHOD_NOT_ALLOWED,
-                "method-not-allowed",
-                "Method not allowed",
-            ),
+            MethodNotAllowed => (StatusCode::METHOD_NOT_ALLOWED, "method-not-allowed", "Method not allowed"),
             Conflict => (StatusCode::CONFLICT, "conflict", "Conflict"),
             VersionPruned => (StatusCode::GONE, "version-pruned", "Version pruned"),
-            IdempotencyKeyReused => (
-                StatusCode::UNPROCESSABLE_ENTITY,
-                "idempotency-key-reused",
-                "Idempotency key reused",
-            ),
-            PreconditionFailed => (
-                StatusCode::PRECONDITION_FAILED,
-                "precondition-failed",
-                "Precondition failed",
-            ),
-            PayloadTooLarge => (
-                StatusCode::PAYLOAD_TOO_LARGE,
-                "payload-too-large",
-                "Payload too large",
-            ),
-            UnsupportedMediaType => (
-                StatusCode::UNSUPPORTED_MEDIA_TYPE,
-                "unsupported-media-type",
-                "Unsupported media type",
-            ),
-            Unavailable => (
-                StatusCode::SERVICE_UNAVAILABLE,
-                "unavailable",
-                "Service unavailable",
-            ),
-            Internal => (
-                StatusCode::INTERNAL_SERVER_ERROR,
-                "internal",
-                "Internal error",
-            ),
+            IdempotencyKeyReused => (StatusCode::UNPROCESSABLE_ENTITY, "idempotency-key-reused", "Idempotency key reused"),
+            PreconditionFailed => (StatusCode::PRECONDITION_FAILED, "precondition-failed", "Precondition failed"),
+            PayloadTooLarge => (StatusCode::PAYLOAD_TOO_LARGE, "payload-too-large", "Payload too large"),
+            UnsupportedMediaType => (StatusCode::UNSUPPORTED_MEDIA_TYPE, "unsupported-media-type", "Unsupported media type"),
+            Unavailable => (StatusCode::SERVICE_UNAVAILABLE, "unavailable", "Service unavailable"),
+            Internal => (StatusCode::INTERNAL_SERVER_ERROR, "internal", "Internal error"),
         }
     }
 
