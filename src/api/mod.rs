@@ -26,6 +26,7 @@ pub mod openapi;
 pub mod ops;
 pub mod paths;
 pub mod problem;
+mod problem_from;
 pub mod responses;
 pub mod rings;
 pub mod schemas;

@@ -5,12 +5,13 @@
 //! `openapi_drift` test fails when the two differ.
 
 use axum::Router;
+use utoipa::openapi::schema::AdditionalProperties;
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
+use utoipa::openapi::{RefOr, Schema};
 use utoipa::{Modify, OpenApi};
 use utoipa_swagger_ui::SwaggerUi;
 
 use super::links::Links;
-use super::schemas::ClosedOps;
 use super::{changes, schemas, watch_events, AppState};
 
 const DESCRIPTION: &str = "\
@@ -138,3 +139,30 @@ pub fn docs_router(document: utoipa::openapi::OpenApi) -> Router<AppState> {
 /// document itself and Swagger UI (`/docs` redirects to `/docs/`, which
 /// serves the UI's files under it).
 pub const UNDOCUMENTED_ROUTES: &[&str] = &["/openapi.json", "/docs", "/docs/", "/docs/{*rest}"];
+
+/// Closes each variant of the `OpInput` schema to unknown fields, as the
+/// server's op parser is: utoipa applies `deny_unknown_fields` to structs
+/// but not to the variants of a tagged enum. Also gives `update_config`'s
+/// patch its `minProperties: 1`, which utoipa's derive does not write for
+/// a struct.
+struct ClosedOps;
+
+impl utoipa::Modify for ClosedOps {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        let components = openapi.components.get_or_insert_with(Default::default);
+        let Some(RefOr::T(Schema::OneOf(ops))) = components.schemas.get_mut("OpInput") else {
+            panic!("OpInput is a oneOf of its variants");
+        };
+        for variant in &mut ops.items {
+            if let RefOr::T(Schema::Object(object)) = variant {
+                object.additional_properties =
+                    Some(Box::new(AdditionalProperties::FreeForm(false)));
+            }
+        }
+        let Some(RefOr::T(Schema::Object(patch))) = components.schemas.get_mut("ConfigPatchInput")
+        else {
+            panic!("ConfigPatchInput is an object");
+        };
+        patch.min_properties = Some(1);
+    }
+}
