@@ -352,6 +352,14 @@ async fn known_fingerprints(
     Ok(known)
 }
 
+/// The routes of `…/clients` and `…/clients/{client_id}/ack`, each with its
+/// OpenAPI operation.
+pub(super) fn routes() -> utoipa_axum::router::OpenApiRouter<AppState> {
+    utoipa_axum::router::OpenApiRouter::new()
+        .routes(utoipa_axum::routes!(list_clients))
+        .routes(utoipa_axum::routes!(post_ack))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -383,12 +391,4 @@ mod tests {
         assert!(text.contains("ringd_clients_divergent{ring=\"r\"} 1\n"));
         assert!(text.contains("# TYPE ringd_clients_divergent gauge\n"));
     }
-}
-
-/// The routes of `…/clients` and `…/clients/{client_id}/ack`, each with its
-/// OpenAPI operation.
-pub(super) fn routes() -> utoipa_axum::router::OpenApiRouter<AppState> {
-    utoipa_axum::router::OpenApiRouter::new()
-        .routes(utoipa_axum::routes!(list_clients))
-        .routes(utoipa_axum::routes!(post_ack))
 }
