@@ -328,3 +328,48 @@ async fn unknown_routes_and_methods() {
     .await;
     assert_eq!(s.state_of("r").await, before);
 }
+
+/// A stored row the server cannot read is its own fault, not the
+/// client's: a 500 whose body tells nothing of the row (it names no ring,
+/// version or parser message), while the server log has all of it.
+#[tokio::test]
+async fn a_corrupt_stored_snapshot_is_a_500_that_keeps_its_text_in_the_log() {
+    let dir = tempfile::TempDir::new().unwrap();
+    {
+        let s = common::Server::start_in(dir.path(), &[]);
+        assert_eq!(s.ring_with("r", &["a", "b"]).await, 3);
+    }
+    let db = rusqlite::Connection::open(dir.path().join("ringd.db")).unwrap();
+    let rows = db
+        .execute(
+            "UPDATE snapshots SET snapshot = '{\"torn\": ' WHERE ring = 'r' AND version = 3",
+            [],
+        )
+        .unwrap();
+    assert_eq!(rows, 1);
+    drop(db);
+    let s = common::Server::start_in(dir.path(), &[]);
+    let r = s.get("/v1/rings/r/snapshot").await;
+    let body = expect_problem(
+        r,
+        StatusCode::INTERNAL_SERVER_ERROR,
+        "internal",
+        None,
+        "an internal error occurred; the server log has the details",
+    )
+    .await;
+    assert_eq!(
+        body,
+        json!({
+            "type": "urn:ringd:problem:internal",
+            "title": "Internal error",
+            "status": 500,
+            "detail": "an internal error occurred; the server log has the details"
+        })
+    );
+    let log = s.log();
+    assert!(
+        log.contains("snapshot of ring `r` version 3"),
+        "the log lacks the stored row's fault:\n{log}"
+    );
+}

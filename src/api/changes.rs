@@ -10,13 +10,14 @@ use utoipa::ToSchema;
 
 use super::auth::Writer;
 use super::config_input::{CompleteConfigInput, ConfigPatchInput};
-use super::extract::{
-    etag, expected_version, from_value, idempotency_key, ring_name, ApiJson, ApiPath,
-};
+use super::extract::{from_value, ApiJson};
+use super::headers::{etag, expected_version, idempotency_key};
 use super::model::{RingConfigView, RingSummary};
 use super::movement::DiffView;
 use super::nodes::UpsertNodeInput;
+use super::paths::RingPath;
 use super::problem::{ApiError, Problem};
+use super::responses::{IdempotencyError, JsonBodyErrors, WriteErrors};
 use super::schemas::{
     ChangeOpsSchema, IdempotencyKeySchema, NodeIdSchema, ReasonSchema, RingNameSchema,
     VersionSchema, VersionTagSchema,
@@ -390,13 +391,9 @@ pub fn check_reason(reason: &Option<String>) -> Result<(), ApiError> {
     responses(
         (status = 200, description = "Committed, unchanged (`changed: false`) or previewed (`dry_run: true`)", body = ChangeResult),
         (status = 400, description = "Invalid op, node, config, reason or precondition; unknown field; malformed JSON", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "No valid admin token", body = Problem, content_type = "application/problem+json"),
-        (status = 403, description = "A read token on a mutation", body = Problem, content_type = "application/problem+json"),
+        WriteErrors, IdempotencyError, JsonBodyErrors,
         (status = 404, description = "No such ring, or a `remove` of a node the ring does not have", body = Problem, content_type = "application/problem+json"),
         (status = 412, description = "The ring is not at the expected version; `current_version` in the body", body = Problem, content_type = "application/problem+json"),
-        (status = 413, description = "Body over 1 MiB", body = Problem, content_type = "application/problem+json"),
-        (status = 415, description = "Body not sent as application/json", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "The `Idempotency-Key` was already used for a different change", body = Problem, content_type = "application/problem+json"),
         (status = 503, description = "Store unavailable, or other writers kept winning; retry", body = Problem, content_type = "application/problem+json"),
     ),
     security(("bearer" = []))
@@ -404,11 +401,10 @@ pub fn check_reason(reason: &Option<String>) -> Result<(), ApiError> {
 pub async fn post_changes(
     State(state): State<AppState>,
     Writer(role): Writer,
-    ApiPath(ring): ApiPath<String>,
+    RingPath(ring): RingPath,
     headers: HeaderMap,
     ApiJson(body): ApiJson<ChangeBody>,
 ) -> Result<Response, ApiError> {
-    let ring = ring_name(&ring)?;
     check_reason(&body.reason)?;
     let ops = parse_ops(body.ops)?;
     // A missing ring is a 404 whatever the precondition (RFC 9110 §13.2.1).
@@ -423,4 +419,9 @@ pub async fn post_changes(
     };
     let outcome = state.service.apply(&ring, request, role).await?;
     Ok(ChangeResult::from_outcome(&ring, &outcome).respond(StatusCode::OK))
+}
+
+/// The routes of `/v1/rings/{ring}/changes`, each with its OpenAPI operation.
+pub(super) fn routes() -> utoipa_axum::router::OpenApiRouter<AppState> {
+    utoipa_axum::router::OpenApiRouter::new().routes(utoipa_axum::routes!(post_changes))
 }

@@ -13,12 +13,13 @@ use time::OffsetDateTime;
 use utoipa::ToSchema;
 
 use super::auth::Reader;
-use super::extract::{ring_name, ApiJson, ApiPath};
+use super::extract::ApiJson;
+use super::paths::{RingClientPath, RingPath};
 use super::problem::{ApiError, Problem};
+use super::responses::{ReadErrors, StoreUnreachable};
 use super::schemas::{ClientIdSchema, FingerprintSchema, RingNameSchema, VersionSchema};
 use super::AppState;
 use crate::placement::{json_integer, Fingerprint};
-use crate::ring::ClientId;
 use crate::service::{ClientStatus, Convergence};
 
 /// Allowed client ids, for the OpenAPI descriptions.
@@ -165,23 +166,18 @@ pub struct AckResult {
     responses(
         (status = 200, description = "The ack was recorded", body = AckResult),
         (status = 400, description = "Invalid ring name, client id, version or fingerprint, or a malformed body", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "No valid read token", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such ring", body = Problem, content_type = "application/problem+json"),
+        ReadErrors, StoreUnreachable,
         (status = 409, description = "The version is newer than the ring's current version; `current_version` says which that is", body = Problem, content_type = "application/problem+json"),
         (status = 415, description = "The body is not JSON", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "The store is unreachable", body = Problem, content_type = "application/problem+json"),
     ),
     security(("bearer" = []))
 )]
 pub async fn post_ack(
     State(state): State<AppState>,
     _: Reader,
-    ApiPath((ring, client)): ApiPath<(String, String)>,
+    RingClientPath(ring, client_id): RingClientPath,
     ApiJson(input): ApiJson<AckInput>,
 ) -> Result<Response, ApiError> {
-    let ring = ring_name(&ring)?;
-    let client_id =
-        ClientId::new(client).map_err(|e| ApiError::invalid("client_id", e.to_string()))?;
     let (version, fingerprint) = input.validate()?;
     let (current, client) = state
         .service
@@ -215,18 +211,15 @@ pub async fn post_ack(
     responses(
         (status = 200, description = "The ring's live clients", body = ClientList),
         (status = 400, description = "Invalid ring name", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "No valid read token", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such ring", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "The store is unreachable", body = Problem, content_type = "application/problem+json"),
+        ReadErrors, StoreUnreachable,
     ),
     security(("bearer" = []))
 )]
 pub async fn list_clients(
     State(state): State<AppState>,
     _: Reader,
-    ApiPath(ring): ApiPath<String>,
+    RingPath(ring): RingPath,
 ) -> Result<Response, ApiError> {
-    let ring = ring_name(&ring)?;
     let convergence = state.service.clients(&ring).await?;
     Ok(Json(client_list(&convergence)).into_response())
 }
@@ -261,4 +254,12 @@ fn client_view(c: &ClientStatus) -> ClientView {
         matches: c.matches,
         divergent: c.divergent,
     }
+}
+
+/// The routes of `…/clients` and `…/clients/{client_id}/ack`, each with its
+/// OpenAPI operation.
+pub(super) fn routes() -> utoipa_axum::router::OpenApiRouter<AppState> {
+    utoipa_axum::router::OpenApiRouter::new()
+        .routes(utoipa_axum::routes!(list_clients))
+        .routes(utoipa_axum::routes!(post_ack))
 }

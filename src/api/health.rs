@@ -11,6 +11,7 @@ use utoipa::ToSchema;
 
 use super::auth::Reader;
 use super::problem::{ApiError, Problem, ProblemKind};
+use super::responses::ReadTokenError;
 use super::AppState;
 
 /// A health answer.
@@ -75,7 +76,7 @@ pub async fn readyz(State(state): State<AppState>) -> Result<Json<Health>, ApiEr
     tag = "operations",
     responses(
         (status = 200, description = "Metrics", content_type = "text/plain; version=0.0.4", body = String),
-        (status = 401, description = "No valid read token", body = Problem, content_type = "application/problem+json"),
+        ReadTokenError,
     ),
     security(("bearer" = []))
 )]
@@ -94,4 +95,13 @@ pub async fn metrics(State(state): State<AppState>, _: Reader) -> Result<Respons
         body,
     )
         .into_response())
+}
+
+/// The routes of `/healthz`, `/readyz` and `/metrics`, each with its OpenAPI
+/// operation.
+pub(super) fn routes() -> utoipa_axum::router::OpenApiRouter<AppState> {
+    utoipa_axum::router::OpenApiRouter::new()
+        .routes(utoipa_axum::routes!(healthz))
+        .routes(utoipa_axum::routes!(readyz))
+        .routes(utoipa_axum::routes!(metrics))
 }

@@ -7,10 +7,12 @@ use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
 use super::auth::Reader;
-use super::extract::{optional_version, ring_name, ApiJson, ApiPath, ApiQuery};
+use super::extract::{ApiJson, ApiQuery};
 use super::keys::{self, LookupKey};
 use super::movement::DiffView;
+use super::paths::{optional_version, RingPath};
 use super::problem::{ApiError, Problem, ProblemKind};
+use super::responses::{JsonBodyErrors, ReadTokenError, VersionedReadErrors};
 use super::schemas::{
     KeyB64Schema, LookupKeysB64Schema, LookupKeysSchema, ReplicasSchema, RingNameSchema,
     VersionSchema,
@@ -162,19 +164,16 @@ fn place(placement: &Placement, key: LookupKey, r: u32) -> KeyPlacement {
     responses(
         (status = 200, description = "Where the key lives", body = LookupResult),
         (status = 400, description = "Missing key, both `key` and `key_b64`, a `key` that is not UTF-8, invalid base64, replicas out of range, unknown parameter", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "No valid read token", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such ring, or the version never existed", body = Problem, content_type = "application/problem+json"),
-        (status = 410, description = "The version has been pruned", body = Problem, content_type = "application/problem+json"),
+        VersionedReadErrors,
     ),
     security(("bearer" = []))
 )]
 pub async fn lookup(
     State(state): State<AppState>,
     _: Reader,
-    ApiPath(ring): ApiPath<String>,
+    RingPath(ring): RingPath,
     ApiQuery(query): ApiQuery<LookupQuery>,
 ) -> Result<Json<LookupResult>, ApiError> {
-    let ring = ring_name(&ring)?;
     let key = keys::single(query.key, query.key_b64)?;
     let version = optional_version(query.version)?;
     let (version, placement) = state.service.placement(&ring, version).await?;
@@ -205,21 +204,16 @@ pub async fn lookup(
     responses(
         (status = 200, description = "Where each key lives", body = LookupBatchResult),
         (status = 400, description = "Over 10,000 keys, neither or both of `keys` and `keys_b64`, invalid base64, replicas out of range, unknown field, malformed JSON", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "No valid read token", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such ring, or the version never existed", body = Problem, content_type = "application/problem+json"),
-        (status = 410, description = "The version has been pruned", body = Problem, content_type = "application/problem+json"),
-        (status = 413, description = "Body over 1 MiB", body = Problem, content_type = "application/problem+json"),
-        (status = 415, description = "Body not sent as application/json", body = Problem, content_type = "application/problem+json"),
+        VersionedReadErrors, JsonBodyErrors,
     ),
     security(("bearer" = []))
 )]
 pub async fn lookup_batch(
     State(state): State<AppState>,
     _: Reader,
-    ApiPath(ring): ApiPath<String>,
+    RingPath(ring): RingPath,
     ApiJson(body): ApiJson<LookupBatch>,
 ) -> Result<Json<LookupBatchResult>, ApiError> {
-    let ring = ring_name(&ring)?;
     let given = [("keys", &body.keys), ("keys_b64", &body.keys_b64)];
     for (field, list) in given {
         let n = list.as_ref().map_or(0, Vec::len);
@@ -318,19 +312,16 @@ pub struct OwnershipView {
     responses(
         (status = 200, description = "Ownership", body = OwnershipView),
         (status = 400, description = "Invalid ring name or version", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "No valid read token", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such ring, or the version never existed", body = Problem, content_type = "application/problem+json"),
-        (status = 410, description = "The version has been pruned", body = Problem, content_type = "application/problem+json"),
+        VersionedReadErrors,
     ),
     security(("bearer" = []))
 )]
 pub async fn ownership(
     State(state): State<AppState>,
     _: Reader,
-    ApiPath(ring): ApiPath<String>,
+    RingPath(ring): RingPath,
     ApiQuery(query): ApiQuery<VersionQuery>,
 ) -> Result<Json<OwnershipView>, ApiError> {
-    let ring = ring_name(&ring)?;
     let version = optional_version(query.version)?;
     let (version, placement) = state.service.placement(&ring, version).await?;
     let o = placement.ownership();
@@ -399,7 +390,7 @@ pub struct DiffResult {
     responses(
         (status = 200, description = "The movement", body = DiffResult),
         (status = 400, description = "Invalid ring name, missing `from`", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "No valid read token", body = Problem, content_type = "application/problem+json"),
+        ReadTokenError,
         (status = 404, description = "No such ring, or a version never existed", body = Problem, content_type = "application/problem+json"),
         (status = 410, description = "A version has been pruned", body = Problem, content_type = "application/problem+json"),
     ),
@@ -408,10 +399,9 @@ pub struct DiffResult {
 pub async fn diff(
     State(state): State<AppState>,
     _: Reader,
-    ApiPath(ring): ApiPath<String>,
+    RingPath(ring): RingPath,
     ApiQuery(query): ApiQuery<DiffQuery>,
 ) -> Result<Json<DiffResult>, ApiError> {
-    let ring = ring_name(&ring)?;
     // Version errors name the parameter they came from.
     let rename = |name: &'static str| {
         move |e: ApiError| match e.field.as_deref() {
@@ -437,4 +427,13 @@ pub async fn diff(
         to,
         diff: DiffView::from(&old.diff(&new)),
     }))
+}
+
+/// The routes of `…/lookup` (GET and POST), `…/ownership` and `…/diff`, each
+/// with its OpenAPI operation.
+pub(super) fn routes() -> utoipa_axum::router::OpenApiRouter<AppState> {
+    utoipa_axum::router::OpenApiRouter::new()
+        .routes(utoipa_axum::routes!(lookup, lookup_batch))
+        .routes(utoipa_axum::routes!(ownership))
+        .routes(utoipa_axum::routes!(diff))
 }

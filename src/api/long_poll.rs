@@ -64,7 +64,7 @@ pub async fn long_poll(
     }
     Ok((
         StatusCode::NOT_MODIFIED,
-        [(header::ETAG, super::extract::etag(after))],
+        [(header::ETAG, super::headers::etag(after))],
     )
         .into_response())
 }

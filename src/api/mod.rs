@@ -1,7 +1,9 @@
 //! The REST API v1: routes, shared state and cross-cutting layers.
 //!
 //! One file per resource; each handler carries its own OpenAPI annotation
-//! and [`openapi::ApiDoc`] gathers them. Every error is a problem+json body
+//! and each file ends with the `routes()` that register its handlers in
+//! the route table, [`routes`], from which the router and the OpenAPI
+//! document both come. Every error is a problem+json body
 //! built by [`problem::ApiError`], including axum's own rejections, unknown
 //! routes and wrong methods.
 
@@ -10,6 +12,7 @@ pub mod changes;
 pub mod clients;
 pub mod config_input;
 pub mod extract;
+pub mod headers;
 pub mod health;
 pub mod inspection;
 pub mod keys;
@@ -21,7 +24,10 @@ pub mod model;
 pub mod movement;
 pub mod nodes;
 pub mod openapi;
+pub mod paths;
 pub mod problem;
+mod problem_from;
+pub mod responses;
 pub mod rings;
 pub mod schemas;
 pub mod snapshots;
@@ -37,9 +43,10 @@ use axum::extract::{DefaultBodyLimit, MatchedPath, Request, State};
 use axum::http::{HeaderValue, Method};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
 use axum::Router;
 use tower_http::catch_panic::CatchPanicLayer;
+use utoipa::OpenApi;
+use utoipa_axum::router::OpenApiRouter;
 
 use self::auth::AuthConfig;
 use self::metrics::Metrics;
@@ -112,52 +119,36 @@ impl AppState {
     }
 }
 
+/// The route table: every documented route, each resource file
+/// contributing its own with the handlers' OpenAPI operations. The router
+/// and the OpenAPI document are both split from it, so a route cannot be
+/// served without being documented, nor documented without being served.
+pub fn routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::with_openapi(openapi::ApiDoc::openapi())
+        .merge(rings::routes())
+        .merge(nodes::routes())
+        .merge(changes::routes())
+        .merge(snapshots::routes())
+        .merge(inspection::routes())
+        .merge(watch::routes())
+        .merge(clients::routes())
+        .merge(health::routes())
+}
+
+/// Every route served, before state and layers: the route table's and
+/// the document's own ([`openapi::UNDOCUMENTED_ROUTES`]), with the
+/// document. `openapi_drift` reads the served routes off this router.
+pub fn routes_and_document() -> (Router<AppState>, utoipa::openapi::OpenApi) {
+    let (api, mut document) = routes().split_for_parts();
+    openapi::finish(&mut document);
+    (api.merge(openapi::docs_router(document.clone())), document)
+}
+
 /// The complete application: API routes, operations endpoints, the
 /// OpenAPI document and Swagger UI, with body limit, metrics and logging.
 pub fn router(state: AppState) -> Router {
-    let rings = Router::new()
-        .route("/v1/rings", get(rings::list_rings))
-        .route(
-            "/v1/rings/{ring}",
-            get(rings::get_ring)
-                .put(rings::put_ring)
-                .delete(rings::delete_ring),
-        )
-        .route("/v1/rings/{ring}/nodes", get(nodes::list_nodes))
-        .route(
-            "/v1/rings/{ring}/nodes/{node}",
-            get(nodes::get_node)
-                .put(nodes::put_node)
-                .delete(nodes::delete_node),
-        )
-        .route("/v1/rings/{ring}/changes", post(changes::post_changes))
-        .route("/v1/rings/{ring}/snapshot", get(snapshots::latest_snapshot))
-        .route(
-            "/v1/rings/{ring}/snapshots/{version}",
-            get(snapshots::snapshot_version),
-        )
-        .route(
-            "/v1/rings/{ring}/snapshots/{version}/table",
-            get(snapshots::snapshot_table),
-        )
-        .route("/v1/rings/{ring}/history", get(snapshots::history))
-        .route(
-            "/v1/rings/{ring}/lookup",
-            get(inspection::lookup).post(inspection::lookup_batch),
-        )
-        .route("/v1/rings/{ring}/ownership", get(inspection::ownership))
-        .route("/v1/rings/{ring}/diff", get(inspection::diff))
-        .route("/v1/rings/{ring}/watch", get(watch::watch))
-        .route("/v1/rings/{ring}/clients", get(clients::list_clients))
-        .route(
-            "/v1/rings/{ring}/clients/{client_id}/ack",
-            post(clients::post_ack),
-        )
-        .route("/healthz", get(health::healthz))
-        .route("/readyz", get(health::readyz))
-        .route("/metrics", get(health::metrics));
-    rings
-        .merge(openapi::docs_router())
+    let (routes, _) = routes_and_document();
+    routes
         .fallback(route_not_found)
         .method_not_allowed_fallback(method_not_allowed)
         // Last line of defence: a bug that panics in a handler still gets

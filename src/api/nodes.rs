@@ -12,17 +12,20 @@ use utoipa::{IntoParams, ToSchema};
 
 use super::auth::{Reader, Writer};
 use super::changes::{check_reason, ChangeResult};
-use super::extract::{
-    etag, expected_version, idempotency_key, node_id, ring_name, ApiJson, ApiPath, ApiQuery,
-};
+use super::extract::{ApiJson, ApiQuery};
+use super::headers::{etag, expected_version, idempotency_key};
 use super::model::{NodeStateName, NodeView};
+use super::paths::{RingNodePath, RingPath};
 use super::problem::{ApiError, Problem, ProblemKind};
+use super::responses::{
+    IdempotencyError, JsonBodyErrors, PreconditionError, ReadErrors, ReadTokenError, WriteErrors,
+};
 use super::schemas::{
     HashKeySchema, IdempotencyKeySchema, LabelsSchema, NodeAddressSchema, NodeIdSchema,
     ReasonSchema, RingNameSchema, VersionSchema, VersionTagSchema, WeightSchema, ZoneSchema,
 };
 use super::AppState;
-use crate::ring::{ChangeOp, NodeRecordSpec};
+use crate::ring::{ChangeOp, NodeRecordSpec, RingName, Role};
 use crate::service::{ChangeOutcome, ChangeRequest};
 
 /// The body of `PUT …/nodes/{node}`: every field optional, unknown fields
@@ -134,17 +137,15 @@ pub struct NodeList {
     responses(
         (status = 200, description = "The nodes", body = NodeList, headers(("ETag" = String, description = "`\"<version>\"`"))),
         (status = 400, description = "Invalid ring name", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "No valid read token", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such ring", body = Problem, content_type = "application/problem+json"),
+        ReadErrors,
     ),
     security(("bearer" = []))
 )]
 pub async fn list_nodes(
     State(state): State<AppState>,
     _: Reader,
-    ApiPath(ring): ApiPath<String>,
+    RingPath(ring): RingPath,
 ) -> Result<Response, ApiError> {
-    let ring = ring_name(&ring)?;
     let current = state.service.current(&ring).await?;
     let s = &current.snapshot;
     let list = NodeList {
@@ -167,7 +168,7 @@ pub async fn list_nodes(
     responses(
         (status = 200, description = "The node at the latest version", body = NodeView, headers(("ETag" = String, description = "`\"<version>\"` of the ring"))),
         (status = 400, description = "Invalid ring name or node id", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "No valid read token", body = Problem, content_type = "application/problem+json"),
+        ReadTokenError,
         (status = 404, description = "No such ring or node", body = Problem, content_type = "application/problem+json"),
     ),
     security(("bearer" = []))
@@ -175,10 +176,8 @@ pub async fn list_nodes(
 pub async fn get_node(
     State(state): State<AppState>,
     _: Reader,
-    ApiPath((ring, node)): ApiPath<(String, String)>,
+    RingNodePath(ring, id): RingNodePath,
 ) -> Result<Response, ApiError> {
-    let ring = ring_name(&ring)?;
-    let id = node_id(&node)?;
     let current = state.service.current(&ring).await?;
     let s = &current.snapshot;
     let record = s.nodes.iter().find(|n| n.id == id).ok_or_else(|| {
@@ -219,26 +218,19 @@ pub async fn get_node(
         (status = 201, description = "Registered: a new version", body = ChangeResult),
         (status = 200, description = "Updated, or unchanged (`changed: false`)", body = ChangeResult),
         (status = 400, description = "Invalid id, weight, zone, address, label, state or hash_key; unknown field; malformed JSON", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "No valid admin token", body = Problem, content_type = "application/problem+json"),
-        (status = 403, description = "A read token on a mutation", body = Problem, content_type = "application/problem+json"),
+        WriteErrors, PreconditionError, IdempotencyError, JsonBodyErrors,
         (status = 404, description = "No such ring", body = Problem, content_type = "application/problem+json"),
-        (status = 412, description = "Precondition failed; `current_version` in the body", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "The `Idempotency-Key` was already used for a different change", body = Problem, content_type = "application/problem+json"),
-        (status = 413, description = "Body over 1 MiB", body = Problem, content_type = "application/problem+json"),
-        (status = 415, description = "Body not sent as application/json", body = Problem, content_type = "application/problem+json"),
     ),
     security(("bearer" = []))
 )]
 pub async fn put_node(
     State(state): State<AppState>,
     Writer(role): Writer,
-    ApiPath((ring, node)): ApiPath<(String, String)>,
+    RingNodePath(ring, id): RingNodePath,
     ApiQuery(query): ApiQuery<NodeChangeQuery>,
     headers: HeaderMap,
     ApiJson(spec): ApiJson<NodeRecordSpec>,
 ) -> Result<Response, ApiError> {
-    let ring = ring_name(&ring)?;
-    let id = node_id(&node)?;
     check_reason(&query.reason)?;
     let record = spec.into_new_record(Some(id.clone()))?;
     // Before the precondition: a missing ring is a 404 whatever it says
@@ -251,15 +243,8 @@ pub async fn put_node(
         .nodes
         .iter()
         .any(|n| n.id == id);
-    let expected = expected_version(&headers, query.expected_version)?;
-    let request = ChangeRequest {
-        ops: vec![ChangeOp::Upsert { node: record }.into()],
-        expected_version: expected,
-        reason: query.reason,
-        dry_run: false,
-        idempotency_key: idempotency_key(&headers)?,
-    };
-    let outcome = state.service.apply(&ring, request, role).await?;
+    let op = ChangeOp::Upsert { node: record };
+    let outcome = one_op_change(&state, &ring, op, query, &headers, role).await?;
     let status = match outcome {
         ChangeOutcome::Committed { .. } if !existed => StatusCode::CREATED,
         _ => StatusCode::OK,
@@ -284,34 +269,52 @@ pub async fn put_node(
     responses(
         (status = 200, description = "Removed: a new version", body = ChangeResult),
         (status = 400, description = "Invalid ring name, node id or precondition", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "No valid admin token", body = Problem, content_type = "application/problem+json"),
-        (status = 403, description = "A read token on a mutation", body = Problem, content_type = "application/problem+json"),
+        WriteErrors, PreconditionError, IdempotencyError,
         (status = 404, description = "No such ring or node", body = Problem, content_type = "application/problem+json"),
-        (status = 412, description = "Precondition failed; `current_version` in the body", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "The `Idempotency-Key` was already used for a different change", body = Problem, content_type = "application/problem+json"),
     ),
     security(("bearer" = []))
 )]
 pub async fn delete_node(
     State(state): State<AppState>,
     Writer(role): Writer,
-    ApiPath((ring, node)): ApiPath<(String, String)>,
+    RingNodePath(ring, id): RingNodePath,
     ApiQuery(query): ApiQuery<NodeChangeQuery>,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
-    let ring = ring_name(&ring)?;
-    let id = node_id(&node)?;
     check_reason(&query.reason)?;
     // A missing ring is a 404 whatever the precondition (RFC 9110 §13.2.1).
     state.service.current(&ring).await?;
-    let expected = expected_version(&headers, query.expected_version)?;
+    let op = ChangeOp::Remove { id };
+    let outcome = one_op_change(&state, &ring, op, query, &headers, role).await?;
+    Ok(ChangeResult::from_outcome(&ring, &outcome).respond(StatusCode::OK))
+}
+
+/// Applies `op` as a change of its own, as a node PUT or DELETE does, under
+/// the precondition (`If-Match` or `expected_version`), reason and
+/// `Idempotency-Key` the request carries. The caller has checked that the
+/// ring exists, so a missing ring is a 404 whatever the precondition.
+async fn one_op_change(
+    state: &AppState,
+    ring: &RingName,
+    op: ChangeOp,
+    query: NodeChangeQuery,
+    headers: &HeaderMap,
+    role: Role,
+) -> Result<ChangeOutcome, ApiError> {
     let request = ChangeRequest {
-        ops: vec![ChangeOp::Remove { id }.into()],
-        expected_version: expected,
+        ops: vec![op.into()],
+        expected_version: expected_version(headers, query.expected_version)?,
         reason: query.reason,
         dry_run: false,
-        idempotency_key: idempotency_key(&headers)?,
+        idempotency_key: idempotency_key(headers)?,
     };
-    let outcome = state.service.apply(&ring, request, role).await?;
-    Ok(ChangeResult::from_outcome(&ring, &outcome).respond(StatusCode::OK))
+    Ok(state.service.apply(ring, request, role).await?)
+}
+
+/// The routes of `/v1/rings/{ring}/nodes` and `/v1/rings/{ring}/nodes/{node}`,
+/// each with its OpenAPI operation.
+pub(super) fn routes() -> utoipa_axum::router::OpenApiRouter<AppState> {
+    utoipa_axum::router::OpenApiRouter::new()
+        .routes(utoipa_axum::routes!(list_nodes))
+        .routes(utoipa_axum::routes!(get_node, put_node, delete_node))
 }

@@ -5,16 +5,14 @@
 //! `openapi_drift` test fails when the two differ.
 
 use axum::Router;
+use utoipa::openapi::schema::AdditionalProperties;
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
+use utoipa::openapi::{RefOr, Schema};
 use utoipa::{Modify, OpenApi};
 use utoipa_swagger_ui::SwaggerUi;
 
 use super::links::Links;
-use super::schemas::ClosedOps;
-use super::{
-    changes, clients, health, inspection, nodes, rings, schemas, snapshots, watch, watch_events,
-    AppState,
-};
+use super::{changes, schemas, watch_events, AppState};
 
 const DESCRIPTION: &str = "\
 ringd keeps the one true list of nodes, weights and placement algorithm for \
@@ -43,35 +41,12 @@ not JSON 415; store unavailable 503.
 token). With a read token configured, reads need the read or the admin token. \
 `/healthz`, `/readyz`, `/openapi.json` and `/docs` are always open.";
 
-/// The OpenAPI document of the v1 API.
+/// The head of the OpenAPI document of the v1 API: info, the schemas no
+/// operation names, and tags. The operations come from the route table
+/// ([`super::routes`]); [`finish`] then runs the modifiers, which need them.
 #[derive(OpenApi)]
 #[openapi(
     info(title = "ringd", description = DESCRIPTION, license(name = "Apache-2.0")),
-    paths(
-        rings::list_rings,
-        rings::put_ring,
-        rings::get_ring,
-        rings::delete_ring,
-        nodes::list_nodes,
-        nodes::get_node,
-        nodes::put_node,
-        nodes::delete_node,
-        changes::post_changes,
-        snapshots::latest_snapshot,
-        snapshots::snapshot_version,
-        snapshots::snapshot_table,
-        snapshots::history,
-        inspection::lookup,
-        inspection::lookup_batch,
-        inspection::ownership,
-        inspection::diff,
-        watch::watch,
-        clients::post_ack,
-        clients::list_clients,
-        health::healthz,
-        health::readyz,
-        health::metrics,
-    ),
     // Schemas that only parameters or hand-built schemas refer to: utoipa
     // collects those of bodies by itself, but not these.
     components(schemas(
@@ -92,7 +67,6 @@ token). With a read token configured, reads need the read or the admin token. \
         watch_events::KeepaliveEvent,
         crate::api::model::SnapshotView,
     )),
-    modifiers(&BearerAuth, &Links, &ClosedOps),
     tags(
         (name = "rings", description = "Create, list, read and delete rings."),
         (name = "nodes", description = "Register, update and remove nodes; each is a one-op change."),
@@ -126,9 +100,20 @@ impl Modify for BearerAuth {
     }
 }
 
+/// Completes a document split from the route table: the bearer scheme,
+/// the links between operations and closed request bodies. Run after the
+/// operations are in, which the derive's own `modifiers(…)` would not be.
+pub fn finish(openapi: &mut utoipa::openapi::OpenApi) {
+    BearerAuth.modify(openapi);
+    Links.modify(openapi);
+    ClosedOps.modify(openapi);
+}
+
 /// The document.
 pub fn document() -> utoipa::openapi::OpenApi {
-    ApiDoc::openapi()
+    let (_, mut openapi) = super::routes().split_for_parts();
+    finish(&mut openapi);
+    openapi
 }
 
 /// The document as pretty JSON with a final newline: the exact content of
@@ -141,9 +126,43 @@ pub fn document_json() -> String {
     json
 }
 
-/// `/openapi.json` and Swagger UI at `/docs`, from vendored assets.
-pub fn docs_router() -> Router<AppState> {
+/// `/openapi.json` serving `document`, and Swagger UI at `/docs` from
+/// vendored assets. Served but not in the document itself: see
+/// [`UNDOCUMENTED_ROUTES`].
+pub fn docs_router(document: utoipa::openapi::OpenApi) -> Router<AppState> {
     SwaggerUi::new("/docs")
-        .url("/openapi.json", document())
+        .url("/openapi.json", document)
         .into()
+}
+
+/// The routes served on purpose without an operation in the document: the
+/// document itself and Swagger UI (`/docs` redirects to `/docs/`, which
+/// serves the UI's files under it).
+pub const UNDOCUMENTED_ROUTES: &[&str] = &["/openapi.json", "/docs", "/docs/", "/docs/{*rest}"];
+
+/// Closes each variant of the `OpInput` schema to unknown fields, as the
+/// server's op parser is: utoipa applies `deny_unknown_fields` to structs
+/// but not to the variants of a tagged enum. Also gives `update_config`'s
+/// patch its `minProperties: 1`, which utoipa's derive does not write for
+/// a struct.
+struct ClosedOps;
+
+impl utoipa::Modify for ClosedOps {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        let components = openapi.components.get_or_insert_with(Default::default);
+        let Some(RefOr::T(Schema::OneOf(ops))) = components.schemas.get_mut("OpInput") else {
+            panic!("OpInput is a oneOf of its variants");
+        };
+        for variant in &mut ops.items {
+            if let RefOr::T(Schema::Object(object)) = variant {
+                object.additional_properties =
+                    Some(Box::new(AdditionalProperties::FreeForm(false)));
+            }
+        }
+        let Some(RefOr::T(Schema::Object(patch))) = components.schemas.get_mut("ConfigPatchInput")
+        else {
+            panic!("ConfigPatchInput is an object");
+        };
+        patch.min_properties = Some(1);
+    }
 }

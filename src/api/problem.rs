@@ -6,20 +6,21 @@
 //! `current_version`. Client input never produces a 500: only a broken
 //! store or corrupt stored data does.
 
-use axum::extract::rejection::{PathRejection, QueryRejection};
+use std::sync::Arc;
+
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 use thiserror::Error;
 use utoipa::ToSchema;
 
-use crate::placement::PlacementError;
-use crate::ring::RingError;
-use crate::service::ServiceError;
-use crate::store::StoreError;
-
 /// Media type of every error body.
 pub const PROBLEM_JSON: &str = "application/problem+json";
+
+/// The detail of every 500. What went wrong inside (a corrupt row, a bug)
+/// is of no use to a client and may tell an attacker about the server, so
+/// it goes to the log and the client is pointed there.
+pub const INTERNAL_DETAIL: &str = "an internal error occurred; the server log has the details";
 
 /// The kinds of problem the API reports. Each has a stable `type` URI
 /// (`urn:ringd:problem:<slug>`), a title and an HTTP status.
@@ -59,79 +60,53 @@ pub enum ProblemKind {
     UnsupportedMediaType,
     /// The store cannot serve the request right now.
     Unavailable,
-    /// A fault on the server side.
+    /// A fault on the server side. Its detail and causes go to the log
+    /// only; the client gets [`INTERNAL_DETAIL`].
     Internal,
 }
 
 impl ProblemKind {
-    /// The HTTP status.
-    pub fn status(self) -> StatusCode {
+    /// The HTTP status, the last segment of the `type` URI and the short,
+    /// fixed title: one row per kind, so the three cannot drift apart.
+    // One line per kind, kept as a table by hand.
+    #[rustfmt::skip]
+    pub const fn meta(self) -> (StatusCode, &'static str, &'static str) {
         use ProblemKind::*;
         match self {
-            InvalidInput | MalformedJson | TooManyKeys => StatusCode::BAD_REQUEST,
-            Unauthorized => StatusCode::UNAUTHORIZED,
-            Forbidden => StatusCode::FORBIDDEN,
-            RingNotFound | NodeNotFound | VersionNotFound | RouteNotFound => StatusCode::NOT_FOUND,
-            MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
-            Conflict => StatusCode::CONFLICT,
-            VersionPruned => StatusCode::GONE,
-            IdempotencyKeyReused => StatusCode::UNPROCESSABLE_ENTITY,
-            PreconditionFailed => StatusCode::PRECONDITION_FAILED,
-            PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
-            UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            Unavailable => StatusCode::SERVICE_UNAVAILABLE,
-            Internal => StatusCode::INTERNAL_SERVER_ERROR,
+            InvalidInput => (StatusCode::BAD_REQUEST, "invalid-input", "Invalid input"),
+            MalformedJson => (StatusCode::BAD_REQUEST, "malformed-json", "Malformed JSON"),
+            TooManyKeys => (StatusCode::BAD_REQUEST, "too-many-keys", "Too many keys"),
+            Unauthorized => (StatusCode::UNAUTHORIZED, "unauthorized", "Unauthorized"),
+            Forbidden => (StatusCode::FORBIDDEN, "forbidden", "Forbidden"),
+            RingNotFound => (StatusCode::NOT_FOUND, "ring-not-found", "Ring not found"),
+            NodeNotFound => (StatusCode::NOT_FOUND, "node-not-found", "Node not found"),
+            VersionNotFound => (StatusCode::NOT_FOUND, "version-not-found", "Version not found"),
+            RouteNotFound => (StatusCode::NOT_FOUND, "route-not-found", "Not found"),
+            MethodNotAllowed => (StatusCode::METHOD_NOT_ALLOWED, "method-not-allowed", "Method not allowed"),
+            Conflict => (StatusCode::CONFLICT, "conflict", "Conflict"),
+            VersionPruned => (StatusCode::GONE, "version-pruned", "Version pruned"),
+            IdempotencyKeyReused => (StatusCode::UNPROCESSABLE_ENTITY, "idempotency-key-reused", "Idempotency key reused"),
+            PreconditionFailed => (StatusCode::PRECONDITION_FAILED, "precondition-failed", "Precondition failed"),
+            PayloadTooLarge => (StatusCode::PAYLOAD_TOO_LARGE, "payload-too-large", "Payload too large"),
+            UnsupportedMediaType => (StatusCode::UNSUPPORTED_MEDIA_TYPE, "unsupported-media-type", "Unsupported media type"),
+            Unavailable => (StatusCode::SERVICE_UNAVAILABLE, "unavailable", "Service unavailable"),
+            Internal => (StatusCode::INTERNAL_SERVER_ERROR, "internal", "Internal error"),
         }
+    }
+
+    /// The HTTP status.
+    pub const fn status(self) -> StatusCode {
+        self.meta().0
     }
 
     /// The last segment of the `type` URI.
-    pub fn slug(self) -> &'static str {
-        use ProblemKind::*;
-        match self {
-            InvalidInput => "invalid-input",
-            MalformedJson => "malformed-json",
-            TooManyKeys => "too-many-keys",
-            Unauthorized => "unauthorized",
-            Forbidden => "forbidden",
-            RingNotFound => "ring-not-found",
-            NodeNotFound => "node-not-found",
-            VersionNotFound => "version-not-found",
-            RouteNotFound => "route-not-found",
-            MethodNotAllowed => "method-not-allowed",
-            Conflict => "conflict",
-            VersionPruned => "version-pruned",
-            IdempotencyKeyReused => "idempotency-key-reused",
-            PreconditionFailed => "precondition-failed",
-            PayloadTooLarge => "payload-too-large",
-            UnsupportedMediaType => "unsupported-media-type",
-            Unavailable => "unavailable",
-            Internal => "internal",
-        }
+    pub const fn slug(self) -> &'static str {
+        self.meta().1
     }
 
     /// The short, fixed summary.
-    pub fn title(self) -> &'static str {
-        use ProblemKind::*;
-        match self {
-            InvalidInput => "Invalid input",
-            MalformedJson => "Malformed JSON",
-            TooManyKeys => "Too many keys",
-            Unauthorized => "Unauthorized",
-            Forbidden => "Forbidden",
-            RingNotFound => "Ring not found",
-            NodeNotFound => "Node not found",
-            VersionNotFound => "Version not found",
-            RouteNotFound => "Not found",
-            MethodNotAllowed => "Method not allowed",
-            Conflict => "Conflict",
-            VersionPruned => "Version pruned",
-            IdempotencyKeyReused => "Idempotency key reused",
-            PreconditionFailed => "Precondition failed",
-            PayloadTooLarge => "Payload too large",
-            UnsupportedMediaType => "Unsupported media type",
-            Unavailable => "Service unavailable",
-            Internal => "Internal error",
-        }
+    pub const fn title(self) -> &'static str {
+        self.meta().2
     }
 }
 
@@ -169,12 +144,16 @@ pub struct Problem {
 pub struct ApiError {
     /// What kind of problem.
     pub kind: ProblemKind,
-    /// Human-readable, actionable explanation.
+    /// Human-readable, actionable explanation; for
+    /// [`ProblemKind::Internal`], for the log only.
     pub detail: String,
     /// The offending input, if one is to blame.
     pub field: Option<String>,
     /// The ring's current version, for 412 and 409.
     pub current_version: Option<u64>,
+    /// The error behind a server-side fault, whose chain of causes is
+    /// logged.
+    pub cause: Option<Arc<dyn std::error::Error + Send + Sync>>,
 }
 
 impl ApiError {
@@ -185,7 +164,28 @@ impl ApiError {
             detail: detail.into(),
             field: None,
             current_version: None,
+            cause: None,
         }
+    }
+
+    /// A fault on the server side caused by `error`: logged with all its
+    /// causes, answered with [`INTERNAL_DETAIL`].
+    pub fn internal(error: impl std::error::Error + Send + Sync + 'static) -> Self {
+        let mut err = Self::new(ProblemKind::Internal, error.to_string());
+        err.cause = Some(Arc::new(error));
+        err
+    }
+
+    /// The detail followed by every cause under it, for the log.
+    pub fn chain(&self) -> String {
+        let mut text = self.detail.clone();
+        let mut next = self.cause.as_deref().and_then(std::error::Error::source);
+        while let Some(cause) = next {
+            text.push_str(": caused by: ");
+            text.push_str(&cause.to_string());
+            next = cause.source();
+        }
+        text
     }
 
     /// Invalid input in `field`.
@@ -220,7 +220,10 @@ impl ApiError {
             type_uri: format!("urn:ringd:problem:{}", self.kind.slug()),
             title: self.kind.title().to_owned(),
             status: self.kind.status().as_u16(),
-            detail: self.detail.clone(),
+            detail: match self.kind {
+                ProblemKind::Internal => INTERNAL_DETAIL.to_owned(),
+                _ => self.detail.clone(),
+            },
             field: self.field.clone(),
             current_version: self.current_version,
         }
@@ -231,7 +234,7 @@ impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let status = self.kind.status();
         if status.is_server_error() {
-            tracing::error!(kind = self.kind.slug(), detail = %self.detail, "request failed");
+            tracing::error!(kind = self.kind.slug(), detail = %self.chain(), "request failed");
         }
         let body = serde_json::to_vec(&self.problem()).unwrap_or_default();
         let mut response = (status, body).into_response();
@@ -251,137 +254,59 @@ impl IntoResponse for ApiError {
     }
 }
 
-impl From<PlacementError> for ApiError {
-    fn from(e: PlacementError) -> Self {
-        use PlacementError::*;
-        let field = match &e {
-            EmptyNodeId | InvalidNodeId { .. } | DuplicateNodeId(_) => "id",
-            InvalidHashKey { .. } => "hash_key",
-            InvalidZone { .. } | MissingZone(_) => "zone",
-            WeightOutOfRange { .. } => "weight",
-            UnknownAlgorithm(_) => "algorithm",
-            UnknownHash(_) | HashNotSupported { .. } => "hash",
-            TableSizeNotPrime(_) | TableSizeOutOfRange { .. } => "table_size",
-            VnodesOutOfRange { .. } | TooManyPoints { .. } => "vnodes_per_weight",
-            ReplicationOutOfRange { .. } => "replication_factor",
-            // Built from stored state, never from a request: the store is
-            // inconsistent, which is the server's fault.
-            InvalidBucketOrder(_) | InvalidEncoding(_) => {
-                return Self::new(ProblemKind::Internal, e.to_string())
-            }
-        };
-        Self::invalid(field, e.to_string())
-    }
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::StoreError;
 
-impl From<RingError> for ApiError {
-    fn from(e: RingError) -> Self {
-        let field = match &e {
-            RingError::Placement(p) => return p.clone().into(),
-            RingError::InOp {
-                index,
-                operand,
-                error,
-            } => return Self::from((**error).clone()).within(&format!("ops[{index}].{operand}")),
-            RingError::UnknownNode(_) => {
-                return Self::new(ProblemKind::NodeNotFound, e.to_string()).with_field("id")
-            }
-            RingError::InvalidRingName(_) => "ring",
-            RingError::IdMismatch { .. } => "id",
-            RingError::MissingNodeId => "id",
-            RingError::InvalidAddress(_) => "address",
-            RingError::TooManyLabels(_) | RingError::InvalidLabelKey(_) => "labels",
-            RingError::InvalidLabelValue(key) => {
-                return Self::invalid(format!("labels.{key}"), e.to_string())
-            }
-            RingError::RefusedChar { field, .. } => {
-                return Self::invalid(field.clone(), e.to_string())
-            }
-            RingError::EmptyChange | RingError::TooManyOps(_) => "ops",
-            RingError::InvalidIdempotencyKey(_) => "Idempotency-Key",
-            RingError::IdempotencyKeyReused { .. } => {
-                return Self::new(ProblemKind::IdempotencyKeyReused, e.to_string())
-                    .with_field("Idempotency-Key");
-            }
-        };
-        Self::invalid(field, e.to_string())
+    #[test]
+    fn a_500_body_carries_no_internal_text_and_the_log_line_all_of_it() {
+        let err = ApiError::from(StoreError::corrupt(
+            "snapshot of ring `cache` version 3: expected value at line 1 column 1".into(),
+        ));
+        assert_eq!(err.kind, ProblemKind::Internal);
+        let problem = err.problem();
+        assert_eq!(problem.status, 500);
+        assert_eq!(problem.type_uri, "urn:ringd:problem:internal");
+        assert_eq!(problem.detail, INTERNAL_DETAIL);
+        assert_eq!(problem.field, None);
+        assert!(err.chain().contains("snapshot of ring `cache` version 3"));
     }
-}
 
-impl From<StoreError> for ApiError {
-    fn from(e: StoreError) -> Self {
-        let detail = e.to_string();
-        match e {
-            StoreError::RingNotFound(_) => Self::new(
-                ProblemKind::RingNotFound,
-                format!("{detail}; create it with PUT /v1/rings/{{ring}}"),
-            ),
-            StoreError::RingExists(s) => {
-                Self::new(ProblemKind::Conflict, detail).with_version(s.version)
-            }
-            StoreError::VersionConflict { current, .. } => {
-                Self::new(ProblemKind::PreconditionFailed, detail).with_version(current)
-            }
-            StoreError::VersionNotFound { .. } => {
-                Self::new(ProblemKind::VersionNotFound, detail).with_field("version")
-            }
-            StoreError::VersionPruned { .. } => {
-                Self::new(ProblemKind::VersionPruned, detail).with_field("version")
-            }
-            StoreError::SchemaTooNew { .. } | StoreError::Unavailable { .. } => {
-                Self::new(ProblemKind::Unavailable, detail)
-            }
-            StoreError::Corrupt { .. } => Self::new(ProblemKind::Internal, detail),
-        }
+    #[test]
+    fn the_log_line_walks_every_cause() {
+        #[derive(Debug, Error)]
+        #[error("reading the snapshot")]
+        struct Outer(#[source] std::io::Error);
+        let err = ApiError::internal(Outer(std::io::Error::other("disk on fire")));
+        assert_eq!(err.chain(), "reading the snapshot: caused by: disk on fire");
+        assert_eq!(err.problem().detail, INTERNAL_DETAIL);
     }
-}
 
-impl From<ServiceError> for ApiError {
-    fn from(e: ServiceError) -> Self {
-        let detail = e.to_string();
-        match e {
-            ServiceError::Ring(r) => r.into(),
-            ServiceError::Store(s) => s.into(),
-            ServiceError::ConfigConflict { existing, .. } => {
-                Self::new(ProblemKind::Conflict, detail).with_version(existing.version)
-            }
-            ServiceError::PreconditionFailed { current, .. } => {
-                Self::new(ProblemKind::PreconditionFailed, detail).with_version(current)
-            }
-            ServiceError::AckAheadOfRing { current, .. } => {
-                Self::new(ProblemKind::Conflict, detail)
-                    .with_field("version")
-                    .with_version(current)
-            }
-            ServiceError::TooMuchContention(_) => Self::new(ProblemKind::Unavailable, detail),
-        }
+    #[test]
+    fn a_503_keeps_its_actionable_text() {
+        let err = ApiError::from(StoreError::unavailable(
+            "etcd at 127.0.0.1:2379: connection refused".into(),
+        ));
+        let problem = err.problem();
+        assert_eq!(problem.status, 503);
+        assert!(
+            problem.detail.contains("connection refused"),
+            "{}",
+            problem.detail
+        );
     }
-}
 
-impl From<PathRejection> for ApiError {
-    fn from(e: PathRejection) -> Self {
-        Self::new(ProblemKind::InvalidInput, e.body_text())
-    }
-}
-
-impl From<QueryRejection> for ApiError {
-    fn from(e: QueryRejection) -> Self {
-        // axum's text already says which parameter and why, e.g.
-        // "Failed to deserialize query string: missing field `key`" or
-        // "…: replicas: invalid digit found in string"; lift the name out.
-        let text = e.body_text();
-        let reason = text.split_once(": ").map_or(text.as_str(), |(_, r)| r);
-        let field = match reason.split_once("missing field `") {
-            Some((_, rest)) => rest.split('`').next(),
-            None => reason
-                .split_once(": ")
-                .map(|(name, _)| name)
-                .filter(|n| n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')),
-        };
-        let err = Self::new(ProblemKind::InvalidInput, text.clone());
-        match field {
-            Some(f) if !f.is_empty() => err.with_field(f),
-            _ => err,
-        }
+    #[test]
+    fn the_meta_table_gives_each_kind_its_status_slug_and_title() {
+        assert_eq!(
+            ProblemKind::TooManyKeys.meta(),
+            (StatusCode::BAD_REQUEST, "too-many-keys", "Too many keys")
+        );
+        assert_eq!(ProblemKind::RouteNotFound.title(), "Not found");
+        assert_eq!(
+            ProblemKind::Unavailable.status(),
+            StatusCode::SERVICE_UNAVAILABLE
+        );
     }
 }

@@ -8,9 +8,14 @@ use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
 use super::auth::{Reader, Writer};
-use super::extract::{etag, expected_version, not_modified, ring_name, ApiJson, ApiPath, ApiQuery};
+use super::extract::{ApiJson, ApiQuery};
+use super::headers::{etag, expected_version, not_modified};
 use super::model::{AlgorithmName, HashName, RingSummary};
+use super::paths::RingPath;
 use super::problem::{ApiError, Problem, ProblemKind};
+use super::responses::{
+    JsonBodyErrors, PreconditionError, ReadErrors, ReadTokenError, WriteErrors,
+};
 use super::schemas::{
     ReplicationFactorSchema, RingNameSchema, TableSizeSchema, VersionSchema, VersionTagSchema,
     VnodesPerWeightSchema,
@@ -110,24 +115,19 @@ async fn check_precondition(
         (status = 201, description = "Created at version 1", body = RingSummary),
         (status = 200, description = "An identical ring already exists; nothing changed", body = RingSummary),
         (status = 400, description = "Invalid ring name, unknown field or algorithm, parameter out of range, malformed JSON", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "No valid admin token", body = Problem, content_type = "application/problem+json"),
-        (status = 403, description = "A read token on a mutation", body = Problem, content_type = "application/problem+json"),
+        WriteErrors, PreconditionError, JsonBodyErrors,
         (status = 409, description = "The ring exists with a different configuration", body = Problem, content_type = "application/problem+json"),
-        (status = 412, description = "Precondition failed; `current_version` in the body", body = Problem, content_type = "application/problem+json"),
-        (status = 413, description = "Body over 1 MiB", body = Problem, content_type = "application/problem+json"),
-        (status = 415, description = "Body not sent as application/json", body = Problem, content_type = "application/problem+json"),
     ),
     security(("bearer" = []))
 )]
 pub async fn put_ring(
     State(state): State<AppState>,
     Writer(role): Writer,
-    ApiPath(ring): ApiPath<String>,
+    RingPath(ring): RingPath,
     ApiQuery(query): ApiQuery<PreconditionQuery>,
     headers: HeaderMap,
     ApiJson(spec): ApiJson<RingConfigSpec>,
 ) -> Result<Response, ApiError> {
-    let ring = ring_name(&ring)?;
     // Parsed as the spec first so cross-field rules (ketama needs md5 …)
     // are reported against the field they concern.
     let config = RingConfig::try_from(spec)?;
@@ -160,7 +160,7 @@ pub async fn put_ring(
     tag = "rings",
     responses(
         (status = 200, description = "Every ring's latest version", body = RingList),
-        (status = 401, description = "No valid read token", body = Problem, content_type = "application/problem+json"),
+        ReadTokenError,
     ),
     security(("bearer" = []))
 )]
@@ -187,18 +187,16 @@ pub async fn list_rings(
         (status = 200, description = "The ring", body = RingSummary, headers(("ETag" = String, description = "`\"<version>\"`"))),
         (status = 304, description = "Not modified since the version in If-None-Match"),
         (status = 400, description = "Invalid ring name", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "No valid read token", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such ring", body = Problem, content_type = "application/problem+json"),
+        ReadErrors,
     ),
     security(("bearer" = []))
 )]
 pub async fn get_ring(
     State(state): State<AppState>,
     _: Reader,
-    ApiPath(ring): ApiPath<String>,
+    RingPath(ring): RingPath,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
-    let ring = ring_name(&ring)?;
     let current = state.service.current(&ring).await?;
     let version = current.snapshot.version;
     if not_modified(&headers, version) {
@@ -227,21 +225,18 @@ pub async fn get_ring(
     responses(
         (status = 204, description = "Deleted"),
         (status = 400, description = "Invalid ring name or precondition", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "No valid admin token", body = Problem, content_type = "application/problem+json"),
-        (status = 403, description = "A read token on a mutation", body = Problem, content_type = "application/problem+json"),
+        WriteErrors, PreconditionError,
         (status = 404, description = "No such ring", body = Problem, content_type = "application/problem+json"),
-        (status = 412, description = "Precondition failed; `current_version` in the body", body = Problem, content_type = "application/problem+json"),
     ),
     security(("bearer" = []))
 )]
 pub async fn delete_ring(
     State(state): State<AppState>,
     _: Writer,
-    ApiPath(ring): ApiPath<String>,
+    RingPath(ring): RingPath,
     ApiQuery(query): ApiQuery<PreconditionQuery>,
     headers: HeaderMap,
 ) -> Result<StatusCode, ApiError> {
-    let ring = ring_name(&ring)?;
     // A missing ring is a 404 whatever the precondition, even one that
     // contradicts itself (RFC 9110 §13.2.1: preconditions count only
     // where the request could otherwise succeed).
@@ -251,4 +246,12 @@ pub async fn delete_ring(
     // a ring deleted since the read above is a 404 as well.
     state.service.delete_ring(&ring, expected).await?;
     Ok(StatusCode::NO_CONTENT)
+}
+
+/// The routes of `/v1/rings` and `/v1/rings/{ring}`, each with its OpenAPI
+/// operation.
+pub(super) fn routes() -> utoipa_axum::router::OpenApiRouter<AppState> {
+    utoipa_axum::router::OpenApiRouter::new()
+        .routes(utoipa_axum::routes!(list_rings))
+        .routes(utoipa_axum::routes!(get_ring, put_ring, delete_ring))
 }

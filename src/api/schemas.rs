@@ -399,30 +399,3 @@ fn one_to(n: u64) -> String {
     alternatives.push(n.to_string());
     alternatives.join("|")
 }
-
-/// Closes each variant of the `OpInput` schema to unknown fields, as the
-/// server's op parser is: utoipa applies `deny_unknown_fields` to structs
-/// but not to the variants of a tagged enum. Also gives `update_config`'s
-/// patch its `minProperties: 1`, which utoipa's derive does not write for
-/// a struct.
-pub struct ClosedOps;
-
-impl utoipa::Modify for ClosedOps {
-    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
-        let components = openapi.components.get_or_insert_with(Default::default);
-        let Some(RefOr::T(Schema::OneOf(ops))) = components.schemas.get_mut("OpInput") else {
-            panic!("OpInput is a oneOf of its variants");
-        };
-        for variant in &mut ops.items {
-            if let RefOr::T(Schema::Object(object)) = variant {
-                object.additional_properties =
-                    Some(Box::new(AdditionalProperties::FreeForm(false)));
-            }
-        }
-        let Some(RefOr::T(Schema::Object(patch))) = components.schemas.get_mut("ConfigPatchInput")
-        else {
-            panic!("ConfigPatchInput is an object");
-        };
-        patch.min_properties = Some(1);
-    }
-}

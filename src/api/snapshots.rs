@@ -10,9 +10,12 @@ use time::OffsetDateTime;
 use utoipa::{IntoParams, ToSchema};
 
 use super::auth::Reader;
-use super::extract::{etag, not_modified, ring_name, version, ApiPath, ApiQuery};
+use super::extract::ApiQuery;
+use super::headers::{etag, not_modified};
 use super::model::{OpView, RoleName, SnapshotView};
+use super::paths::{RingPath, RingVersionPath};
 use super::problem::{ApiError, Problem};
+use super::responses::{ReadErrors, VersionedReadErrors};
 use super::schemas::{
     PlacementTableSchema, RingNameSchema, VersionCursorSchema, VersionSchema, WaitSchema,
 };
@@ -75,19 +78,17 @@ pub struct SnapshotQuery {
         (status = 200, description = "The latest snapshot (with `after`: a version past it, or with `Ringd-Reset: true` one below it)", body = SnapshotView, headers(("ETag" = String, description = "`\"<version>\"`"), ("Ringd-Reset" = String, description = "`true` when the ring went back below `after`: replace what you hold"))),
         (status = 304, description = "Still at the version in If-None-Match, or no version past `after` came within `wait`"),
         (status = 400, description = "Invalid ring name, `after` or `wait`", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "No valid read token", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such ring", body = Problem, content_type = "application/problem+json"),
+        ReadErrors,
     ),
     security(("bearer" = []))
 )]
 pub async fn latest_snapshot(
     State(state): State<AppState>,
     _: Reader,
-    ApiPath(ring): ApiPath<String>,
+    RingPath(ring): RingPath,
     ApiQuery(query): ApiQuery<SnapshotQuery>,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
-    let ring = ring_name(&ring)?;
     match (query.after, &query.wait) {
         (Some(after), wait) => {
             return super::long_poll::long_poll(&state, &ring, after, wait.as_deref()).await
@@ -121,20 +122,16 @@ pub async fn latest_snapshot(
         (status = 200, description = "The snapshot", body = SnapshotView, headers(("ETag" = String, description = "`\"<version>\"`"))),
         (status = 304, description = "The If-None-Match tag names this version"),
         (status = 400, description = "Invalid ring name or version", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "No valid read token", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such ring, or the version never existed", body = Problem, content_type = "application/problem+json"),
-        (status = 410, description = "The version has been pruned", body = Problem, content_type = "application/problem+json"),
+        VersionedReadErrors,
     ),
     security(("bearer" = []))
 )]
 pub async fn snapshot_version(
     State(state): State<AppState>,
     _: Reader,
-    ApiPath((ring, v)): ApiPath<(String, String)>,
+    RingVersionPath(ring, v): RingVersionPath,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
-    let ring = ring_name(&ring)?;
-    let v = version(&v)?;
     let snapshot = state.service.snapshot(&ring, v).await?;
     Ok(snapshot_response(&headers, &snapshot))
 }
@@ -156,20 +153,16 @@ pub async fn snapshot_version(
         (status = 200, description = "The canonical encoding", content_type = "application/octet-stream", body = inline(PlacementTableSchema),
             headers(("ETag" = String, description = "`\"<version>\"`"), ("ringd-fingerprint" = String, description = "SHA-256 of the body, 64 hex digits"))),
         (status = 400, description = "Invalid ring name or version", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "No valid read token", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such ring, or the version never existed", body = Problem, content_type = "application/problem+json"),
-        (status = 410, description = "The version has been pruned", body = Problem, content_type = "application/problem+json"),
+        VersionedReadErrors,
     ),
     security(("bearer" = []))
 )]
 pub async fn snapshot_table(
     State(state): State<AppState>,
     _: Reader,
-    ApiPath((ring, v)): ApiPath<(String, String)>,
+    RingVersionPath(ring, v): RingVersionPath,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
-    let ring = ring_name(&ring)?;
-    let v = version(&v)?;
     let (v, placement) = state.service.placement(&ring, Some(v)).await?;
     if not_modified(&headers, v) {
         return Ok((StatusCode::NOT_MODIFIED, [(header::ETAG, etag(v))]).into_response());
@@ -236,17 +229,15 @@ pub struct HistoryView {
     responses(
         (status = 200, description = "The history", body = HistoryView),
         (status = 400, description = "Invalid ring name", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "No valid read token", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such ring", body = Problem, content_type = "application/problem+json"),
+        ReadErrors,
     ),
     security(("bearer" = []))
 )]
 pub async fn history(
     State(state): State<AppState>,
     _: Reader,
-    ApiPath(ring): ApiPath<String>,
+    RingPath(ring): RingPath,
 ) -> Result<Json<HistoryView>, ApiError> {
-    let ring = ring_name(&ring)?;
     let entries = state.service.history(&ring).await?;
     Ok(Json(HistoryView {
         ring: ring.to_string(),
@@ -264,4 +255,14 @@ pub async fn history(
             })
             .collect(),
     }))
+}
+
+/// The routes of `…/snapshot`, `…/snapshots/{version}`, its `/table` and
+/// `…/history`, each with its OpenAPI operation.
+pub(super) fn routes() -> utoipa_axum::router::OpenApiRouter<AppState> {
+    utoipa_axum::router::OpenApiRouter::new()
+        .routes(utoipa_axum::routes!(latest_snapshot))
+        .routes(utoipa_axum::routes!(snapshot_version))
+        .routes(utoipa_axum::routes!(snapshot_table))
+        .routes(utoipa_axum::routes!(history))
 }

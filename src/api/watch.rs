@@ -21,8 +21,10 @@ use tokio::sync::watch;
 use tokio::time::Instant;
 
 use super::auth::Reader;
-use super::extract::{ring_name, ApiPath, ApiQuery};
+use super::extract::{ApiPath, ApiQuery};
+use super::paths::ring_name;
 use super::problem::{ApiError, Problem};
+use super::responses::ReadErrors;
 use super::schemas::{RingNameSchema, VersionCursorSchema};
 use super::watch_events::{frame, full_data, light_data, WatchEventSchema};
 pub use super::watch_events::{EventDetail, KeepaliveEvent, LightEvent, WatchQuery};
@@ -65,8 +67,7 @@ use crate::service::ServiceError;
     responses(
         (status = 200, description = "An event stream. Each event is `event: snapshot|reset|keepalive|deleted`, optional `id: <version>`, and one `data:` line of JSON: `SnapshotView` (or `LightEvent` with `mode=light`) for snapshot and reset, `KeepaliveEvent` for keepalive and deleted.", content_type = "text/event-stream", body = WatchEventSchema),
         (status = 400, description = "Invalid ring name, `after`, `mode` or Last-Event-ID", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "No valid read token", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such ring", body = Problem, content_type = "application/problem+json"),
+        ReadErrors,
     ),
     security(("bearer" = []))
 )]
@@ -325,4 +326,9 @@ impl Watcher {
         };
         serde_json::to_vec(&event).unwrap_or_default()
     }
+}
+
+/// The routes of `/v1/rings/{ring}/watch`, each with its OpenAPI operation.
+pub(super) fn routes() -> utoipa_axum::router::OpenApiRouter<AppState> {
+    utoipa_axum::router::OpenApiRouter::new().routes(utoipa_axum::routes!(watch))
 }
