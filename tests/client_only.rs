@@ -5,14 +5,15 @@
 //! the one cargo built for this test (the default build) or the one
 //! `RINGD_BIN` names (built beforehand with `cargo build --release`).
 
-mod common_client;
+
+mod support;
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
-use common_client::{client, Api, Events, GUARD};
+use support::client::{client, Api, Events, GUARD};
 use ringd::client::{Transport, WatchMode};
 use tempfile::TempDir;
 

@@ -1,0 +1,329 @@
+//! Every refusal about what a request names (rings, nodes, versions,
+//! routes) or how big it is: its status, a problem+json body whose detail
+//! names the problem, and no change to the ring (same version, same
+//! fingerprint). Invalid and malformed input: `errors_input.rs`.
+
+
+use crate::support::ringd::{expect_problem, rings, setup};
+use reqwest::{Method, StatusCode};
+use serde_json::json;
+
+#[tokio::test]
+async fn unknown_ring_or_node() {
+    let (s, before) = setup().await;
+    let missing = "ring-not-found";
+    expect_problem(
+        s.get("/v1/rings/nope").await,
+        StatusCode::NOT_FOUND,
+        missing,
+        None,
+        "ring `nope` does not exist",
+    )
+    .await;
+    expect_problem(
+        s.get("/v1/rings/nope/lookup?key=k").await,
+        StatusCode::NOT_FOUND,
+        missing,
+        None,
+        "`nope`",
+    )
+    .await;
+    let r = s.put("/v1/rings/nope/nodes/a", json!({})).await;
+    expect_problem(r, StatusCode::NOT_FOUND, missing, None, "`nope`").await;
+    let r = s
+        .post(
+            "/v1/rings/nope/changes",
+            json!({"ops": [{"op": "remove", "id": "a"}]}),
+        )
+        .await;
+    expect_problem(r, StatusCode::NOT_FOUND, missing, None, "`nope`").await;
+    expect_problem(
+        s.delete("/v1/rings/nope").await,
+        StatusCode::NOT_FOUND,
+        missing,
+        None,
+        "`nope`",
+    )
+    .await;
+    expect_problem(
+        s.get("/v1/rings/nope/history").await,
+        StatusCode::NOT_FOUND,
+        missing,
+        None,
+        "`nope`",
+    )
+    .await;
+
+    let r = s.get("/v1/rings/r/nodes/zz").await;
+    expect_problem(
+        r,
+        StatusCode::NOT_FOUND,
+        "node-not-found",
+        Some("node"),
+        "node `zz` is not in ring `r`",
+    )
+    .await;
+    let r = s.delete("/v1/rings/r/nodes/zz").await;
+    expect_problem(
+        r,
+        StatusCode::NOT_FOUND,
+        "node-not-found",
+        Some("id"),
+        "node `zz` is not in the ring",
+    )
+    .await;
+    let r = s
+        .post(
+            "/v1/rings/r/changes",
+            json!({"ops": [{"op": "upsert", "node": {"id": "c"}}, {"op": "remove", "id": "zz"}]}),
+        )
+        .await;
+    expect_problem(
+        r,
+        StatusCode::NOT_FOUND,
+        "node-not-found",
+        Some("id"),
+        "`zz`",
+    )
+    .await;
+
+    assert_eq!(s.state_of("r").await, before);
+    assert_eq!(rings(&s).await, ["r"]);
+}
+#[tokio::test]
+async fn body_over_one_mebibyte() {
+    let (s, before) = setup().await;
+    let big = json!({"ops": [{"op": "remove", "id": "a"}], "reason": "x".repeat(1 << 20)});
+    let r = s.post("/v1/rings/r/changes", big).await;
+    expect_problem(
+        r,
+        StatusCode::PAYLOAD_TOO_LARGE,
+        "payload-too-large",
+        None,
+        "1 MiB",
+    )
+    .await;
+    // Without a Content-Length (chunked), the limit applies while reading.
+    let addr = s.url.trim_start_matches("http://").to_owned();
+    let raw =
+        tokio::task::spawn_blocking(move || chunked_post(&addr, "/v1/rings/r/lookup", 1 << 20))
+            .await
+            .unwrap();
+    assert!(raw.starts_with("HTTP/1.1 413"), "{raw}");
+    assert!(
+        raw.to_ascii_lowercase()
+            .contains("content-type: application/problem+json"),
+        "{raw}"
+    );
+    assert!(raw.contains("urn:ringd:problem:payload-too-large"), "{raw}");
+    assert_eq!(s.state_of("r").await, before);
+}
+
+/// POSTs a JSON body of about `size` bytes with chunked transfer encoding
+/// over a raw socket; returns the raw response.
+fn chunked_post(addr: &str, path: &str, size: usize) -> String {
+    use std::io::{Read, Write};
+    let mut conn = std::net::TcpStream::connect(addr).unwrap();
+    let head = format!(
+        "POST {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+    );
+    conn.write_all(head.as_bytes()).unwrap();
+    let mut body = b"{\"keys\":[".to_vec();
+    body.extend(std::iter::repeat_n(b' ', size));
+    body.extend(b"]}");
+    // The server may answer and stop reading before the end; that is fine.
+    for chunk in body.chunks(64 * 1024) {
+        let framed = [format!("{:x}\r\n", chunk.len()).as_bytes(), chunk, b"\r\n"].concat();
+        if conn.write_all(&framed).is_err() {
+            break;
+        }
+    }
+    let _ = conn.write_all(b"0\r\n\r\n");
+    let mut response = Vec::new();
+    let _ = conn.read_to_end(&mut response);
+    String::from_utf8_lossy(&response).into_owned()
+}
+
+#[tokio::test]
+async fn too_many_keys() {
+    let (s, before) = setup().await;
+    let keys: Vec<String> = (0..10_001).map(|i| format!("k{i}")).collect();
+    let r = s.post("/v1/rings/r/lookup", json!({"keys": keys})).await;
+    expect_problem(
+        r,
+        StatusCode::BAD_REQUEST,
+        "too-many-keys",
+        Some("keys"),
+        "at most 10000",
+    )
+    .await;
+    let r = s
+        .post("/v1/rings/r/lookup", json!({"keys": keys[..10_000]}))
+        .await;
+    assert_eq!(r.status(), StatusCode::OK, "10,000 keys are accepted");
+    assert_eq!(s.state_of("r").await, before);
+}
+
+#[tokio::test]
+async fn versions_that_never_existed() {
+    let (s, before) = setup().await;
+    let never = "version-not-found";
+    for path in [
+        "/v1/rings/r/snapshots/4",
+        "/v1/rings/r/snapshots/99/table",
+        "/v1/rings/r/lookup?key=k&version=4",
+        "/v1/rings/r/ownership?version=4",
+    ] {
+        expect_problem(
+            s.get(path).await,
+            StatusCode::NOT_FOUND,
+            never,
+            Some("version"),
+            "does not exist; the latest is 3",
+        )
+        .await;
+    }
+    let r = s
+        .post("/v1/rings/r/lookup", json!({"keys": ["k"], "version": 7}))
+        .await;
+    expect_problem(
+        r,
+        StatusCode::NOT_FOUND,
+        never,
+        Some("version"),
+        "version 7 does not exist",
+    )
+    .await;
+    expect_problem(
+        s.get("/v1/rings/r/snapshots/0").await,
+        StatusCode::NOT_FOUND,
+        never,
+        Some("version"),
+        "versions start at 1",
+    )
+    .await;
+    expect_problem(
+        s.get("/v1/rings/r/diff?from=1&to=9").await,
+        StatusCode::NOT_FOUND,
+        never,
+        Some("to"),
+        "version 9",
+    )
+    .await;
+    let r = s.get("/v1/rings/r/snapshots/two").await;
+    expect_problem(
+        r,
+        StatusCode::BAD_REQUEST,
+        "invalid-input",
+        Some("version"),
+        "not a positive integer",
+    )
+    .await;
+    assert_eq!(s.state_of("r").await, before);
+}
+
+#[tokio::test]
+async fn conflicts_and_preconditions() {
+    let (s, before) = setup().await;
+    let r = s.put("/v1/rings/r", json!({"algorithm": "jump"})).await;
+    let p = expect_problem(r, StatusCode::CONFLICT, "conflict", None, "set_config").await;
+    assert_eq!(p["current_version"], 3);
+    let r = s
+        .req(Method::PUT, "/v1/rings/r/nodes/c")
+        .header("if-match", "3")
+        .json(&json!({}))
+        .send()
+        .await
+        .unwrap();
+    expect_problem(
+        r,
+        StatusCode::BAD_REQUEST,
+        "invalid-input",
+        Some("If-Match"),
+        "double quotes",
+    )
+    .await;
+    let r = s
+        .req(Method::PUT, "/v1/rings/r/nodes/c?expected_version=2")
+        .header("if-match", "\"3\"")
+        .json(&json!({}))
+        .send()
+        .await
+        .unwrap();
+    expect_problem(
+        r,
+        StatusCode::BAD_REQUEST,
+        "invalid-input",
+        Some("expected_version"),
+        "send one of them",
+    )
+    .await;
+    let r = s
+        .post(
+            "/v1/rings/r/changes",
+            json!({"ops": [{"op": "remove", "id": "a"}], "expected_version": 2}),
+        )
+        .await;
+    let p = expect_problem(
+        r,
+        StatusCode::PRECONDITION_FAILED,
+        "precondition-failed",
+        None,
+        "ring is at version 3, not the expected 2",
+    )
+    .await;
+    assert_eq!(p["current_version"], 3);
+    let r = s
+        .req(Method::PUT, "/v1/rings/fresh?expected_version=1")
+        .json(&json!({}))
+        .send()
+        .await
+        .unwrap();
+    expect_problem(
+        r,
+        StatusCode::PRECONDITION_FAILED,
+        "precondition-failed",
+        None,
+        "does not exist",
+    )
+    .await;
+    assert_eq!(s.state_of("r").await, before);
+    assert_eq!(rings(&s).await, ["r"]);
+}
+
+#[tokio::test]
+async fn unknown_routes_and_methods() {
+    let (s, before) = setup().await;
+    expect_problem(
+        s.get("/v2/rings").await,
+        StatusCode::NOT_FOUND,
+        "route-not-found",
+        None,
+        "no route for `/v2/rings`",
+    )
+    .await;
+    let r = s.req(Method::PATCH, "/v1/rings/r").send().await.unwrap();
+    assert_eq!(r.headers()["allow"], "GET,HEAD,PUT,DELETE");
+    expect_problem(
+        r,
+        StatusCode::METHOD_NOT_ALLOWED,
+        "method-not-allowed",
+        None,
+        "does not accept PATCH",
+    )
+    .await;
+    let r = s
+        .req(Method::POST, "/v1/rings/r/snapshot")
+        .send()
+        .await
+        .unwrap();
+    expect_problem(
+        r,
+        StatusCode::METHOD_NOT_ALLOWED,
+        "method-not-allowed",
+        None,
+        "POST",
+    )
+    .await;
+    assert_eq!(s.state_of("r").await, before);
+}

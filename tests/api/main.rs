@@ -1,0 +1,27 @@
+//! The HTTP API end to end: a real `ringd serve` on a temporary SQLite
+//! store, driven over HTTP (auth, changes, errors, watch, the OpenAPI
+//! document and the server's own HTTP behaviour).
+
+#[path = "../support/mod.rs"]
+mod support;
+
+mod auth;
+mod clients;
+mod config_change;
+mod errors;
+mod errors_input;
+mod errors_text;
+mod idempotency;
+mod jump_buckets;
+mod long_poll;
+mod lookup_bytes;
+mod openapi_constraints;
+mod openapi_drift;
+mod preconditions;
+mod serve_durations;
+mod serve_tls;
+mod server_http;
+mod versions;
+mod walkthrough;
+mod watch;
+mod watch_stalled;

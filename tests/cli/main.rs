@@ -1,0 +1,11 @@
+//! The operator CLI end to end: the real `ringd` binary as a client of a
+//! real server, its output compared with the golden files in
+//! `tests/cli/expected/`.
+
+#[path = "../support/mod.rs"]
+mod support;
+
+mod commands;
+mod errors;
+mod text;
+mod watch;
