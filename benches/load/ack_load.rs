@@ -20,14 +20,20 @@
 //!
 //! Defaults: 10 seconds, 200 ackers.
 
-#[path = "ringd_process.rs"]
-mod ringd_process;
+// The launcher the tests use; the tools use none of the assertions.
+#[allow(dead_code, reason = "a load tool uses only the launcher")]
+#[path = "../../tests/support"]
+mod support {
+    pub mod api;
+    pub mod client;
+    pub mod ringd;
+}
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use ringd_process::RingdProcess;
+use support::ringd::Ringd;
 
 const RING: &str = "bench";
 /// How often the server's thread count is sampled during the load.
@@ -138,7 +144,7 @@ async fn main() {
     let mut args = std::env::args().skip(1);
     let seconds: u64 = args.next().map_or(10, |s| s.parse().expect("seconds"));
     let ackers: usize = args.next().map_or(200, |s| s.parse().expect("ackers"));
-    let server = RingdProcess::sqlite();
+    let server = Ringd::sqlite().start();
     let base = server.url.clone();
     let pid = server.pid();
     let client = reqwest::Client::builder()

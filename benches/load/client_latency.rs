@@ -28,13 +28,19 @@
 //! (token from `RINGD_TOKEN`, which must allow writes) and a ring named
 //! `client-latency-<pid>`, deleted at the end.
 
-#[path = "ringd_process.rs"]
-mod ringd_process;
+// The launcher the tests use; the tools use none of the assertions.
+#[allow(dead_code, reason = "a load tool uses only the launcher")]
+#[path = "../../tests/support"]
+mod support {
+    pub mod api;
+    pub mod client;
+    pub mod ringd;
+}
 
-use ringd_process::RingdProcess;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use support::ringd::Ringd;
 
 use ringd::client::{RingClient, RingEvent, WatchMode};
 use serde_json::{json, Value};
@@ -256,7 +262,7 @@ async fn main() {
             format!("client-latency-{}", std::process::id()),
         ),
         None => {
-            let s = RingdProcess::sqlite();
+            let s = Ringd::sqlite().start();
             let base = s.url.clone();
             (Some(s), base, "latency".to_string())
         }

@@ -14,15 +14,21 @@
 //! Defaults: 10 s per throughput scenario, 8 concurrent writers, 300
 //! propagation samples.
 
-#[path = "ringd_process.rs"]
-mod ringd_process;
+// The launcher the tests use; the tools use none of the assertions.
+#[allow(dead_code, reason = "a load tool uses only the launcher")]
+#[path = "../../tests/support"]
+mod support {
+    pub mod api;
+    pub mod client;
+    pub mod ringd;
+}
 
-use ringd_process::RingdProcess;
 use std::net::TcpListener;
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use support::ringd::Ringd;
 
 use serde_json::{json, Value};
 
@@ -310,8 +316,8 @@ async fn main() {
         .expect("client");
     let (_etcd, endpoint) = start_etcd(&http).await;
     let store = format!("etcd://{}", endpoint.trim_start_matches("http://"));
-    let ringd_a = RingdProcess::start(&store, &["--etcd-prefix", "/bench"]);
-    let ringd_b = RingdProcess::start(&store, &["--etcd-prefix", "/bench"]);
+    let ringd_a = Ringd::on(&store).prefix("/bench").start();
+    let ringd_b = Ringd::on(&store).prefix("/bench").start();
     let (a, b) = (ringd_a.url.clone(), ringd_b.url.clone());
 
     let created = http

@@ -9,12 +9,18 @@
 //! cargo build --release && cargo run --release --example http_load [seconds] [connections]
 //! ```
 
-#[path = "ringd_process.rs"]
-mod ringd_process;
+// The launcher the tests use; the tools use none of the assertions.
+#[allow(dead_code, reason = "a load tool uses only the launcher")]
+#[path = "../../tests/support"]
+mod support {
+    pub mod api;
+    pub mod client;
+    pub mod ringd;
+}
 
-use ringd_process::RingdProcess;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use support::ringd::Ringd;
 
 /// Requests per second and latency percentiles of one scenario.
 struct Report {
@@ -67,7 +73,7 @@ async fn main() {
     let mut args = std::env::args().skip(1);
     let seconds: u64 = args.next().map_or(10, |s| s.parse().expect("seconds"));
     let connections: usize = args.next().map_or(32, |s| s.parse().expect("connections"));
-    let server = RingdProcess::sqlite();
+    let server = Ringd::sqlite().start();
     let base = server.url.clone();
     let client = reqwest::Client::builder()
         .pool_max_idle_per_host(connections)

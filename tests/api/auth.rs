@@ -1,8 +1,9 @@
 //! Access control (401, 403, read vs admin tokens), the loopback rule,
 //! and the endpoints that stay open.
 
-
-use crate::support::ringd::{expect_json, expect_problem, run_to_exit, Server};
+use crate::support::api::expect_json;
+use crate::support::problem::{assert_problem, Problem};
+use crate::support::ringd::{Ringd, Server};
 use reqwest::{Method, StatusCode};
 use serde_json::json;
 
@@ -10,7 +11,9 @@ const ADMIN: &str = "admin-secret-0123456789";
 const READ: &str = "read-secret-9876543210";
 
 fn both_tokens() -> Server {
-    Server::start(&["--admin-token", ADMIN, "--read-token", READ])
+    Ringd::sqlite()
+        .args(&["--admin-token", ADMIN, "--read-token", READ])
+        .start()
 }
 
 #[tokio::test]
@@ -25,30 +28,27 @@ async fn mutations_need_the_admin_token() {
     };
     let r = create(None).await.unwrap();
     assert_eq!(r.headers()["www-authenticate"], "Bearer");
-    expect_problem(
+    assert_problem(
         r,
-        StatusCode::UNAUTHORIZED,
-        "unauthorized",
-        None,
-        "admin token",
+        Problem::status(401)
+            .slug("unauthorized")
+            .detail_has("admin token"),
     )
     .await;
     let r = create(Some("wrong")).await.unwrap();
-    expect_problem(
+    assert_problem(
         r,
-        StatusCode::UNAUTHORIZED,
-        "unauthorized",
-        None,
-        "not valid",
+        Problem::status(401)
+            .slug("unauthorized")
+            .detail_has("not valid"),
     )
     .await;
     let r = create(Some(READ)).await.unwrap();
-    expect_problem(
+    assert_problem(
         r,
-        StatusCode::FORBIDDEN,
-        "forbidden",
-        None,
-        "read token cannot change rings",
+        Problem::status(403)
+            .slug("forbidden")
+            .detail_has("read token cannot change rings"),
     )
     .await;
     let r = s
@@ -58,12 +58,12 @@ async fn mutations_need_the_admin_token() {
         .send()
         .await
         .unwrap();
-    expect_problem(
+    assert_problem(
         r,
-        StatusCode::UNAUTHORIZED,
-        "unauthorized",
-        Some("Authorization"),
-        "Bearer <token>",
+        Problem::status(401)
+            .slug("unauthorized")
+            .field("Authorization")
+            .detail_has("Bearer <token>"),
     )
     .await;
 
@@ -94,14 +94,19 @@ async fn mutations_need_the_admin_token() {
             .send()
             .await
             .unwrap();
-        expect_problem(r, StatusCode::FORBIDDEN, "forbidden", None, "admin token").await;
-        let r = s.req(method, path).json(&json!({})).send().await.unwrap();
-        expect_problem(
+        assert_problem(
             r,
-            StatusCode::UNAUTHORIZED,
-            "unauthorized",
-            None,
-            "admin token",
+            Problem::status(403)
+                .slug("forbidden")
+                .detail_has("admin token"),
+        )
+        .await;
+        let r = s.req(method, path).json(&json!({})).send().await.unwrap();
+        assert_problem(
+            r,
+            Problem::status(401)
+                .slug("unauthorized")
+                .detail_has("admin token"),
         )
         .await;
     }
@@ -156,12 +161,11 @@ async fn reads_need_the_read_or_admin_token() {
         "/metrics",
     ] {
         let r = s.get(path).await;
-        expect_problem(
+        assert_problem(
             r,
-            StatusCode::UNAUTHORIZED,
-            "unauthorized",
-            None,
-            "read or the admin token",
+            Problem::status(401)
+                .slug("unauthorized")
+                .detail_has("read or the admin token"),
         )
         .await;
         let r = s
@@ -170,12 +174,11 @@ async fn reads_need_the_read_or_admin_token() {
             .send()
             .await
             .unwrap();
-        expect_problem(
+        assert_problem(
             r,
-            StatusCode::UNAUTHORIZED,
-            "unauthorized",
-            None,
-            "not valid",
+            Problem::status(401)
+                .slug("unauthorized")
+                .detail_has("not valid"),
         )
         .await;
         for token in [READ, ADMIN] {
@@ -201,14 +204,13 @@ async fn reads_need_the_read_or_admin_token() {
 
 #[tokio::test]
 async fn only_an_admin_token_leaves_reads_open() {
-    let s = Server::start(&["--admin-token", ADMIN]);
+    let s = Ringd::sqlite().args(&["--admin-token", ADMIN]).start();
     let r = s.put("/v1/rings/r", json!({})).await;
-    expect_problem(
+    assert_problem(
         r,
-        StatusCode::UNAUTHORIZED,
-        "unauthorized",
-        None,
-        "admin token",
+        Problem::status(401)
+            .slug("unauthorized")
+            .detail_has("admin token"),
     )
     .await;
     let r = s
@@ -224,7 +226,7 @@ async fn only_an_admin_token_leaves_reads_open() {
 
 #[tokio::test]
 async fn without_tokens_everything_is_open_and_anonymous() {
-    let s = Server::start(&[]);
+    let s = Ringd::sqlite().start();
     s.ring_with("r", &["a"]).await;
     let snap = s.get_ok("/v1/rings/r/snapshot").await;
     assert_eq!(snap["change"]["role"], "anonymous");
@@ -290,7 +292,9 @@ async fn operations_endpoints_stay_open() {
 
 #[test]
 fn non_loopback_needs_an_admin_token_or_insecure() {
-    let out = run_to_exit(&["--listen", "0.0.0.0:0"]);
+    let out = Ringd::sqlite()
+        .args(&["--listen", "0.0.0.0:0"])
+        .run_to_exit();
     assert!(!out.status.success());
     assert!(out.stdout.is_empty(), "must not claim to listen");
     let err = String::from_utf8_lossy(&out.stderr);
@@ -301,15 +305,21 @@ fn non_loopback_needs_an_admin_token_or_insecure() {
     );
 
     // The later --listen wins, so these start on 0.0.0.0 (no traffic is sent there).
-    let s = Server::start(&["--listen", "0.0.0.0:0", "--insecure"]);
+    let s = Ringd::sqlite()
+        .args(&["--listen", "0.0.0.0:0", "--insecure"])
+        .start();
     assert!(s.url.starts_with("http://0.0.0.0:"), "{}", s.url);
-    let s = Server::start(&["--listen", "0.0.0.0:0", "--admin-token", ADMIN]);
+    let s = Ringd::sqlite()
+        .args(&["--listen", "0.0.0.0:0", "--admin-token", ADMIN])
+        .start();
     assert!(s.url.starts_with("http://0.0.0.0:"), "{}", s.url);
 }
 
 #[test]
 fn other_stores_are_refused_clearly() {
-    let out = run_to_exit(&["--store", "postgres://127.0.0.1:5432/ringd"]);
+    let out = Ringd::sqlite()
+        .args(&["--store", "postgres://127.0.0.1:5432/ringd"])
+        .run_to_exit();
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(

@@ -3,14 +3,15 @@
 //! current one, and every change result shows the config before and
 //! after.
 
-
-use crate::support::ringd::{expect_json, expect_problem, Server};
+use crate::support::api::expect_json;
+use crate::support::problem::{assert_problem, Problem};
+use crate::support::ringd::{Ringd, Server};
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 
 /// A ketama ring `k` with three nodes, at version 4.
 async fn ketama() -> Server {
-    let s = Server::start(&[]);
+    let s = Ringd::sqlite().start();
     let r = s
         .put(
             "/v1/rings/k",
@@ -49,13 +50,7 @@ async fn a_partial_set_config_is_refused_and_changes_nothing() {
         json!({"ops": [{"op": "set_config", "config": {"replication_factor": 2}}]}),
     )
     .await;
-    expect_problem(
-        r,
-        StatusCode::BAD_REQUEST,
-        "invalid-input",
-        Some("ops[0].config"),
-        "a set_config op replaces the whole configuration, but `ops[0].config` lacks `algorithm`, `hash`, `vnodes_per_weight`, `table_size`, `zone_aware`; send every field (as `config` in GET /v1/rings/{ring}), or use {\"op\": \"update_config\"} to change only the fields given",
-    )
+    assert_problem(r, Problem::status(400).slug("invalid-input").field("ops[0].config").detail_has("a set_config op replaces the whole configuration, but `ops[0].config` lacks `algorithm`, `hash`, `vnodes_per_weight`, `table_size`, `zone_aware`; send every field (as `config` in GET /v1/rings/{ring}), or use {\"op\": \"update_config\"} to change only the fields given"))
     .await;
     // Also in a dry run, and also when it is the second op.
     let r = change(
@@ -65,12 +60,14 @@ async fn a_partial_set_config_is_refused_and_changes_nothing() {
             {"op": "set_config", "config": {"algorithm": "ketama", "hash": "md5"}}]}),
     )
     .await;
-    expect_problem(
+    assert_problem(
         r,
-        StatusCode::BAD_REQUEST,
-        "invalid-input",
-        Some("ops[1].config"),
-        "lacks `vnodes_per_weight`, `table_size`, `replication_factor`, `zone_aware`;",
+        Problem::status(400)
+            .slug("invalid-input")
+            .field("ops[1].config")
+            .detail_has(
+                "lacks `vnodes_per_weight`, `table_size`, `replication_factor`, `zone_aware`;",
+            ),
     )
     .await;
     assert_eq!(s.state_of("k").await, before);
@@ -138,12 +135,12 @@ async fn update_config_patches_and_the_preview_shows_both_configs() {
         .send()
         .await
         .unwrap();
-    expect_problem(
+    assert_problem(
         other,
-        StatusCode::UNPROCESSABLE_ENTITY,
-        "idempotency-key-reused",
-        Some("Idempotency-Key"),
-        "already used for a different change (version 5)",
+        Problem::status(422)
+            .slug("idempotency-key-reused")
+            .field("Idempotency-Key")
+            .detail_has("already used for a different change (version 5)"),
     )
     .await;
 
@@ -211,12 +208,12 @@ async fn patches_are_validated_with_the_fields_named() {
             json!({"ops": [{"op": "update_config", "config": patch}]}),
         )
         .await;
-        expect_problem(
+        assert_problem(
             r,
-            StatusCode::BAD_REQUEST,
-            "invalid-input",
-            Some(field),
-            detail,
+            Problem::status(400)
+                .slug("invalid-input")
+                .field(field)
+                .detail_has(detail),
         )
         .await;
     }
@@ -241,12 +238,12 @@ async fn patches_are_validated_with_the_fields_named() {
             {"op": "update_config", "config": {"algorithm": "ketama", "hash": "sha256"}}]}),
     )
     .await;
-    expect_problem(
+    assert_problem(
         r,
-        StatusCode::BAD_REQUEST,
-        "invalid-input",
-        Some("ops[1].config.hash"),
-        "md5",
+        Problem::status(400)
+            .slug("invalid-input")
+            .field("ops[1].config.hash")
+            .detail_has("md5"),
     )
     .await;
     assert_eq!(s.state_of("k").await, before);

@@ -3,8 +3,8 @@
 //! names the problem, and no change to the ring (same version, same
 //! fingerprint). Invalid and malformed input: `errors_input.rs`.
 
-
-use crate::support::ringd::{expect_problem, rings, setup};
+use crate::support::api::{rings, setup};
+use crate::support::problem::{assert_problem, Problem};
 use reqwest::{Method, StatusCode};
 use serde_json::json;
 
@@ -12,64 +12,54 @@ use serde_json::json;
 async fn unknown_ring_or_node() {
     let (s, before) = setup().await;
     let missing = "ring-not-found";
-    expect_problem(
+    assert_problem(
         s.get("/v1/rings/nope").await,
-        StatusCode::NOT_FOUND,
-        missing,
-        None,
-        "ring `nope` does not exist",
+        Problem::status(404)
+            .slug(missing)
+            .detail_has("ring `nope` does not exist"),
     )
     .await;
-    expect_problem(
+    assert_problem(
         s.get("/v1/rings/nope/lookup?key=k").await,
-        StatusCode::NOT_FOUND,
-        missing,
-        None,
-        "`nope`",
+        Problem::status(404).slug(missing).detail_has("`nope`"),
     )
     .await;
     let r = s.put("/v1/rings/nope/nodes/a", json!({})).await;
-    expect_problem(r, StatusCode::NOT_FOUND, missing, None, "`nope`").await;
+    assert_problem(r, Problem::status(404).slug(missing).detail_has("`nope`")).await;
     let r = s
         .post(
             "/v1/rings/nope/changes",
             json!({"ops": [{"op": "remove", "id": "a"}]}),
         )
         .await;
-    expect_problem(r, StatusCode::NOT_FOUND, missing, None, "`nope`").await;
-    expect_problem(
+    assert_problem(r, Problem::status(404).slug(missing).detail_has("`nope`")).await;
+    assert_problem(
         s.delete("/v1/rings/nope").await,
-        StatusCode::NOT_FOUND,
-        missing,
-        None,
-        "`nope`",
+        Problem::status(404).slug(missing).detail_has("`nope`"),
     )
     .await;
-    expect_problem(
+    assert_problem(
         s.get("/v1/rings/nope/history").await,
-        StatusCode::NOT_FOUND,
-        missing,
-        None,
-        "`nope`",
+        Problem::status(404).slug(missing).detail_has("`nope`"),
     )
     .await;
 
     let r = s.get("/v1/rings/r/nodes/zz").await;
-    expect_problem(
+    assert_problem(
         r,
-        StatusCode::NOT_FOUND,
-        "node-not-found",
-        Some("node"),
-        "node `zz` is not in ring `r`",
+        Problem::status(404)
+            .slug("node-not-found")
+            .field("node")
+            .detail_has("node `zz` is not in ring `r`"),
     )
     .await;
     let r = s.delete("/v1/rings/r/nodes/zz").await;
-    expect_problem(
+    assert_problem(
         r,
-        StatusCode::NOT_FOUND,
-        "node-not-found",
-        Some("id"),
-        "node `zz` is not in the ring",
+        Problem::status(404)
+            .slug("node-not-found")
+            .field("id")
+            .detail_has("node `zz` is not in the ring"),
     )
     .await;
     let r = s
@@ -78,12 +68,12 @@ async fn unknown_ring_or_node() {
             json!({"ops": [{"op": "upsert", "node": {"id": "c"}}, {"op": "remove", "id": "zz"}]}),
         )
         .await;
-    expect_problem(
+    assert_problem(
         r,
-        StatusCode::NOT_FOUND,
-        "node-not-found",
-        Some("id"),
-        "`zz`",
+        Problem::status(404)
+            .slug("node-not-found")
+            .field("id")
+            .detail_has("`zz`"),
     )
     .await;
 
@@ -95,12 +85,11 @@ async fn body_over_one_mebibyte() {
     let (s, before) = setup().await;
     let big = json!({"ops": [{"op": "remove", "id": "a"}], "reason": "x".repeat(1 << 20)});
     let r = s.post("/v1/rings/r/changes", big).await;
-    expect_problem(
+    assert_problem(
         r,
-        StatusCode::PAYLOAD_TOO_LARGE,
-        "payload-too-large",
-        None,
-        "1 MiB",
+        Problem::status(413)
+            .slug("payload-too-large")
+            .detail_has("1 MiB"),
     )
     .await;
     // Without a Content-Length (chunked), the limit applies while reading.
@@ -149,12 +138,12 @@ async fn too_many_keys() {
     let (s, before) = setup().await;
     let keys: Vec<String> = (0..10_001).map(|i| format!("k{i}")).collect();
     let r = s.post("/v1/rings/r/lookup", json!({"keys": keys})).await;
-    expect_problem(
+    assert_problem(
         r,
-        StatusCode::BAD_REQUEST,
-        "too-many-keys",
-        Some("keys"),
-        "at most 10000",
+        Problem::status(400)
+            .slug("too-many-keys")
+            .field("keys")
+            .detail_has("at most 10000"),
     )
     .await;
     let r = s
@@ -174,49 +163,49 @@ async fn versions_that_never_existed() {
         "/v1/rings/r/lookup?key=k&version=4",
         "/v1/rings/r/ownership?version=4",
     ] {
-        expect_problem(
+        assert_problem(
             s.get(path).await,
-            StatusCode::NOT_FOUND,
-            never,
-            Some("version"),
-            "does not exist; the latest is 3",
+            Problem::status(404)
+                .slug(never)
+                .field("version")
+                .detail_has("does not exist; the latest is 3"),
         )
         .await;
     }
     let r = s
         .post("/v1/rings/r/lookup", json!({"keys": ["k"], "version": 7}))
         .await;
-    expect_problem(
+    assert_problem(
         r,
-        StatusCode::NOT_FOUND,
-        never,
-        Some("version"),
-        "version 7 does not exist",
+        Problem::status(404)
+            .slug(never)
+            .field("version")
+            .detail_has("version 7 does not exist"),
     )
     .await;
-    expect_problem(
+    assert_problem(
         s.get("/v1/rings/r/snapshots/0").await,
-        StatusCode::NOT_FOUND,
-        never,
-        Some("version"),
-        "versions start at 1",
+        Problem::status(404)
+            .slug(never)
+            .field("version")
+            .detail_has("versions start at 1"),
     )
     .await;
-    expect_problem(
+    assert_problem(
         s.get("/v1/rings/r/diff?from=1&to=9").await,
-        StatusCode::NOT_FOUND,
-        never,
-        Some("to"),
-        "version 9",
+        Problem::status(404)
+            .slug(never)
+            .field("to")
+            .detail_has("version 9"),
     )
     .await;
     let r = s.get("/v1/rings/r/snapshots/two").await;
-    expect_problem(
+    assert_problem(
         r,
-        StatusCode::BAD_REQUEST,
-        "invalid-input",
-        Some("version"),
-        "not a positive integer",
+        Problem::status(400)
+            .slug("invalid-input")
+            .field("version")
+            .detail_has("not a positive integer"),
     )
     .await;
     assert_eq!(s.state_of("r").await, before);
@@ -226,7 +215,13 @@ async fn versions_that_never_existed() {
 async fn conflicts_and_preconditions() {
     let (s, before) = setup().await;
     let r = s.put("/v1/rings/r", json!({"algorithm": "jump"})).await;
-    let p = expect_problem(r, StatusCode::CONFLICT, "conflict", None, "set_config").await;
+    let p = assert_problem(
+        r,
+        Problem::status(409)
+            .slug("conflict")
+            .detail_has("set_config"),
+    )
+    .await;
     assert_eq!(p["current_version"], 3);
     let r = s
         .req(Method::PUT, "/v1/rings/r/nodes/c")
@@ -235,12 +230,12 @@ async fn conflicts_and_preconditions() {
         .send()
         .await
         .unwrap();
-    expect_problem(
+    assert_problem(
         r,
-        StatusCode::BAD_REQUEST,
-        "invalid-input",
-        Some("If-Match"),
-        "double quotes",
+        Problem::status(400)
+            .slug("invalid-input")
+            .field("If-Match")
+            .detail_has("double quotes"),
     )
     .await;
     let r = s
@@ -250,12 +245,12 @@ async fn conflicts_and_preconditions() {
         .send()
         .await
         .unwrap();
-    expect_problem(
+    assert_problem(
         r,
-        StatusCode::BAD_REQUEST,
-        "invalid-input",
-        Some("expected_version"),
-        "send one of them",
+        Problem::status(400)
+            .slug("invalid-input")
+            .field("expected_version")
+            .detail_has("send one of them"),
     )
     .await;
     let r = s
@@ -264,12 +259,11 @@ async fn conflicts_and_preconditions() {
             json!({"ops": [{"op": "remove", "id": "a"}], "expected_version": 2}),
         )
         .await;
-    let p = expect_problem(
+    let p = assert_problem(
         r,
-        StatusCode::PRECONDITION_FAILED,
-        "precondition-failed",
-        None,
-        "ring is at version 3, not the expected 2",
+        Problem::status(412)
+            .slug("precondition-failed")
+            .detail_has("ring is at version 3, not the expected 2"),
     )
     .await;
     assert_eq!(p["current_version"], 3);
@@ -279,12 +273,11 @@ async fn conflicts_and_preconditions() {
         .send()
         .await
         .unwrap();
-    expect_problem(
+    assert_problem(
         r,
-        StatusCode::PRECONDITION_FAILED,
-        "precondition-failed",
-        None,
-        "does not exist",
+        Problem::status(412)
+            .slug("precondition-failed")
+            .detail_has("does not exist"),
     )
     .await;
     assert_eq!(s.state_of("r").await, before);
@@ -294,22 +287,20 @@ async fn conflicts_and_preconditions() {
 #[tokio::test]
 async fn unknown_routes_and_methods() {
     let (s, before) = setup().await;
-    expect_problem(
+    assert_problem(
         s.get("/v2/rings").await,
-        StatusCode::NOT_FOUND,
-        "route-not-found",
-        None,
-        "no route for `/v2/rings`",
+        Problem::status(404)
+            .slug("route-not-found")
+            .detail_has("no route for `/v2/rings`"),
     )
     .await;
     let r = s.req(Method::PATCH, "/v1/rings/r").send().await.unwrap();
     assert_eq!(r.headers()["allow"], "GET,HEAD,PUT,DELETE");
-    expect_problem(
+    assert_problem(
         r,
-        StatusCode::METHOD_NOT_ALLOWED,
-        "method-not-allowed",
-        None,
-        "does not accept PATCH",
+        Problem::status(405)
+            .slug("method-not-allowed")
+            .detail_has("does not accept PATCH"),
     )
     .await;
     let r = s
@@ -317,12 +308,11 @@ async fn unknown_routes_and_methods() {
         .send()
         .await
         .unwrap();
-    expect_problem(
+    assert_problem(
         r,
-        StatusCode::METHOD_NOT_ALLOWED,
-        "method-not-allowed",
-        None,
-        "POST",
+        Problem::status(405)
+            .slug("method-not-allowed")
+            .detail_has("POST"),
     )
     .await;
     assert_eq!(s.state_of("r").await, before);

@@ -3,19 +3,19 @@
 //! problem+json body whose detail names the problem and the field, and no
 //! change to the ring (same version, same fingerprint).
 
-
-use crate::support::ringd::{expect_problem, rings, setup};
+use crate::support::api::{rings, setup};
+use crate::support::problem::{assert_problem, Problem};
 use reqwest::{Method, StatusCode};
 use serde_json::json;
 
 /// Asserts a 400 invalid-input problem blaming `field`.
 async fn invalid(r: reqwest::Response, field: &str, detail: &str) {
-    expect_problem(
+    assert_problem(
         r,
-        StatusCode::BAD_REQUEST,
-        "invalid-input",
-        Some(field),
-        detail,
+        Problem::status(400)
+            .slug("invalid-input")
+            .field(field)
+            .detail_has(detail),
     )
     .await;
 }
@@ -181,50 +181,54 @@ async fn malformed_json_and_wrong_content_type() {
     )
     .await
     .unwrap();
-    expect_problem(
+    assert_problem(
         r,
-        StatusCode::BAD_REQUEST,
-        "malformed-json",
-        None,
-        "not valid JSON",
+        Problem::status(400)
+            .slug("malformed-json")
+            .detail_has("not valid JSON"),
     )
     .await;
     let r = send(Some("application/json"), r#"{"ops": []} trailing"#)
         .await
         .unwrap();
-    expect_problem(
+    assert_problem(
         r,
-        StatusCode::BAD_REQUEST,
-        "malformed-json",
-        None,
-        "trailing characters",
+        Problem::status(400)
+            .slug("malformed-json")
+            .detail_has("trailing characters"),
     )
     .await;
     let r = send(Some("application/json"), "").await.unwrap();
-    expect_problem(r, StatusCode::BAD_REQUEST, "malformed-json", None, "EOF").await;
+    assert_problem(
+        r,
+        Problem::status(400)
+            .slug("malformed-json")
+            .detail_has("EOF"),
+    )
+    .await;
     let r = send(
         Some("text/plain"),
         r#"{"ops": [{"op": "remove", "id": "a"}]}"#,
     )
     .await
     .unwrap();
-    expect_problem(
+    assert_problem(
         r,
-        StatusCode::UNSUPPORTED_MEDIA_TYPE,
-        "unsupported-media-type",
-        Some("Content-Type"),
-        "`text/plain` is not accepted",
+        Problem::status(415)
+            .slug("unsupported-media-type")
+            .field("Content-Type")
+            .detail_has("`text/plain` is not accepted"),
     )
     .await;
     let r = send(None, r#"{"ops": [{"op": "remove", "id": "a"}]}"#)
         .await
         .unwrap();
-    expect_problem(
+    assert_problem(
         r,
-        StatusCode::UNSUPPORTED_MEDIA_TYPE,
-        "unsupported-media-type",
-        Some("Content-Type"),
-        "no Content-Type",
+        Problem::status(415)
+            .slug("unsupported-media-type")
+            .field("Content-Type")
+            .detail_has("no Content-Type"),
     )
     .await;
     let r = send(

@@ -3,8 +3,8 @@
 //! refused where it arrives: 400 invalid-input naming the exact field,
 //! and the ring unchanged.
 
-
-use crate::support::ringd::{expect_problem, setup};
+use crate::support::api::{expect_json, setup};
+use crate::support::problem::{assert_problem, Problem};
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
@@ -168,12 +168,12 @@ async fn refused_characters_name_their_field() {
             req = req.json(body);
         }
         let r = req.send().await.unwrap();
-        expect_problem(
+        assert_problem(
             r,
-            StatusCode::BAD_REQUEST,
-            "invalid-input",
-            Some(c.field),
-            c.detail,
+            Problem::status(400)
+                .slug("invalid-input")
+                .field(c.field)
+                .detail_has(c.detail),
         )
         .await;
     }

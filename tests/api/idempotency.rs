@@ -1,8 +1,9 @@
 //! `Idempotency-Key`: a retried change is answered with the version its
 //! first attempt committed, never applied twice.
 
-
-use crate::support::ringd::{expect_json, expect_problem, setup, Server};
+use crate::support::api::{expect_json, setup};
+use crate::support::problem::{assert_problem, Problem};
+use crate::support::ringd::Server;
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
@@ -63,12 +64,11 @@ async fn a_retry_returns_the_first_commit() {
     assert_eq!(v4["change"]["idempotency_key"], "k-1", "{v4}");
 
     // A new key is a new change: its precondition is checked as usual...
-    expect_problem(
+    assert_problem(
         post_keyed(&s, "k-2", &add_c).await,
-        StatusCode::PRECONDITION_FAILED,
-        "precondition-failed",
-        None,
-        "ring is at version 5, not the expected 3",
+        Problem::status(412)
+            .slug("precondition-failed")
+            .detail_has("ring is at version 5, not the expected 3"),
     )
     .await;
     // ...and without one it applies (here a no-op: no version).
@@ -144,25 +144,19 @@ async fn a_reused_key_or_a_bad_key_is_refused() {
     expect_json(post_keyed(&s, "k", &add_c).await, StatusCode::OK).await;
     let after = s.state_of("r").await;
     let add_e = json!({"ops": [{"op": "upsert", "node": {"id": "e"}}]});
-    expect_problem(
-        post_keyed(&s, "k", &add_e).await,
-        StatusCode::UNPROCESSABLE_ENTITY,
-        "idempotency-key-reused",
-        Some("Idempotency-Key"),
-        "Idempotency-Key `k` was already used for a different change (version 4); use a new key for a new change",
-    )
+    assert_problem(post_keyed(&s, "k", &add_e).await, Problem::status(422).slug("idempotency-key-reused").field("Idempotency-Key").detail_has("Idempotency-Key `k` was already used for a different change (version 4); use a new key for a new change"))
     .await;
     assert_eq!(s.state_of("r").await, after, "nothing changed");
     assert_ne!(after, state);
 
     let long = "x".repeat(256);
     for bad in ["", "has space", "caf\u{e9}", long.as_str()] {
-        expect_problem(
+        assert_problem(
             post_keyed(&s, bad, &add_e).await,
-            StatusCode::BAD_REQUEST,
-            "invalid-input",
-            Some("Idempotency-Key"),
-            "use 1–255 visible ASCII characters, e.g. a UUID",
+            Problem::status(400)
+                .slug("invalid-input")
+                .field("Idempotency-Key")
+                .detail_has("use 1–255 visible ASCII characters, e.g. a UUID"),
         )
         .await;
     }
@@ -174,12 +168,12 @@ async fn a_reused_key_or_a_bad_key_is_refused() {
         .send()
         .await
         .unwrap();
-    expect_problem(
+    assert_problem(
         two,
-        StatusCode::BAD_REQUEST,
-        "invalid-input",
-        Some("Idempotency-Key"),
-        "send one Idempotency-Key header, not several",
+        Problem::status(400)
+            .slug("invalid-input")
+            .field("Idempotency-Key")
+            .detail_has("send one Idempotency-Key header, not several"),
     )
     .await;
     assert_eq!(s.state_of("r").await, after, "nothing changed");

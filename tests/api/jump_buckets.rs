@@ -3,9 +3,9 @@
 //! the same after a restart, and read back into runs by the Rust client.
 #![cfg(feature = "server")]
 
-
-use crate::support::ringd::{expect_json, Server};
-use crate::support::client::{client, wait_status, Api};
+use crate::support::api::{expect_json, TestApi};
+use crate::support::client::{client, wait_status};
+use crate::support::ringd::{Ringd, Server};
 use crate::support::sse::EventStream;
 use reqwest::StatusCode;
 use ringd::client::WatchMode;
@@ -44,7 +44,7 @@ fn buckets(snapshot: &Value) -> &Value {
 #[tokio::test]
 async fn snapshots_carry_one_entry_per_bucket() {
     let dir = tempfile::TempDir::new().unwrap();
-    let mut s = Server::start_in(dir.path(), &[]);
+    let mut s = Ringd::sqlite_in(dir.path()).start();
     ring_with_a_hole(&s).await;
     let latest = s.get_ok("/v1/rings/j/snapshot").await;
     assert_eq!(*buckets(&latest), json!(["a", "a", null, "c", "c", "c"]));
@@ -65,7 +65,7 @@ async fn snapshots_carry_one_entry_per_bucket() {
 
     // Stored as runs, served per bucket again after a restart.
     s.kill();
-    let s = Server::start_in(dir.path(), &[]);
+    let s = Ringd::sqlite_in(dir.path()).start();
     assert_eq!(s.get_ok("/v1/rings/j/snapshots/4").await, v4);
     assert_eq!(s.get_ok("/v1/rings/j/snapshots/5").await, latest);
     assert_eq!(s.get_ok("/v1/rings/j/snapshot").await, v6);
@@ -73,7 +73,7 @@ async fn snapshots_carry_one_entry_per_bucket() {
 
 #[tokio::test]
 async fn full_watch_events_carry_one_entry_per_bucket() {
-    let s = Server::start(&[]);
+    let s = Ringd::sqlite().start();
     ring_with_a_hole(&s).await;
     let url = format!("{}/v1/rings/j/watch?after=3", s.url);
     let mut w = EventStream::open(&url, None).await;
@@ -95,8 +95,8 @@ async fn full_watch_events_carry_one_entry_per_bucket() {
 /// key as the server does, by stream and by long-poll.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_client_reads_the_order_as_runs() {
-    let s = Server::start(&[]);
-    let api = Api::new(&s.url, "j");
+    let s = Ringd::sqlite().start();
+    let api = TestApi::new(&s.url, "j");
     assert_eq!(api.create_with(json!({"algorithm": "jump"})).await, 1);
     api.upsert("a", 2000).await;
     api.upsert("b", 3).await;

@@ -1,9 +1,9 @@
 //! Long-poll: `GET …/snapshot?after=N&wait=D`.
 
-
 use std::time::{Duration, Instant};
 
-use crate::support::ringd::{expect_json, expect_problem, setup};
+use crate::support::api::{expect_json, setup};
+use crate::support::problem::{assert_problem, Problem};
 use reqwest::StatusCode;
 use serde_json::json;
 
@@ -100,21 +100,20 @@ async fn bad_long_polls_are_refused() {
         ("?after=-1", "after", "after"),
         ("?version=2", "version", "version"),
     ] {
-        expect_problem(
+        assert_problem(
             s.get(&format!("/v1/rings/r/snapshot{query}")).await,
-            StatusCode::BAD_REQUEST,
-            "invalid-input",
-            Some(field),
-            detail,
+            Problem::status(400)
+                .slug("invalid-input")
+                .field(field)
+                .detail_has(detail),
         )
         .await;
     }
-    expect_problem(
+    assert_problem(
         s.get("/v1/rings/nope/snapshot?after=1&wait=1s").await,
-        StatusCode::NOT_FOUND,
-        "ring-not-found",
-        None,
-        "ring `nope` does not exist",
+        Problem::status(404)
+            .slug("ring-not-found")
+            .detail_has("ring `nope` does not exist"),
     )
     .await;
 }

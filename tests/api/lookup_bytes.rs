@@ -3,10 +3,11 @@
 //! computes in-process from the same snapshot; a `key` that is not UTF-8
 //! is refused instead of being placed as some other key.
 
-
+use crate::support::api::expect_json;
+use crate::support::problem::{assert_problem, Problem};
+use crate::support::ringd::{Ringd, Server};
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
-use crate::support::ringd::{expect_json, expect_problem, Server};
 use proptest::collection::vec;
 use proptest::prelude::any;
 use proptest::strategy::{Strategy, ValueTree};
@@ -52,7 +53,7 @@ fn assert_placed(p: &Placement, key: &[u8], answer: &Value) {
 
 #[tokio::test]
 async fn random_byte_keys_are_placed_as_the_core_places_them() {
-    let s = Server::start(&[]);
+    let s = Ringd::sqlite().start();
     let configs = [
         (
             "ring",
@@ -141,12 +142,12 @@ async fn random_byte_keys_are_placed_as_the_core_places_them() {
                     assert_placed(&p, key, &as_text);
                 }
                 Err(_) => {
-                    expect_problem(
+                    assert_problem(
                         raw,
-                        StatusCode::BAD_REQUEST,
-                        "invalid-input",
-                        Some("key"),
-                        "query parameter `key` is not UTF-8 once percent-decoded",
+                        Problem::status(400)
+                            .slug("invalid-input")
+                            .field("key")
+                            .detail_has("query parameter `key` is not UTF-8 once percent-decoded"),
                     )
                     .await;
                 }
@@ -157,18 +158,18 @@ async fn random_byte_keys_are_placed_as_the_core_places_them() {
 
 #[tokio::test]
 async fn undecodable_keys_and_bad_base64_are_refused() {
-    let s = Server::start(&[]);
+    let s = Ringd::sqlite().start();
     s.ring_with("r", &["a", "b", "c"]).await;
     let bad = |path: &'static str, field: &'static str, detail: &'static str| {
         let s = &s;
         async move {
             let r = s.get(path).await;
-            expect_problem(
+            assert_problem(
                 r,
-                StatusCode::BAD_REQUEST,
-                "invalid-input",
-                Some(field),
-                detail,
+                Problem::status(400)
+                    .slug("invalid-input")
+                    .field(field)
+                    .detail_has(detail),
             )
             .await;
         }
@@ -219,12 +220,14 @@ async fn undecodable_keys_and_bad_base64_are_refused() {
     .await;
     // Every query parameter must decode to UTF-8, not only the key.
     let r = s.put("/v1/rings/r/nodes/d?reason=%FE", json!({})).await;
-    expect_problem(
+    assert_problem(
         r,
-        StatusCode::BAD_REQUEST,
-        "invalid-input",
-        Some("reason"),
-        "query parameter `reason` is not UTF-8 once percent-decoded (byte 0xFE at offset 0)",
+        Problem::status(400)
+            .slug("invalid-input")
+            .field("reason")
+            .detail_has(
+            "query parameter `reason` is not UTF-8 once percent-decoded (byte 0xFE at offset 0)",
+        ),
     )
     .await;
 
@@ -233,40 +236,40 @@ async fn undecodable_keys_and_bad_base64_are_refused() {
         async move { s.post("/v1/rings/r/lookup", body).await }
     };
     let r = post(json!({"keys": ["a"], "keys_b64": ["YQ=="]})).await;
-    expect_problem(
+    assert_problem(
         r,
-        StatusCode::BAD_REQUEST,
-        "invalid-input",
-        Some("keys_b64"),
-        "not both",
+        Problem::status(400)
+            .slug("invalid-input")
+            .field("keys_b64")
+            .detail_has("not both"),
     )
     .await;
     let r = post(json!({"replicas": 2})).await;
-    expect_problem(
+    assert_problem(
         r,
-        StatusCode::BAD_REQUEST,
-        "invalid-input",
-        Some("keys"),
-        "`keys` is required",
+        Problem::status(400)
+            .slug("invalid-input")
+            .field("keys")
+            .detail_has("`keys` is required"),
     )
     .await;
     let r = post(json!({"keys_b64": ["YQ==", "YQ"]})).await;
-    expect_problem(
+    assert_problem(
         r,
-        StatusCode::BAD_REQUEST,
-        "invalid-input",
-        Some("keys_b64[1]"),
-        "`keys_b64[1]` is 2 characters long",
+        Problem::status(400)
+            .slug("invalid-input")
+            .field("keys_b64[1]")
+            .detail_has("`keys_b64[1]` is 2 characters long"),
     )
     .await;
     let many = vec!["AA=="; 10_001];
     let r = post(json!({"keys_b64": many})).await;
-    expect_problem(
+    assert_problem(
         r,
-        StatusCode::BAD_REQUEST,
-        "too-many-keys",
-        Some("keys_b64"),
-        "10001 keys given",
+        Problem::status(400)
+            .slug("too-many-keys")
+            .field("keys_b64")
+            .detail_has("10001 keys given"),
     )
     .await;
     // The version stays where it was: nothing above changed the ring.

@@ -5,9 +5,10 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod acks;
 mod auth;
-mod clients;
 mod config_change;
+mod convergence;
 mod errors;
 mod errors_input;
 mod errors_text;

@@ -3,8 +3,8 @@
 //! whatever its `If-Match` and `expected_version` say, even when the two
 //! contradict each other. (schemathesis found these answering 400.)
 
-
-use crate::support::ringd::{expect_problem, rings, setup};
+use crate::support::api::{rings, setup};
+use crate::support::problem::{assert_problem, Problem};
 use reqwest::{Method, StatusCode};
 use serde_json::json;
 
@@ -37,12 +37,11 @@ async fn a_missing_ring_is_404_whatever_the_precondition() {
                 r = r.json(body);
             }
             let r = r.send().await.unwrap();
-            expect_problem(
+            assert_problem(
                 r,
-                StatusCode::NOT_FOUND,
-                "ring-not-found",
-                None,
-                "ring `nope`",
+                Problem::status(404)
+                    .slug("ring-not-found")
+                    .detail_has("ring `nope`"),
             )
             .await;
         }
@@ -64,12 +63,12 @@ async fn an_existing_ring_still_refuses_contradictory_preconditions() {
             .send()
             .await
             .unwrap();
-        expect_problem(
+        assert_problem(
             r,
-            StatusCode::BAD_REQUEST,
-            "invalid-input",
-            Some("expected_version"),
-            "If-Match names version 3 but expected_version is 2; send one of them",
+            Problem::status(400)
+                .slug("invalid-input")
+                .field("expected_version")
+                .detail_has("If-Match names version 3 but expected_version is 2; send one of them"),
         )
         .await;
     }
@@ -80,12 +79,12 @@ async fn an_existing_ring_still_refuses_contradictory_preconditions() {
         .send()
         .await
         .unwrap();
-    expect_problem(
+    assert_problem(
         r,
-        StatusCode::BAD_REQUEST,
-        "invalid-input",
-        Some("expected_version"),
-        "send one of them",
+        Problem::status(400)
+            .slug("invalid-input")
+            .field("expected_version")
+            .detail_has("send one of them"),
     )
     .await;
     assert_eq!(s.state_of("r").await, before);

@@ -1,14 +1,13 @@
 //! Every duration flag of `ringd serve` has bounds, refused at start-up
 //! with the flag, the value and the allowed range, and shown in `--help`.
 
-
 use std::process::Command;
 
-use crate::support::ringd::{run_to_exit, Server};
+use crate::support::ringd::Ringd;
 
 /// `ringd serve ARGS` must exit 2 (a usage error) printing exactly `expected`.
 fn refused(args: &[&str], expected: &str) {
-    let out = run_to_exit(args);
+    let out = Ringd::sqlite().args(args).run_to_exit();
     assert_eq!(out.status.code(), Some(2), "{args:?}");
     assert!(out.stdout.is_empty(), "must not claim to listen");
     assert_eq!(String::from_utf8_lossy(&out.stderr), expected, "{args:?}");
@@ -52,7 +51,7 @@ async fn the_bounds_themselves_are_accepted() {
         ["--watch-keepalive", "1s", "--client-ttl", "10s"],
         ["--watch-keepalive", "5m", "--client-ttl", "24h"],
     ] {
-        let s = Server::start(&args);
+        let s = Ringd::sqlite().args(&args).start();
         assert_eq!(s.get("/healthz").await.status(), 200, "{args:?}");
     }
 }

@@ -2,11 +2,10 @@
 //! mutual TLS, reloading the certificate on SIGHUP, and the clear-text
 //! warning. Every certificate is made here, by a CA made here.
 
-
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use crate::support::ringd::Server;
+use crate::support::ringd::{Ringd, Server};
 use rcgen::{
     BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, KeyPair,
     KeyUsagePurpose,
@@ -118,7 +117,7 @@ fn start_tls(files: &Files, ca: &Ca, extra: &[&str]) -> Server {
     let key = files.write("server.key", &key);
     let mut args = vec!["--tls-cert", &cert, "--tls-key", &key];
     args.extend_from_slice(extra);
-    Server::start(&args)
+    Ringd::sqlite().args(&args).start()
 }
 
 #[tokio::test]
@@ -338,14 +337,18 @@ fn bad_tls_files_stop_the_start() {
     let (cert, _) = ca.server_cert();
     let cert = files.write("server.pem", &cert);
     let key = files.write("server.key", "-----BEGIN NOTHING-----\n");
-    let out = crate::support::ringd::run_to_exit(&["--tls-cert", &cert, "--tls-key", &key]);
+    let out = crate::support::ringd::Ringd::sqlite()
+        .args(&["--tls-cert", &cert, "--tls-key", &key])
+        .run_to_exit();
     assert_eq!(out.status.code(), Some(1));
     assert!(out.stdout.is_empty(), "must not claim to listen");
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains(&format!("--tls-key {key}")), "{err}");
 
     // Either file alone is a usage error.
-    let out = crate::support::ringd::run_to_exit(&["--tls-cert", &cert]);
+    let out = crate::support::ringd::Ringd::sqlite()
+        .args(&["--tls-cert", &cert])
+        .run_to_exit();
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
@@ -358,7 +361,9 @@ fn bad_tls_files_stop_the_start() {
 fn a_non_loopback_listener_without_tls_warns_that_the_token_is_in_clear_text() {
     const WARNING: &str = "the admin token and every request travel in clear text";
     // The later --listen wins; no traffic is sent to 0.0.0.0.
-    let s = Server::start(&["--listen", "0.0.0.0:0", "--admin-token", "t0ken-for-tests"]);
+    let s = Ringd::sqlite()
+        .args(&["--listen", "0.0.0.0:0", "--admin-token", "t0ken-for-tests"])
+        .start();
     assert!(s.url.starts_with("http://0.0.0.0:"), "{}", s.url);
     assert!(s.log().contains(WARNING), "{}", s.log());
 
@@ -371,6 +376,8 @@ fn a_non_loopback_listener_without_tls_warns_that_the_token_is_in_clear_text() {
     assert!(s.url.starts_with("https://0.0.0.0:"), "{}", s.url);
     assert!(!s.log().contains(WARNING), "{}", s.log());
     // On loopback there is nothing to warn about.
-    let s = Server::start(&["--admin-token", "t0ken-for-tests"]);
+    let s = Ringd::sqlite()
+        .args(&["--admin-token", "t0ken-for-tests"])
+        .start();
     assert!(!s.log().contains(WARNING), "{}", s.log());
 }

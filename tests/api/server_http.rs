@@ -2,12 +2,11 @@
 //! included, goes through hyper and the router, with a bound on the
 //! request head and a graceful shutdown that ends watch streams cleanly.
 
-
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::Duration;
 
-use crate::support::ringd::Server;
+use crate::support::ringd::{Ringd, Server};
 use crate::support::sse::EventStream;
 
 fn addr(s: &Server) -> String {
@@ -51,7 +50,7 @@ fn read_until(conn: &mut TcpStream, needle: &str) -> String {
 
 #[tokio::test]
 async fn an_oversized_head_gets_431_before_it_is_read_in_full() {
-    let s = Server::start(&[]);
+    let s = Ringd::sqlite().start();
     s.ring_with("r", &["a"]).await;
     let a = addr(&s);
     let raw = tokio::task::spawn_blocking(move || {
@@ -77,7 +76,7 @@ async fn an_oversized_head_gets_431_before_it_is_read_in_full() {
 
 #[tokio::test]
 async fn a_head_just_under_the_limit_is_served() {
-    let s = Server::start(&[]);
+    let s = Ringd::sqlite().start();
     s.ring_with("r", &["a"]).await;
     let r = s
         .req(reqwest::Method::GET, "/v1/rings/r")
@@ -90,7 +89,7 @@ async fn a_head_just_under_the_limit_is_served() {
 
 #[tokio::test]
 async fn a_watch_with_bare_lf_line_endings_is_answered() {
-    let s = Server::start(&[]);
+    let s = Ringd::sqlite().start();
     s.ring_with("r", &["a"]).await;
     let a = addr(&s);
     let raw = tokio::task::spawn_blocking(move || {
@@ -112,7 +111,7 @@ async fn a_watch_with_bare_lf_line_endings_is_answered() {
 
 #[tokio::test]
 async fn a_watch_goes_through_the_router_layers() {
-    let s = Server::start(&[]);
+    let s = Ringd::sqlite().start();
     s.ring_with("r", &["a"]).await;
     // The watch is this connection's first request.
     let response = reqwest::Client::new()
@@ -141,7 +140,7 @@ async fn a_watch_goes_through_the_router_layers() {
 
 #[tokio::test]
 async fn shutdown_ends_watch_streams_cleanly_and_waits_for_them() {
-    let mut s = Server::start(&[]);
+    let mut s = Ringd::sqlite().start();
     s.ring_with("r", &["a"]).await;
     let mut w = EventStream::open(&format!("{}/v1/rings/r/watch", s.url), None).await;
     assert_eq!(w.next_event().await.id, Some(2));

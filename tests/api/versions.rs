@@ -2,14 +2,15 @@
 //! between concurrent writers, durability across restarts, ETags and
 //! pruning.
 
-
-use crate::support::ringd::{expect_json, expect_problem, Server};
+use crate::support::api::expect_json;
+use crate::support::problem::{assert_problem, Problem};
+use crate::support::ringd::{Ringd, Server};
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
 #[tokio::test]
 async fn every_accepted_change_adds_exactly_one() {
-    let s = Server::start(&[]);
+    let s = Ringd::sqlite().start();
     let mut version = s.ring_with("r", &["a"]).await;
     assert_eq!(version, 2);
     let changes = [
@@ -45,7 +46,7 @@ async fn every_accepted_change_adds_exactly_one() {
 
 #[tokio::test]
 async fn a_no_op_creates_no_version() {
-    let s = Server::start(&[]);
+    let s = Ringd::sqlite().start();
     s.ring_with("r", &[]).await;
     let node = json!({"address": "h:1", "weight": 2, "labels": {"rack": "r1"}});
     let first = expect_json(
@@ -82,7 +83,7 @@ async fn a_no_op_creates_no_version() {
 
 #[tokio::test]
 async fn concurrent_writers_with_the_same_expected_version() {
-    let s = Server::start(&[]);
+    let s = Ringd::sqlite().start();
     let mut version = s.ring_with("r", &["a", "b"]).await;
     for round in 0..5 {
         let one = json!({"ops": [{"op": "upsert", "node": {"id": format!("x{round}")}}], "expected_version": version});
@@ -105,12 +106,11 @@ async fn concurrent_writers_with_the_same_expected_version() {
         };
         let won = expect_json(winner, StatusCode::OK).await;
         assert_eq!(won["version"], version + 1);
-        let lost = expect_problem(
+        let lost = assert_problem(
             loser,
-            StatusCode::PRECONDITION_FAILED,
-            "precondition-failed",
-            None,
-            "version",
+            Problem::status(412)
+                .slug("precondition-failed")
+                .detail_has("version"),
         )
         .await;
         assert_eq!(lost["current_version"], version + 1);
@@ -128,7 +128,7 @@ async fn concurrent_writers_with_the_same_expected_version() {
 
 #[tokio::test]
 async fn if_match_is_a_precondition_too() {
-    let s = Server::start(&[]);
+    let s = Ringd::sqlite().start();
     let v = s.ring_with("r", &["a"]).await;
     let put = |tag: &str| {
         s.req(Method::PUT, "/v1/rings/r/nodes/b")
@@ -137,12 +137,11 @@ async fn if_match_is_a_precondition_too() {
             .send()
     };
     let stale = put("\"1\"").await.unwrap();
-    let p = expect_problem(
+    let p = assert_problem(
         stale,
-        StatusCode::PRECONDITION_FAILED,
-        "precondition-failed",
-        None,
-        "not the expected 1",
+        Problem::status(412)
+            .slug("precondition-failed")
+            .detail_has("not the expected 1"),
     )
     .await;
     assert_eq!(p["current_version"], v);
@@ -153,12 +152,11 @@ async fn if_match_is_a_precondition_too() {
         .send()
         .await
         .unwrap();
-    expect_problem(
+    assert_problem(
         r,
-        StatusCode::PRECONDITION_FAILED,
-        "precondition-failed",
-        None,
-        "version",
+        Problem::status(412)
+            .slug("precondition-failed")
+            .detail_has("version"),
     )
     .await;
     let r = s
@@ -167,12 +165,11 @@ async fn if_match_is_a_precondition_too() {
         .send()
         .await
         .unwrap();
-    expect_problem(
+    assert_problem(
         r,
-        StatusCode::PRECONDITION_FAILED,
-        "precondition-failed",
-        None,
-        "version",
+        Problem::status(412)
+            .slug("precondition-failed")
+            .detail_has("version"),
     )
     .await;
     let r = s
@@ -203,7 +200,7 @@ async fn everything(s: &Server) -> Value {
 #[tokio::test]
 async fn restarts_keep_every_ring_version_and_snapshot() {
     let dir = tempfile::TempDir::new().unwrap();
-    let mut s = Server::start_in(dir.path(), &[]);
+    let mut s = Ringd::sqlite_in(dir.path()).start();
     s.ring_with("r", &["a", "b", "c"]).await;
     s.ring_with("other", &["x"]).await;
     let body = json!({"ops": [{"op": "remove", "id": "b"}], "reason": "decommission b"});
@@ -212,7 +209,7 @@ async fn restarts_keep_every_ring_version_and_snapshot() {
 
     // A crash: SIGKILL, then a new process on the same file.
     s.kill();
-    let mut s = Server::start_in(dir.path(), &[]);
+    let mut s = Ringd::sqlite_in(dir.path()).start();
     assert_eq!(everything(&s).await, before);
     let res = expect_json(
         s.put("/v1/rings/r/nodes/d", json!({})).await,
@@ -226,13 +223,13 @@ async fn restarts_keep_every_ring_version_and_snapshot() {
     let status = s.terminate();
     assert!(status.success(), "SIGTERM exit: {status:?}");
     assert!(s.log().contains("SIGTERM received"));
-    let s = Server::start_in(dir.path(), &[]);
+    let s = Ringd::sqlite_in(dir.path()).start();
     assert_eq!(everything(&s).await, before);
 }
 
 #[tokio::test]
 async fn etags_and_not_modified() {
-    let s = Server::start(&[]);
+    let s = Ringd::sqlite().start();
     let v = s.ring_with("r", &["a"]).await;
     let tag = format!("\"{v}\"");
     for path in [
@@ -274,37 +271,37 @@ async fn etags_and_not_modified() {
 
 #[tokio::test]
 async fn pruned_versions_are_gone() {
-    let s = Server::start(&["--retention", "3"]);
+    let s = Ringd::sqlite().args(&["--retention", "3"]).start();
     let v = s.ring_with("r", &["a", "b", "c", "d"]).await;
     assert_eq!(v, 5);
     for old in [1, 2] {
         let r = s.get(&format!("/v1/rings/r/snapshots/{old}")).await;
-        expect_problem(
+        assert_problem(
             r,
-            StatusCode::GONE,
-            "version-pruned",
-            Some("version"),
-            "pruned",
+            Problem::status(410)
+                .slug("version-pruned")
+                .field("version")
+                .detail_has("pruned"),
         )
         .await;
         let r = s.get(&format!("/v1/rings/r/snapshots/{old}/table")).await;
-        expect_problem(
+        assert_problem(
             r,
-            StatusCode::GONE,
-            "version-pruned",
-            Some("version"),
-            "pruned",
+            Problem::status(410)
+                .slug("version-pruned")
+                .field("version")
+                .detail_has("pruned"),
         )
         .await;
         let r = s
             .get(&format!("/v1/rings/r/lookup?key=k&version={old}"))
             .await;
-        expect_problem(
+        assert_problem(
             r,
-            StatusCode::GONE,
-            "version-pruned",
-            Some("version"),
-            "oldest retained is 3",
+            Problem::status(410)
+                .slug("version-pruned")
+                .field("version")
+                .detail_has("oldest retained is 3"),
         )
         .await;
     }
@@ -313,12 +310,12 @@ async fn pruned_versions_are_gone() {
         assert_eq!(snap["version"], kept);
     }
     let r = s.get("/v1/rings/r/snapshots/6").await;
-    expect_problem(
+    assert_problem(
         r,
-        StatusCode::NOT_FOUND,
-        "version-not-found",
-        Some("version"),
-        "latest is 5",
+        Problem::status(404)
+            .slug("version-not-found")
+            .field("version")
+            .detail_has("latest is 5"),
     )
     .await;
     let history = s.get_ok("/v1/rings/r/history").await;
@@ -330,12 +327,12 @@ async fn pruned_versions_are_gone() {
         .collect();
     assert_eq!(versions, [3, 4, 5]);
     let r = s.get("/v1/rings/r/diff?from=2&to=5").await;
-    expect_problem(
+    assert_problem(
         r,
-        StatusCode::GONE,
-        "version-pruned",
-        Some("from"),
-        "pruned",
+        Problem::status(410)
+            .slug("version-pruned")
+            .field("from")
+            .detail_has("pruned"),
     )
     .await;
 }

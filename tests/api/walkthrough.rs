@@ -2,8 +2,8 @@
 //! up a key, dry-run a fourth node, apply it, read the diff and history.
 //! Answers are checked against the placement core computed in-process.
 
-
-use crate::support::ringd::{expect_json, Server};
+use crate::support::api::expect_json;
+use crate::support::ringd::Ringd;
 use reqwest::StatusCode;
 use ringd::placement::{Node, NodeId, Placement, RingConfig};
 use serde_json::{json, Value};
@@ -23,7 +23,7 @@ fn close(a: f64, b: f64) -> bool {
 
 #[tokio::test]
 async fn walkthrough() {
-    let s = Server::start(&[]);
+    let s = Ringd::sqlite().start();
 
     // 1. Create a ring.
     let r = s.put("/v1/rings/cache", json!({"algorithm": "ring"})).await;

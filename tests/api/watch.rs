@@ -1,10 +1,10 @@
 //! Change notifications on the SQLite store: the SSE watch stream (order,
 //! resume, resets, keep-alives, light mode, closed and stalled streams).
 
-
 use std::time::Duration;
 
-use crate::support::ringd::{expect_json, setup, Server};
+use crate::support::api::{expect_json, setup};
+use crate::support::ringd::{Ringd, Server};
 use crate::support::sse::{Event, EventStream};
 use reqwest::StatusCode;
 use serde_json::{json, Value};
@@ -78,14 +78,14 @@ async fn resume_by_last_event_id_or_after() {
 #[tokio::test]
 async fn resume_across_a_restart() {
     let dir = tempfile::TempDir::new().unwrap();
-    let mut s = Server::start_in(dir.path(), &[]);
+    let mut s = Ringd::sqlite_in(dir.path()).start();
     assert_eq!(s.ring_with("r", &["a", "b"]).await, 3);
     let mut w = EventStream::open(&watch_url(&s, ""), None).await;
     assert_eq!(w.next_event().await.id, Some(3));
     add(&s, "c").await;
     assert_eq!(w.next_event().await.id, Some(4));
     s.terminate();
-    let s = Server::start_in(dir.path(), &[]);
+    let s = Ringd::sqlite_in(dir.path()).start();
     add(&s, "d").await;
     add(&s, "e").await;
     let mut w = EventStream::open(&watch_url(&s, ""), Some(4)).await;
@@ -96,7 +96,7 @@ async fn resume_across_a_restart() {
 
 #[tokio::test]
 async fn reset_when_history_is_too_old_or_the_ring_was_recreated() {
-    let s = Server::start(&["--retention", "3"]);
+    let s = Ringd::sqlite().args(&["--retention", "3"]).start();
     assert_eq!(s.ring_with("r", &["a", "b", "c", "d"]).await, 5);
     // Versions 3–5 are retained; resuming after 1 needs 2, which is gone.
     let mut w = EventStream::open(&watch_url(&s, "?after=1"), None).await;
@@ -125,7 +125,7 @@ async fn reset_when_history_is_too_old_or_the_ring_was_recreated() {
 #[tokio::test]
 async fn keepalives_carry_the_current_version() {
     // The shortest keep-alive the server accepts.
-    let s = Server::start(&["--watch-keepalive", "1s"]);
+    let s = Ringd::sqlite().args(&["--watch-keepalive", "1s"]).start();
     s.ring_with("r", &["a"]).await;
     let (version, fingerprint) = s.state_of("r").await;
     let mut w = EventStream::open(&watch_url(&s, ""), None).await;
@@ -207,7 +207,7 @@ async fn bad_watch_requests_are_refused() {
 
 #[tokio::test]
 async fn closed_streams_are_freed() {
-    let s = Server::start(&["--watch-keepalive", "1s"]);
+    let s = Ringd::sqlite().args(&["--watch-keepalive", "1s"]).start();
     s.ring_with("r", &["a"]).await;
     let mut w = EventStream::open(&watch_url(&s, ""), None).await;
     w.next_event().await;
@@ -252,7 +252,9 @@ async fn a_watch_on_a_reused_connection_streams_the_same_events() {
 
 #[tokio::test]
 async fn watching_needs_the_read_token() {
-    let s = Server::start(&["--admin-token", "adm", "--read-token", "rd"]);
+    let s = Ringd::sqlite()
+        .args(&["--admin-token", "adm", "--read-token", "rd"])
+        .start();
     let created = s
         .req(reqwest::Method::PUT, "/v1/rings/r")
         .bearer_auth("adm")

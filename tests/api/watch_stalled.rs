@@ -2,10 +2,10 @@
 //! the server queue without bound: when it reads again it gets a reset to
 //! the newest version instead of the backlog.
 
-
 use std::time::Duration;
 
-use crate::support::ringd::{expect_json, Server};
+use crate::support::api::expect_json;
+use crate::support::ringd::Ringd;
 use crate::support::sse::EventStream;
 use reqwest::StatusCode;
 use serde_json::json;
@@ -20,7 +20,7 @@ const CHANGES: u64 = 120;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stalled_watcher_ends_in_a_reset_and_delays_nobody() {
-    let s = Server::start(&[]);
+    let s = Ringd::sqlite().start();
     expect_json(s.put("/v1/rings/r", json!({})).await, StatusCode::CREATED).await;
     let ops: Vec<_> = (0..NODES)
         .map(|i| json!({"op": "upsert", "node": {"id": format!("node-{i:04}"), "address": format!("10.0.{}.{}:11211", i / 250, i % 250)}}))

@@ -3,9 +3,8 @@
 //! with the golden files in `tests/cli/expected/` (timestamps aside).
 //! Watch and clients are in `watch.rs`, failures in `errors.rs`.
 
-
-use crate::support::ringd::Server;
 use crate::support::cli::{check, ok};
+use crate::support::ringd::Ringd;
 
 /// Rings with few virtual nodes keep the moved-range lists short enough
 /// to read in the golden files.
@@ -13,7 +12,7 @@ const SMALL_RING: &[&str] = &["ring", "create", "cache", "--vnodes-per-weight", 
 
 #[test]
 fn rings_nodes_changes_and_inspection() {
-    let s = Server::start(&[]);
+    let s = Ringd::sqlite().start();
     let u = s.url.as_str();
 
     // Rings.
@@ -242,7 +241,7 @@ fn rings_nodes_changes_and_inspection() {
 
 #[test]
 fn change_apply_reads_stdin_and_refuses_nothing_silently() {
-    let s = Server::start(&[]);
+    let s = Ringd::sqlite().start();
     let u = s.url.as_str();
     ok(u, SMALL_RING);
     let mut child = crate::support::cli::command(u, &["change", "apply", "cache", "-"])

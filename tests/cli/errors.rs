@@ -1,16 +1,15 @@
 //! How the CLI fails: the server's problem on stderr with its type and
 //! field, and the documented exit codes (1 refused, 2 usage, 3 no server).
 
-
-use crate::support::ringd::Server;
 use crate::support::cli::{check_failure, ok, ringd};
+use crate::support::ringd::Ringd;
 
 /// Port 1 on loopback: nothing listens there, so connections are refused.
 const NO_SERVER: &str = "http://127.0.0.1:1";
 
 #[test]
 fn refusals_exit_1_with_the_problem() {
-    let s = Server::start(&[]);
+    let s = Ringd::sqlite().start();
     let u = s.url.as_str();
     check_failure(u, "error_unknown_ring.txt", 1, &["ring", "show", "nope"]);
     // JSON output changes stdout only; errors stay text on stderr.
@@ -124,7 +123,7 @@ fn no_server_exits_3() {
 
 #[test]
 fn the_token_comes_from_the_flag_or_ringd_token() {
-    let s = Server::start(&["--admin-token", "s3cret"]);
+    let s = Ringd::sqlite().args(&["--admin-token", "s3cret"]).start();
     let u = s.url.as_str();
     let out = ringd(u, &["ring", "create", "cache"]);
     assert_eq!(out.status.code(), Some(1));

@@ -3,9 +3,8 @@
 //! align by display width (CJK and emoji take two columns); keys given as
 //! bytes; config changes in the preview.
 
-
-use crate::support::ringd::Server;
 use crate::support::cli::{check, check_failure, ok};
+use crate::support::ringd::Ringd;
 use ringd::ring::is_refused_char;
 use unicode_width::UnicodeWidthStr;
 
@@ -36,7 +35,7 @@ fn tamper(db: &std::path::Path, version: i64, reason: &str, address: &str) {
 
 #[test]
 fn stored_control_characters_are_printed_escaped() {
-    let mut first = Server::start(&[]);
+    let mut first = Ringd::sqlite().start();
     let u = first.url.clone();
     ok(&u, &["ring", "create", "cache", "--vnodes-per-weight", "4"]);
     ok(
@@ -49,7 +48,7 @@ fn stored_control_characters_are_printed_escaped() {
     // C1 CSI, and reverses the rest of the line with a bidi override.
     let reason = "\u{1b}]0;pwned\u{7}\u{1b}[2J\rversion 99 at 2030-01-01T00:00:00Z: moved 0.00%\nok \u{9b}31m \u{202e}txet";
     tamper(&first.dir.join("ringd.db"), 3, reason, "10.0.0.1:1\u{202e}");
-    let s = Server::start_in(&first.dir, &[]);
+    let s = Ringd::sqlite_in(&first.dir).start();
     let u = s.url.as_str();
 
     let history = check(u, "text_history.txt", &["history", "cache"]);
@@ -78,7 +77,7 @@ fn stored_control_characters_are_printed_escaped() {
 
 #[test]
 fn tables_align_by_display_width() {
-    let s = Server::start(&[]);
+    let s = Ringd::sqlite().start();
     let u = s.url.as_str();
     ok(u, &["ring", "create", "cache"]);
     ok(
@@ -134,7 +133,7 @@ fn tables_align_by_display_width() {
 
 #[test]
 fn lookups_take_bytes_and_previews_show_config_changes() {
-    let s = Server::start(&[]);
+    let s = Ringd::sqlite().start();
     let u = s.url.as_str();
     ok(u, &["ring", "create", "cache", "--vnodes-per-weight", "4"]);
     for n in ["a", "b", "c"] {

@@ -1,11 +1,10 @@
 //! `ringd watch` and `ringd clients` against a real server.
 
-
 use std::io::{BufRead, BufReader, Read};
 use std::time::Duration;
 
-use crate::support::ringd::Server;
 use crate::support::cli::{check, command, golden, ok};
+use crate::support::ringd::Ringd;
 use serde_json::json;
 
 /// A ring `cache` at version 4: nodes a, b (weight 2) and c, the last
@@ -22,7 +21,7 @@ fn ring_at_4(u: &str) {
 
 #[test]
 fn watch_replays_then_stops_after_count() {
-    let s = Server::start(&[]);
+    let s = Ringd::sqlite().start();
     let u = s.url.as_str();
     ring_at_4(u);
     check(
@@ -41,7 +40,7 @@ fn watch_replays_then_stops_after_count() {
 
 #[test]
 fn watch_prints_live_versions() {
-    let s = Server::start(&[]);
+    let s = Ringd::sqlite().start();
     let u = s.url.as_str();
     ring_at_4(u);
     let mut child = command(u, &["watch", "cache", "--count", "3"])
@@ -83,7 +82,7 @@ fn watch_prints_live_versions() {
 
 #[tokio::test]
 async fn clients_show_lag_and_divergence() {
-    let s = Server::start(&[]);
+    let s = Ringd::sqlite().start();
     let u = s.url.clone();
     ring_at_4(&u);
     check(&u, "clients_none.txt", &["clients", "cache"]);

@@ -4,11 +4,11 @@
 //! preference list computed independently here.
 #![cfg(feature = "server")]
 
-
 use std::collections::HashMap;
 
-use crate::support::ringd::Server;
-use crate::support::client::{client, Api, GUARD};
+use crate::support::api::TestApi;
+use crate::support::client::{client, GUARD};
+use crate::support::ringd::{Ringd, Server};
 use ringd::client::{BoundedLoad, RingClient, RingView, WatchMode};
 use ringd::placement::NodeId;
 use ringd::ring::Snapshot;
@@ -126,8 +126,8 @@ fn simulate(view: &RingView, num: u64, den: u64, seed: u64) -> Tally {
 }
 
 async fn live_ring() -> (Server, RingClient, u64) {
-    let s = Server::start(&[]);
-    let api = Api::new(&s.url, "hot");
+    let s = Ringd::sqlite().start();
+    let api = TestApi::new(&s.url, "hot");
     assert_eq!(api.create().await, 1);
     let mut ops: Vec<_> = (0..9)
         .map(|i| json!({"op": "upsert", "node": {"id": format!("node-{i}"), "weight": 1 + i % 3}}))
@@ -177,7 +177,7 @@ async fn a_large_enough_factor_always_picks_the_owner() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_fixed_client_on_the_servers_snapshot_picks_the_same() {
     let (s, c, v) = live_ring().await;
-    let api = Api::new(&s.url, "hot");
+    let api = TestApi::new(&s.url, "hot");
     let snapshot: Snapshot = serde_json::from_value(api.snapshot(v).await).unwrap();
     let fixed = RingClient::fixed(snapshot).unwrap();
     assert_eq!(fixed.version(), Some(v));

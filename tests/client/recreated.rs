@@ -5,9 +5,9 @@
 //! so the client must end up on the new placement.
 #![cfg(feature = "server")]
 
-
-use crate::support::ringd::Server;
-use crate::support::client::{client, wait_status, Api, Events, GUARD};
+use crate::support::api::TestApi;
+use crate::support::client::{client, wait_status, Events, GUARD};
+use crate::support::ringd::Ringd;
 use ringd::client::{Transport, WatchMode};
 
 /// After resuming with `after=4` on a ring that is again at version 4, the
@@ -16,9 +16,9 @@ use ringd::client::{Transport, WatchMode};
 /// routing on the old ring's until the next change.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_ring_recreated_up_to_the_held_version_is_noticed_over_sse() {
-    let mut s = Server::start(&[]);
+    let mut s = Ringd::sqlite().start();
     let port = s.url.rsplit(':').next().expect("port").to_owned();
-    let api = Api::new(&s.url, "cache");
+    let api = TestApi::new(&s.url, "cache");
     let c = client(&[&s.url], "cache", WatchMode::Sse, "same-number");
     let mut ev = Events::of(&c);
     wait_status(&c, "a refusal", |st| st.last_error.is_some()).await;
@@ -36,7 +36,7 @@ async fn a_ring_recreated_up_to_the_held_version_is_noticed_over_sse() {
     .await;
     // Meanwhile, through another instance on the same database: a new
     // ring of the same name, with other nodes, again at version 4.
-    let side = Server::start_in(&s.dir, &[]);
+    let side = Ringd::sqlite_in(&s.dir).start();
     let side_api = api.on(&side.url);
     side_api.delete_ring().await;
     assert_eq!(side_api.create().await, 1);
@@ -49,7 +49,7 @@ async fn a_ring_recreated_up_to_the_held_version_is_noticed_over_sse() {
     drop(side);
 
     let addr = format!("127.0.0.1:{port}");
-    let back = Server::start_in(&s.dir, &["--listen", &addr]);
+    let back = Ringd::sqlite_in(&s.dir).args(&["--listen", &addr]).start();
     assert_eq!(back.url, s.url);
     let api = api.on(&back.url);
     wait_status(&c, "reconnected", |st| st.transport == Transport::Sse).await;

@@ -5,14 +5,14 @@
 //! refuses the stream.
 #![cfg(feature = "server")]
 
-
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::support::ringd::Server;
-use crate::support::client::{client, keys, wait_status, Api, Events, GUARD};
+use crate::support::api::TestApi;
+use crate::support::client::{client, keys, wait_status, Events, GUARD};
+use crate::support::ringd::{Ringd, Server};
 use ringd::client::{RingClient, Transport, WatchMode};
 
 fn transport_of(mode: WatchMode) -> Transport {
@@ -35,8 +35,8 @@ fn owners(c: &RingClient) -> BTreeMap<String, Option<String>> {
 
 /// Starts a client before its ring exists (so no event can be missed),
 /// creates the ring and waits for version 1.
-async fn client_then_ring(s: &Server, mode: WatchMode, id: &str) -> (Api, RingClient, Events) {
-    let api = Api::new(&s.url, "cache");
+async fn client_then_ring(s: &Server, mode: WatchMode, id: &str) -> (TestApi, RingClient, Events) {
+    let api = TestApi::new(&s.url, "cache");
     let c = client(&[&s.url], "cache", mode, id);
     let mut ev = Events::of(&c);
     let st = wait_status(&c, "a refusal", |st| st.last_error.is_some()).await;
@@ -49,7 +49,7 @@ async fn client_then_ring(s: &Server, mode: WatchMode, id: &str) -> (Api, RingCl
 }
 
 async fn converges(mode: WatchMode, id: &str) {
-    let s = Server::start(&[]);
+    let s = Ringd::sqlite().start();
     let (api, c, mut ev) = client_then_ring(&s, mode, id).await;
     // Adds, a weighted add, a reweight and a removal: six versions.
     assert_eq!(api.add_each(&["n1", "n2", "n3"]).await, 4);
@@ -84,7 +84,7 @@ async fn converges_on_every_version_by_long_polling() {
 }
 
 async fn survives_restart(mode: WatchMode, id: &str) {
-    let mut s = Server::start(&[]);
+    let mut s = Ringd::sqlite().start();
     let port = s.url.rsplit(':').next().expect("port").to_owned();
     let (api, c, mut ev) = client_then_ring(&s, mode, id).await;
     assert_eq!(api.add_each(&["n1", "n2", "n3"]).await, 4);
@@ -97,7 +97,7 @@ async fn survives_restart(mode: WatchMode, id: &str) {
     .await;
     // While the client retries its only (dead) server, the ring moves on
     // through another instance on the same database, on another port.
-    let side = Server::start_in(&s.dir, &[]);
+    let side = Ringd::sqlite_in(&s.dir).start();
     assert_ne!(side.url, s.url);
     let side_api = api.on(&side.url);
     assert_eq!(side_api.upsert("n4", 2).await, 5);
@@ -110,7 +110,7 @@ async fn survives_restart(mode: WatchMode, id: &str) {
 
     // The server comes back on the same address and database.
     let addr = format!("127.0.0.1:{port}");
-    let back = Server::start_in(&s.dir, &["--listen", &addr]);
+    let back = Ringd::sqlite_in(&s.dir).args(&["--listen", &addr]).start();
     assert_eq!(back.url, s.url);
     let api = api.on(&back.url);
     ev.run(&api, 4, 6).await;
@@ -137,7 +137,7 @@ async fn survives_a_server_crash_and_restart_by_long_polling() {
 }
 
 async fn deletion_and_recreation(mode: WatchMode, id: &str) {
-    let s = Server::start(&[]);
+    let s = Ringd::sqlite().start();
     let (api, c, mut ev) = client_then_ring(&s, mode, id).await;
     assert_eq!(api.add_each(&["n1", "n2", "n3"]).await, 4);
     ev.run(&api, 1, 4).await;
@@ -197,8 +197,8 @@ async fn deletion_keeps_the_last_version_and_recreation_resets_by_long_polling()
 /// new ring.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_ack_status_starts_over_with_a_recreated_ring() {
-    let s = Server::start(&[]);
-    let api = Api::new(&s.url, "cache");
+    let s = Ringd::sqlite().start();
+    let api = TestApi::new(&s.url, "cache");
     assert_eq!(api.create().await, 1);
     assert_eq!(api.add_each(&["n1", "n2", "n3"]).await, 4);
     // Through a proxy that can hold acks back, so the new ring's ack
@@ -327,8 +327,8 @@ async fn proxy(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn auto_mode_long_polls_when_a_proxy_refuses_the_stream() {
-    let s = Server::start(&[]);
-    let api = Api::new(&s.url, "cache");
+    let s = Ringd::sqlite().start();
+    let api = TestApi::new(&s.url, "cache");
     assert_eq!(api.create().await, 1);
     assert_eq!(api.add_each(&["n1", "n2"]).await, 3);
     let (proxy, refused) = refusing_proxy(s.url.clone(), Arc::default()).await;
@@ -359,8 +359,8 @@ async fn auto_mode_long_polls_when_a_proxy_refuses_the_stream() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn auto_mode_long_polls_when_a_proxy_buffers_the_stream() {
-    let s = Server::start(&[]);
-    let api = Api::new(&s.url, "cache");
+    let s = Ringd::sqlite().start();
+    let api = TestApi::new(&s.url, "cache");
     assert_eq!(api.create().await, 1);
     assert_eq!(api.add_each(&["n1", "n2"]).await, 3);
     let (proxy, opened) = proxy(s.url.clone(), true, Arc::default()).await;

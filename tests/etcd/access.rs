@@ -3,12 +3,11 @@
 //! credentials stop ringd at start-up with a message naming the problem.
 #![cfg(feature = "server")]
 
-
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::support::etcd::Etcd;
-use crate::support::etcd_ringd::Ringd;
+use crate::support::ringd::{Ringd, Server};
 
 /// Runs `ringd serve` with `args` and `env`, expecting it to fail at
 /// start-up; returns its exit code and stderr.
@@ -42,7 +41,7 @@ fn serve_fails(args: &[&str], env: &[(&str, &str)]) -> (Option<i32>, String) {
 }
 
 /// Creates a ring through `ringd` and reads back its version.
-async fn create_and_read(ringd: &Ringd) -> serde_json::Value {
+async fn create_and_read(ringd: &Server) -> serde_json::Value {
     let http = reqwest::Client::new();
     let created = http
         .put(format!("{}/v1/rings/secure", ringd.url))
@@ -78,18 +77,17 @@ async fn tls_with_a_client_certificate() {
         path(&certs.client_cert),
         path(&certs.client_key),
     );
-    let ringd = Ringd::start_with(
-        &store,
-        "/tls",
-        &[
+    let ringd = Ringd::on(&store)
+        .prefix("/tls")
+        .args(&[
             "--etcd-ca-cert",
             &ca,
             "--etcd-cert",
             &cert,
             "--etcd-key",
             &key,
-        ],
-    );
+        ])
+        .start();
     let snapshot = create_and_read(&ringd).await;
     assert_eq!(snapshot["version"], 2, "{snapshot}");
     assert_eq!(snapshot["nodes"][0]["id"], "n1", "{snapshot}");
@@ -149,12 +147,11 @@ async fn user_and_password() {
     let store = format!("etcd://{}", etcd.host_port);
 
     // The password comes from the environment, as operators should pass it.
-    let ringd = Ringd::start_with_env(
-        &store,
-        "/auth",
-        &["--etcd-user", "root"],
-        &[("RINGD_ETCD_PASSWORD", "root-pw")],
-    );
+    let ringd = Ringd::on(&store)
+        .prefix("/auth")
+        .args(&["--etcd-user", "root"])
+        .envs(&[("RINGD_ETCD_PASSWORD", "root-pw")])
+        .start();
     let snapshot = create_and_read(&ringd).await;
     assert_eq!(snapshot["version"], 2, "{snapshot}");
 

@@ -4,20 +4,20 @@
 //! or repeating a version, over SSE and by long-polling.
 #![cfg(feature = "server")]
 
-
 use std::time::Duration;
 
-use crate::support::client::{client, wait_status, Api, Events, GUARD};
+use crate::support::api::TestApi;
+use crate::support::client::{client, wait_status, Events, GUARD};
 use crate::support::etcd::Etcd;
-use crate::support::etcd_ringd::Ringd;
+use crate::support::ringd::Ringd;
 use ringd::client::{Transport, WatchMode};
 
 async fn fails_over(mode: WatchMode, prefix: &str, id: &str) {
     let etcd = Etcd::start().await;
     let store = format!("etcd://{}", etcd.host_port);
     let mut instances = [
-        Some(Ringd::start(&store, prefix)),
-        Some(Ringd::start(&store, prefix)),
+        Some(Ringd::on(&store).prefix(prefix).start()),
+        Some(Ringd::on(&store).prefix(prefix).start()),
     ];
     let urls: Vec<String> = instances
         .iter()
@@ -33,7 +33,7 @@ async fn fails_over(mode: WatchMode, prefix: &str, id: &str) {
     let c = client(&[&urls[0], &urls[1]], "cache", mode, id);
     let mut ev = Events::of(&c);
     wait_status(&c, "a refusal", |s| s.last_error.is_some()).await;
-    let api = Api::new(&urls[1], "cache");
+    let api = TestApi::new(&urls[1], "cache");
     assert_eq!(api.create().await, 1);
     ev.applied(None, 1, false).await;
     assert_eq!(api.add_each(&["n1", "n2", "n3"]).await, 4);

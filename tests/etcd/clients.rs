@@ -4,11 +4,10 @@
 //! its ring.
 #![cfg(feature = "server")]
 
-
 use std::time::{Duration, Instant};
 
 use crate::support::etcd::Etcd;
-use crate::support::etcd_ringd::Ringd;
+use crate::support::ringd::Ringd;
 use etcd_client::GetOptions;
 use serde_json::{json, Value};
 
@@ -80,8 +79,8 @@ async fn keys(etcd: &Etcd, prefix: &str) -> Vec<String> {
 async fn an_ack_through_one_instance_is_seen_by_the_other() {
     let etcd = Etcd::start().await;
     let store = format!("etcd://{}", etcd.host_port);
-    let a = Ringd::start(&store, "/conv");
-    let b = Ringd::start(&store, "/conv");
+    let a = Ringd::on(&store).prefix("/conv").start();
+    let b = Ringd::on(&store).prefix("/conv").start();
     let http = Http(reqwest::Client::new());
     http.send(
         http.0.put(format!("{}/v1/rings/r", a.url)).json(&json!({})),
@@ -178,8 +177,8 @@ async fn acks_expire_on_every_instance_and_leave_etcd() {
     // The shortest TTL the server accepts (etcd's own minimum lease TTL,
     // about 1.5 election timeouts, is below it).
     let ttl = ["--client-ttl", "10s"];
-    let a = Ringd::start_with(&store, "/ttl", &ttl);
-    let b = Ringd::start_with(&store, "/ttl", &ttl);
+    let a = Ringd::on(&store).prefix("/ttl").args(&ttl).start();
+    let b = Ringd::on(&store).prefix("/ttl").args(&ttl).start();
     let http = Http(reqwest::Client::new());
     let created = http
         .send(

@@ -5,7 +5,6 @@
 //! throughout.
 #![cfg(feature = "server")]
 
-
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -15,7 +14,7 @@ use crate::support::etcd_cluster::traffic::{
     get_json, reader, summarize, wait_ready, writer, Attempt, READ_TIMEOUT, RING,
 };
 use crate::support::etcd_cluster::EtcdCluster;
-use crate::support::etcd_ringd::Ringd;
+use crate::support::ringd::Ringd;
 use reqwest::{Client, StatusCode};
 use serde_json::{json, Value};
 
@@ -39,7 +38,10 @@ async fn killing_the_etcd_leader_loses_no_change_and_no_read() {
     let mut cluster = EtcdCluster::start().await;
     // Retention above the number of versions, so the whole history is kept
     // and every acknowledged version can be checked.
-    let mut ringd = Ringd::start_with(&cluster.store_url(), "/cluster", &["--retention", "100000"]);
+    let mut ringd = Ringd::on(&cluster.store_url())
+        .prefix("/cluster")
+        .args(&["--retention", "100000"])
+        .start();
     let base = ringd.url.clone();
     let http = Client::builder()
         .timeout(Duration::from_secs(30))

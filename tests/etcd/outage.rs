@@ -3,11 +3,10 @@
 //! get 503 meanwhile, and everything recovers without restarting ringd.
 #![cfg(feature = "server")]
 
-
 use std::time::{Duration, Instant};
 
 use crate::support::etcd::Etcd;
-use crate::support::etcd_ringd::Ringd;
+use crate::support::ringd::Ringd;
 use reqwest::{Client, Response, StatusCode};
 use serde_json::{json, Value};
 
@@ -46,7 +45,7 @@ where
 async fn reads_survive_an_etcd_outage_and_writes_recover() {
     let mut etcd = Etcd::start().await;
     let store = format!("etcd://{}", etcd.endpoint.trim_start_matches("http://"));
-    let mut ringd = Ringd::start(&store, "/o");
+    let mut ringd = Ringd::on(&store).prefix("/o").start();
     let base = ringd.url.clone();
     let http = Client::builder()
         .timeout(Duration::from_secs(30))

@@ -4,11 +4,10 @@
 //! watch on another instance without a gap.
 #![cfg(feature = "server")]
 
-
 use std::time::{Duration, Instant};
 
 use crate::support::etcd::Etcd;
-use crate::support::etcd_ringd::Ringd;
+use crate::support::ringd::{Ringd, Server};
 use crate::support::sse::{Event, EventStream};
 use serde_json::{json, Value};
 
@@ -20,8 +19,8 @@ const ACROSS: Duration = Duration::from_secs(10);
 /// A test's etcd and its two instances; `a` takes the writes.
 struct Pair {
     // Dropped last (fields drop in order), after both instances.
-    a: Ringd,
-    b: Ringd,
+    a: Server,
+    b: Server,
     _etcd: Etcd,
     http: reqwest::Client,
 }
@@ -31,8 +30,8 @@ impl Pair {
         let etcd = Etcd::start().await;
         let store = format!("etcd://{}", etcd.host_port);
         Pair {
-            a: Ringd::start(&store, prefix),
-            b: Ringd::start(&store, prefix),
+            a: Ringd::on(&store).prefix(prefix).start(),
+            b: Ringd::on(&store).prefix(prefix).start(),
             _etcd: etcd,
             http: reqwest::Client::new(),
         }

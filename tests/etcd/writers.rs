@@ -3,13 +3,14 @@
 //! change, and never two fingerprints for one version.
 #![cfg(feature = "server")]
 
-
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-use crate::support::etcd::Etcd;
-use crate::support::etcd_ringd::Ringd;
 use serde_json::{json, Value};
+
+use crate::support::api::TestApi;
+use crate::support::etcd::Etcd;
+use crate::support::ringd::Ringd;
 
 /// Writer tasks per instance.
 const TASKS: usize = 4;
@@ -25,7 +26,7 @@ type Ack = (u64, String, bool);
 /// Upserts this task's nodes without an expected version, so the service
 /// retries on conflicts; a 503 (other writers kept winning) is retried
 /// here. Returns every acknowledged response.
-async fn writer(http: reqwest::Client, base: String, task: String) -> Vec<Ack> {
+async fn writer(api: TestApi, task: String) -> Vec<Ack> {
     let mut acks = Vec::with_capacity(CHANGES_PER_TASK);
     for i in 0..CHANGES_PER_TASK {
         let node = format!("{task}-{}", i % NODES_PER_TASK);
@@ -33,9 +34,9 @@ async fn writer(http: reqwest::Client, base: String, task: String) -> Vec<Ack> {
         // the ring, so none is a no-op.
         let weight = i / NODES_PER_TASK + 1;
         let body = json!({"address": "10.0.0.1:80", "weight": weight});
-        let url = format!("{base}/v1/rings/w/nodes/{node}");
+        let path = format!("/v1/rings/w/nodes/{node}");
         loop {
-            let r = http.put(&url).json(&body).send().await.unwrap();
+            let r = api.put(&path, body.clone()).await;
             let status = r.status();
             let v: Value = r.json().await.unwrap();
             if status == reqwest::StatusCode::SERVICE_UNAVAILABLE {
@@ -56,15 +57,8 @@ async fn writer(http: reqwest::Client, base: String, task: String) -> Vec<Ack> {
 }
 
 /// `(version, fingerprint)` of every history entry.
-async fn history(http: &reqwest::Client, base: &str) -> Vec<(u64, String)> {
-    let h: Value = http
-        .get(format!("{base}/v1/rings/w/history"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+async fn history(api: &TestApi) -> Vec<(u64, String)> {
+    let h = api.get_ok("/v1/rings/w/history").await;
     h["entries"]
         .as_array()
         .expect("entries")
@@ -78,16 +72,8 @@ async fn history(http: &reqwest::Client, base: &str) -> Vec<(u64, String)> {
         .collect()
 }
 
-async fn latest_version(http: &reqwest::Client, base: &str) -> u64 {
-    let s: Value = http
-        .get(format!("{base}/v1/rings/w"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    s["version"].as_u64().expect("version")
+async fn latest_version(api: &TestApi) -> u64 {
+    api.state_of("w").await.0
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -95,26 +81,24 @@ async fn concurrent_writers_through_two_instances_share_one_history() {
     let etcd = Etcd::start().await;
     let store = format!("etcd://{}", etcd.endpoint.trim_start_matches("http://"));
     // Retention above the number of versions, so the whole history is kept.
-    let a = Ringd::start_with(&store, "/w", &["--retention", "10000"]);
-    let b = Ringd::start_with(&store, "/w", &["--retention", "10000"]);
-    let http = reqwest::Client::new();
-    let created = http
-        .put(format!("{}/v1/rings/w", a.url))
-        .json(&json!({"algorithm": "rendezvous"}))
-        .send()
-        .await
-        .unwrap();
+    let a = Ringd::on(&store)
+        .prefix("/w")
+        .args(&["--retention", "10000"])
+        .start();
+    let b = Ringd::on(&store)
+        .prefix("/w")
+        .args(&["--retention", "10000"])
+        .start();
+    let created = a
+        .put("/v1/rings/w", json!({"algorithm": "rendezvous"}))
+        .await;
     assert!(created.status().is_success(), "{}", created.status());
 
     let started = Instant::now();
     let mut writers = Vec::new();
-    for (name, base) in [("a", &a.url), ("b", &b.url)] {
+    for (name, api) in [("a", a.api()), ("b", b.api())] {
         for t in 0..TASKS {
-            writers.push(tokio::spawn(writer(
-                http.clone(),
-                base.clone(),
-                format!("{name}{t}"),
-            )));
+            writers.push(tokio::spawn(writer(api.clone(), format!("{name}{t}"))));
         }
     }
     let mut acks = Vec::new();
@@ -128,18 +112,19 @@ async fn concurrent_writers_through_two_instances_share_one_history() {
     // watches have caught up with the writes made through the other one.
     let last = acks.iter().map(|(v, _, _)| *v).max().expect("acks");
     let deadline = Instant::now() + Duration::from_secs(10);
-    for base in [&a.url, &b.url] {
-        while latest_version(&http, base).await < last {
+    for api in [a.api(), b.api()] {
+        while latest_version(api).await < last {
             assert!(
                 Instant::now() < deadline,
-                "{base} never reached version {last}"
+                "{} never reached version {last}",
+                api.base
             );
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
     }
 
-    let on_a = history(&http, &a.url).await;
-    let on_b = history(&http, &b.url).await;
+    let on_a = history(a.api()).await;
+    let on_b = history(b.api()).await;
     assert_eq!(on_a, on_b, "the two instances disagree on the history");
     let versions: Vec<u64> = on_a.iter().map(|(v, _)| *v).collect();
     let n = versions.len() as u64;

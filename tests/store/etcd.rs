@@ -2,16 +2,15 @@
 //! what only etcd can show (layout versions, big rings, several clients).
 #![cfg(feature = "server")]
 
-
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::conformance::{add_node, chain, first, name, store_all};
 use crate::support::etcd::Etcd;
 use ringd::placement::{Algorithm, NodeId, Weight, Zone};
 use ringd::ring::{ChangeOp, NodeRecord, Role, Snapshot};
 use ringd::store::etcd::{EtcdOptions, EtcdStore, LAYOUT_VERSION};
 use ringd::store::{Store, StoreError, StoreEvent};
-use crate::conformance::{add_node, chain, first, name, store_all};
 
 /// Options for the store on `etcd` under the default prefix.
 fn options(etcd: &Etcd, retention: u64) -> EtcdOptions {

@@ -5,32 +5,15 @@
 //! `RINGD_BLESS=1 cargo test --release --test cli` rewrites the golden
 //! files from the current output; read every changed file before
 //! committing it.
-#![allow(dead_code)]
 
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 
-/// Environment variables that would change what the CLI does; the child
-/// gets none of them (the test process's own environment is left alone).
-const SCRUBBED_ENV: &[&str] = &[
-    "RINGD_ADDR",
-    "RINGD_TOKEN",
-    "RINGD_ADMIN_TOKEN",
-    "RINGD_READ_TOKEN",
-    "RINGD_CA_CERT",
-    "RINGD_CLIENT_CERT",
-    "RINGD_CLIENT_KEY",
-    "HTTP_PROXY",
-    "http_proxy",
-    "HTTPS_PROXY",
-    "https_proxy",
-    "ALL_PROXY",
-    "all_proxy",
-];
+use super::ringd::{ringd_binary, SCRUBBED_ENV};
 
 /// `ringd ARGS` against the server at `url`, not yet started.
 pub fn command(url: &str, args: &[&str]) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_ringd"));
+    let mut cmd = Command::new(ringd_binary());
     for var in SCRUBBED_ENV {
         cmd.env_remove(var);
     }

@@ -1,71 +1,206 @@
-//! Black-box test harness: runs the real `ringd` binary on port 0 with a
-//! temporary SQLite file and talks to it over HTTP.
-#![allow(dead_code)]
+//! The one way tests, benchmarks and load tools start a server: the real
+//! `ringd serve` as a child process on a free loopback port, on a
+//! temporary SQLite file or a store URL, killed when dropped.
+//!
+//! ```ignore
+//! let s = Ringd::sqlite().args(&["--client-ttl", "1s"]).start();
+//! let s = Ringd::on(&etcd.store_url()).prefix("/p").env("RINGD_ETCD_PASSWORD", pw).start();
+//! ```
+//!
+//! The child never sees the test's own `RINGD_*` or proxy variables
+//! ([`SCRUBBED_ENV`]), gets 30 s to print its URL, has its stdout drained
+//! and its stderr written to `ringd.log`, which is printed when the test
+//! panics. How the server runs is the builder's business, so another way
+//! of running it (in this process) is one more method on [`Ringd`].
 
+use std::ffi::OsString;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Output, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use reqwest::{Client, Method, RequestBuilder, Response, StatusCode};
-use serde_json::Value;
 use tempfile::TempDir;
+
+use super::api::TestApi;
 
 /// How long a server gets to print its URL.
 const STARTUP: Duration = Duration::from_secs(30);
 
-/// A running `ringd serve`; killed when dropped.
-pub struct Server {
-    child: Child,
-    /// `http://127.0.0.1:<port>`.
-    pub url: String,
-    /// Directory holding the database and the server's log.
-    pub dir: PathBuf,
-    _owned: Option<TempDir>,
-    pub client: Client,
+/// Every environment variable that would change what the `ringd` binary
+/// does, as a server or as a CLI: the children get none of them (the test
+/// process's own environment is left alone, since tests run in parallel
+/// threads of one process). The proxy variables would send the CLI's and
+/// the client's loopback requests elsewhere.
+pub const SCRUBBED_ENV: &[&str] = &[
+    // `ringd serve`.
+    "RINGD_LISTEN",
+    "RINGD_STORE",
+    "RINGD_ADMIN_TOKEN",
+    "RINGD_READ_TOKEN",
+    "RINGD_WATCH_KEEPALIVE",
+    "RINGD_CLIENT_TTL",
+    "RINGD_TLS_CERT",
+    "RINGD_TLS_KEY",
+    "RINGD_TLS_CLIENT_CA",
+    "RINGD_ETCD_PREFIX",
+    "RINGD_ETCD_USER",
+    "RINGD_ETCD_PASSWORD",
+    "RINGD_ETCD_CA_CERT",
+    "RINGD_ETCD_CERT",
+    "RINGD_ETCD_KEY",
+    // The CLI.
+    "RINGD_ADDR",
+    "RINGD_TOKEN",
+    "RINGD_CA_CERT",
+    "RINGD_CLIENT_CERT",
+    "RINGD_CLIENT_KEY",
+    // Proxies.
+    "HTTP_PROXY",
+    "http_proxy",
+    "HTTPS_PROXY",
+    "https_proxy",
+    "ALL_PROXY",
+    "all_proxy",
+    "NO_PROXY",
+    "no_proxy",
+];
+
+/// The `ringd` binary: `RINGD_BIN` if set (a build from another commit, or
+/// the server binary for a build that has none, such as the client-only
+/// one), else the one cargo built for this test. Never a silent skip when
+/// it is missing.
+pub fn ringd_binary() -> PathBuf {
+    let built = option_env!("CARGO_BIN_EXE_ringd").map(PathBuf::from);
+    // Load tools are examples, which cargo gives no binary path: they run
+    // the release build. Tests never fall back to a build of unknown age.
+    #[cfg(not(test))]
+    let built =
+        built.or_else(|| Some(Path::new(env!("CARGO_MANIFEST_DIR")).join("target/release/ringd")));
+    let bin = match std::env::var_os("RINGD_BIN") {
+        Some(bin) if !bin.is_empty() => PathBuf::from(bin),
+        // `option_env!`: the client-only build has no `ringd` of its own,
+        // yet cargo may still name its path (`required-features`), so the
+        // file must exist.
+        _ => built.filter(|p| p.is_file()).unwrap_or_else(|| {
+            panic!(
+                "no ringd binary: run `cargo build --release` first and set \
+                 RINGD_BIN=target/release/ringd"
+            )
+        }),
+    };
+    assert!(
+        bin.is_file(),
+        "RINGD_BIN={} is not a file: build it with `cargo build --release`",
+        bin.display()
+    );
+    bin
 }
 
-fn command(dir: &Path, args: &[&str]) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_ringd"));
-    let store = format!("sqlite://{}", dir.join("ringd.db").display());
-    cmd.args(["serve", "--listen", "127.0.0.1:0", "--store", &store])
-        .args(args)
-        .env("RUST_LOG", "info")
-        .stdin(Stdio::null());
-    for var in [
-        "RINGD_LISTEN",
-        "RINGD_STORE",
-        "RINGD_ADMIN_TOKEN",
-        "RINGD_READ_TOKEN",
-        "RINGD_WATCH_KEEPALIVE",
-        "RINGD_CLIENT_TTL",
-        "RINGD_TLS_CERT",
-        "RINGD_TLS_KEY",
-        "RINGD_TLS_CLIENT_CA",
-    ] {
-        cmd.env_remove(var);
-    }
-    cmd
+/// Where the server keeps its data.
+enum Store {
+    /// A SQLite file `ringd.db` in this directory, or in a fresh temporary
+    /// one.
+    Sqlite(Option<PathBuf>),
+    /// A store URL (`etcd://…`).
+    Url(String),
 }
 
-impl Server {
-    /// A server on a fresh temporary directory.
-    pub fn start(args: &[&str]) -> Self {
-        let dir = TempDir::new().expect("temp dir");
-        let mut s = Self::start_in(dir.path(), args);
-        s._owned = Some(dir);
-        s
+/// How to start a `ringd serve`: the store, then extra arguments and
+/// environment variables for the child.
+pub struct Ringd {
+    store: Store,
+    args: Vec<OsString>,
+    env: Vec<(OsString, OsString)>,
+}
+
+impl Ringd {
+    /// A server on a fresh temporary SQLite file, deleted with the server.
+    pub fn sqlite() -> Self {
+        Self::with(Store::Sqlite(None))
     }
 
-    /// A server on the database in `dir` (which the caller keeps).
-    pub fn start_in(dir: &Path, args: &[&str]) -> Self {
+    /// A server on the SQLite file in `dir` (which the caller keeps), for
+    /// restarts on the same data; its log is appended to `dir/ringd.log`.
+    pub fn sqlite_in(dir: &Path) -> Self {
+        Self::with(Store::Sqlite(Some(dir.to_path_buf())))
+    }
+
+    /// A server on the store at `url` (for example `etcd://host:port`).
+    pub fn on(url: &str) -> Self {
+        Self::with(Store::Url(url.to_owned()))
+    }
+
+    fn with(store: Store) -> Self {
+        Self {
+            store,
+            args: Vec::new(),
+            env: Vec::new(),
+        }
+    }
+
+    /// `--etcd-prefix prefix`.
+    pub fn prefix(self, prefix: &str) -> Self {
+        self.args(&["--etcd-prefix", prefix])
+    }
+
+    /// Extra `serve` arguments; a later `--listen` wins over the default
+    /// `127.0.0.1:0` (a restart on the same port).
+    pub fn args(mut self, args: &[&str]) -> Self {
+        self.args.extend(args.iter().map(OsString::from));
+        self
+    }
+
+    /// An environment variable for the child only.
+    pub fn env(mut self, name: &str, value: &str) -> Self {
+        self.env.push((name.into(), value.into()));
+        self
+    }
+
+    /// Environment variables for the child only.
+    pub fn envs(mut self, vars: &[(&str, &str)]) -> Self {
+        for (name, value) in vars {
+            self = self.env(name, value);
+        }
+        self
+    }
+
+    /// The command, and the directory for its log (owned if temporary).
+    fn command(&self) -> (Command, PathBuf, Option<TempDir>) {
+        let owned = match &self.store {
+            Store::Sqlite(Some(_)) => None,
+            _ => Some(TempDir::new().expect("temp dir")),
+        };
+        let dir = match (&self.store, &owned) {
+            (Store::Sqlite(Some(dir)), _) => dir.clone(),
+            (_, Some(temp)) => temp.path().to_path_buf(),
+            (_, None) => unreachable!("a temporary directory was made above"),
+        };
+        let store = match &self.store {
+            Store::Sqlite(_) => format!("sqlite://{}", dir.join("ringd.db").display()),
+            Store::Url(url) => url.clone(),
+        };
+        let mut cmd = Command::new(ringd_binary());
+        for var in SCRUBBED_ENV {
+            cmd.env_remove(var);
+        }
+        cmd.args(["serve", "--listen", "127.0.0.1:0", "--store", &store])
+            .args(&self.args)
+            .env("RUST_LOG", "info")
+            .envs(self.env.iter().map(|(k, v)| (k, v)))
+            .stdin(Stdio::null());
+        (cmd, dir, owned)
+    }
+
+    /// Starts the server and waits (at most 30 s) for its URL.
+    pub fn start(self) -> Server {
+        let (mut cmd, dir, owned) = self.command();
         let log = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
             .open(dir.join("ringd.log"))
             .expect("log file");
-        let mut child = command(dir, args)
+        let mut child = cmd
             .stdout(Stdio::piped())
             .stderr(log)
             .spawn()
@@ -94,18 +229,43 @@ impl Server {
             .strip_prefix("ringd listening on ")
             .unwrap_or_else(|| panic!("unexpected first line: {line:?}"))
             .to_owned();
-        Self {
+        Server {
             child,
+            api: TestApi::of_server(&url),
             url,
-            dir: dir.to_path_buf(),
-            _owned: None,
-            client: Client::builder()
-                .timeout(Duration::from_secs(60))
-                .build()
-                .expect("client"),
+            dir,
+            _owned: owned,
         }
     }
 
+    /// Runs the server expecting it to exit by itself within 30 s (a
+    /// refused configuration); returns its output.
+    pub fn run_to_exit(self) -> Output {
+        let (mut cmd, _dir, _owned) = self.command();
+        let mut child = cmd
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn ringd");
+        let status = wait_for_exit(&mut child, Duration::from_secs(30));
+        assert!(status.is_some(), "ringd kept running with {:?}", self.args);
+        child.wait_with_output().expect("output")
+    }
+}
+
+/// A running `ringd serve`; killed when dropped.
+pub struct Server {
+    child: Child,
+    /// `http://127.0.0.1:<port>`.
+    pub url: String,
+    /// Directory holding the server's log (and the SQLite database).
+    pub dir: PathBuf,
+    _owned: Option<TempDir>,
+    /// Requests to it: [`Server::api`].
+    pub(super) api: TestApi,
+}
+
+impl Server {
     /// The server's log so far.
     pub fn log(&self) -> String {
         std::fs::read_to_string(self.dir.join("ringd.log")).unwrap_or_default()
@@ -114,6 +274,11 @@ impl Server {
     /// The server's process id, for sending it signals.
     pub fn pid(&self) -> u32 {
         self.child.id()
+    }
+
+    /// Whether the process is still running.
+    pub fn is_running(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(None))
     }
 
     /// Kills the server at once (SIGKILL), as a crash would.
@@ -133,90 +298,15 @@ impl Server {
         wait_for_exit(&mut self.child, Duration::from_secs(30))
             .expect("ringd did not exit within 30 s of SIGTERM")
     }
-
-    /// A request to `path` (which starts with `/`).
-    pub fn req(&self, method: Method, path: &str) -> RequestBuilder {
-        self.client.request(method, format!("{}{path}", self.url))
-    }
-
-    /// GET `path`.
-    pub async fn get(&self, path: &str) -> Response {
-        self.req(Method::GET, path).send().await.expect("GET")
-    }
-
-    /// `method` `path` with a JSON body.
-    pub async fn send_json(&self, method: Method, path: &str, body: &Value) -> Response {
-        self.req(method, path)
-            .json(body)
-            .send()
-            .await
-            .expect("request")
-    }
-
-    /// PUT `path` with a JSON body.
-    pub async fn put(&self, path: &str, body: Value) -> Response {
-        self.send_json(Method::PUT, path, &body).await
-    }
-
-    /// POST `path` with a JSON body.
-    pub async fn post(&self, path: &str, body: Value) -> Response {
-        self.send_json(Method::POST, path, &body).await
-    }
-
-    /// DELETE `path`.
-    pub async fn delete(&self, path: &str) -> Response {
-        self.req(Method::DELETE, path).send().await.expect("DELETE")
-    }
-
-    /// GET `path`, asserting 200, as JSON.
-    pub async fn get_ok(&self, path: &str) -> Value {
-        expect_json(self.get(path).await, StatusCode::OK).await
-    }
-
-    /// Creates ring `ring` (default config) and registers `nodes`.
-    pub async fn ring_with(&self, ring: &str, nodes: &[&str]) -> u64 {
-        let r = self
-            .put(&format!("/v1/rings/{ring}"), serde_json::json!({}))
-            .await;
-        expect_json(r, StatusCode::CREATED).await;
-        let mut version = 1;
-        for n in nodes {
-            let r = self
-                .put(
-                    &format!("/v1/rings/{ring}/nodes/{n}"),
-                    serde_json::json!({}),
-                )
-                .await;
-            version = expect_json(r, StatusCode::CREATED).await["version"]
-                .as_u64()
-                .unwrap();
-        }
-        version
-    }
-
-    /// The value of an unlabelled metric from `/metrics`.
-    pub async fn metric(&self, name: &str) -> u64 {
-        let text = self.get("/metrics").await.text().await.expect("metrics");
-        text.lines()
-            .find_map(|l| l.strip_prefix(&format!("{name} ")))
-            .unwrap_or_else(|| panic!("no {name} in {text}"))
-            .parse()
-            .expect("a whole number")
-    }
-
-    /// The ring's current version and fingerprint.
-    pub async fn state_of(&self, ring: &str) -> (u64, String) {
-        let v = self.get_ok(&format!("/v1/rings/{ring}")).await;
-        (
-            v["version"].as_u64().unwrap(),
-            v["fingerprint"].as_str().unwrap().to_owned(),
-        )
-    }
 }
 
 impl Drop for Server {
     fn drop(&mut self) {
         self.kill();
+        // A failing test shows what the server said.
+        if std::thread::panicking() {
+            eprintln!("--- ringd log ({}) ---\n{}", self.url, self.log());
+        }
     }
 }
 
@@ -230,78 +320,4 @@ fn wait_for_exit(child: &mut Child, limit: Duration) -> Option<ExitStatus> {
     }
     let _ = child.kill();
     None
-}
-
-/// Runs `ringd serve` with `args` (on a temporary store) expecting it to
-/// exit by itself within 30 s; returns its output.
-pub fn run_to_exit(args: &[&str]) -> Output {
-    let dir = TempDir::new().expect("temp dir");
-    let mut child = command(dir.path(), args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn ringd");
-    let status = wait_for_exit(&mut child, Duration::from_secs(30));
-    assert!(status.is_some(), "ringd kept running with {args:?}");
-    child.wait_with_output().expect("output")
-}
-
-/// Asserts the status and returns the body as JSON.
-pub async fn expect_json(r: Response, status: StatusCode) -> Value {
-    let got = r.status();
-    let text = r.text().await.expect("body");
-    assert_eq!(got, status, "unexpected status; body: {text}");
-    serde_json::from_str(&text).unwrap_or_else(|e| panic!("not JSON ({e}): {text}"))
-}
-
-/// Asserts an RFC 9457 problem: status, content type, `type` slug, the
-/// blamed field (if any), and words the detail must contain.
-pub async fn expect_problem(
-    r: Response,
-    status: StatusCode,
-    slug: &str,
-    field: Option<&str>,
-    detail_has: &str,
-) -> Value {
-    let content_type = r
-        .headers()
-        .get("content-type")
-        .map(|v| v.to_str().unwrap().to_owned());
-    let body = expect_json(r, status).await;
-    assert_eq!(
-        content_type.as_deref(),
-        Some("application/problem+json"),
-        "{body}"
-    );
-    assert_eq!(body["type"], format!("urn:ringd:problem:{slug}"), "{body}");
-    assert_eq!(body["status"], status.as_u16(), "{body}");
-    assert!(
-        body["title"].as_str().is_some_and(|t| !t.is_empty()),
-        "{body}"
-    );
-    let detail = body["detail"].as_str().expect("detail");
-    assert!(
-        detail.contains(detail_has),
-        "detail {detail:?} lacks {detail_has:?}"
-    );
-    assert_eq!(body["field"].as_str(), field, "{body}");
-    body
-}
-
-/// A server with ring `r` at version 3 (nodes a, b), and that state.
-pub async fn setup() -> (Server, (u64, String)) {
-    let s = Server::start(&[]);
-    assert_eq!(s.ring_with("r", &["a", "b"]).await, 3);
-    let state = s.state_of("r").await;
-    (s, state)
-}
-
-/// The names of every ring.
-pub async fn rings(s: &Server) -> Vec<String> {
-    s.get_ok("/v1/rings").await["rings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| r["ring"].as_str().unwrap().to_owned())
-        .collect()
 }

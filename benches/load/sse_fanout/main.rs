@@ -22,11 +22,17 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-#[path = "../ringd_process.rs"]
-mod ringd_process;
+// The launcher the tests use; the tools use none of the assertions.
+#[allow(dead_code, reason = "a load tool uses only the launcher")]
+#[path = "../../../tests/support"]
+mod support {
+    pub mod api;
+    pub mod client;
+    pub mod ringd;
+}
 mod watchers;
 
-use ringd_process::RingdProcess;
+use support::ringd::Ringd;
 
 use watchers::{watcher, Arrivals};
 
@@ -117,7 +123,7 @@ async fn scenario(
     changes: usize,
 ) -> Report {
     // The keep-alive stays at its 15 s default so idle streams are idle.
-    let server = RingdProcess::sqlite();
+    let server = Ringd::sqlite().start();
     let addr = server.url.trim_start_matches("http://").to_string();
     let base = server.url.clone();
     let client = reqwest::Client::new();
