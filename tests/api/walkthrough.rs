@@ -22,7 +22,7 @@ fn close(a: f64, b: f64) -> bool {
 }
 
 #[tokio::test]
-async fn walkthrough() {
+async fn the_readme_walkthrough_runs_against_a_live_server() {
     let s = Ringd::sqlite().start();
 
     // 1. Create a ring.

@@ -42,7 +42,7 @@ fn bad_and_duplicate_ids() {
 }
 
 #[test]
-fn table_sizes() {
+fn a_maglev_table_size_must_be_prime_and_fit_the_nodes() {
     let mut c = RingConfig::new(Algorithm::Maglev);
     c.table_size = 65536;
     assert_eq!(
@@ -63,7 +63,7 @@ fn table_sizes() {
 }
 
 #[test]
-fn point_cap() {
+fn a_ring_over_the_point_cap_is_refused() {
     let mut c = RingConfig::new(Algorithm::Ring);
     c.vnodes_per_weight = 10_000;
     let heavy = node("a").with_weight(Weight::new(1000).unwrap());

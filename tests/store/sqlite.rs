@@ -2,15 +2,14 @@
 //! on disk can show (reopening, schema versions, damage, being killed).
 #![cfg(feature = "server")]
 
-
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::Arc;
 
+use crate::conformance::{add_node, chain, first, name, store_all};
 use ringd::store::sqlite::{SqliteStore, SCHEMA_VERSION};
 use ringd::store::{Store, StoreError, DEFAULT_RETENTION};
-use crate::conformance::{add_node, chain, first, name, store_all};
 use tempfile::TempDir;
 
 /// A fresh store in its own temporary directory, deleted with the guard.
@@ -177,7 +176,7 @@ const WRITER_DB: &str = "RINGD_TEST_WRITER_DB";
 /// printing each version once `commit` has returned. Does nothing in a
 /// normal test run.
 #[tokio::test]
-async fn writer_child() {
+async fn child_commits_until_it_is_killed() {
     let Some(db) = std::env::var_os(WRITER_DB) else {
         return;
     };
@@ -202,7 +201,12 @@ fn acknowledged_commits_survive_kill() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("ringd.db");
     let mut child = Command::new(std::env::current_exe().unwrap())
-        .args(["sqlite::writer_child", "--exact", "--nocapture", "--test-threads=1"])
+        .args([
+            "sqlite::child_commits_until_it_is_killed",
+            "--exact",
+            "--nocapture",
+            "--test-threads=1",
+        ])
         .env(WRITER_DB, &db)
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
