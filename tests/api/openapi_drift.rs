@@ -3,13 +3,13 @@
 
 use std::path::Path;
 
-const REGENERATE: &str = "RINGD_UPDATE_OPENAPI=1 cargo test --test api openapi_drift";
+const REGENERATE: &str = "RINGD_BLESS=1 cargo test --release --test api openapi_drift";
 
 #[test]
 fn committed_openapi_matches_the_code() {
     let generated = ringd::api::openapi::document_json();
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("openapi/openapi.json");
-    if std::env::var_os("RINGD_UPDATE_OPENAPI").is_some() {
+    if std::env::var_os("RINGD_BLESS").is_some_and(|v| v == "1") {
         std::fs::write(&path, &generated).expect("write openapi/openapi.json");
         return;
     }

@@ -3,7 +3,7 @@
 //! difference, so a change that moves keys cannot slip in unnoticed.
 //!
 //! After an intended change to placement, regenerate with
-//! `RINGD_UPDATE_VECTORS=1 cargo test --test placement vectors::` and explain
+//! `RINGD_BLESS=1 cargo test --release --test placement vectors::` and explain
 //! the change in the commit.
 
 use ringd::placement::{
@@ -128,7 +128,7 @@ fn vector(algorithm: Algorithm, shape_name: &str) -> Value {
 #[test]
 fn vectors_are_reproduced_exactly() {
     let dir = format!("{}/tests/placement/vectors", env!("CARGO_MANIFEST_DIR"));
-    let update = std::env::var_os("RINGD_UPDATE_VECTORS").is_some();
+    let update = std::env::var_os("RINGD_BLESS").is_some_and(|v| v == "1");
     let mut checked = 0;
     for algorithm in Algorithm::ALL {
         for shape_name in SHAPES {
@@ -140,13 +140,13 @@ fn vectors_are_reproduced_exactly() {
             }
             let stored: Value = serde_json::from_str(
                 &std::fs::read_to_string(&path)
-                    .unwrap_or_else(|e| panic!("{path}: {e}; run RINGD_UPDATE_VECTORS=1 cargo test --test placement vectors::")),
+                    .unwrap_or_else(|e| panic!("{path}: {e}; run RINGD_BLESS=1 cargo test --release --test placement vectors::")),
             )
             .unwrap();
             assert!(
                 stored == computed,
                 "{path} differs from what the code computes: placement changed. \
-                 If intended, regenerate with RINGD_UPDATE_VECTORS=1 cargo test --test placement vectors::"
+                 If intended, regenerate with RINGD_BLESS=1 cargo test --release --test placement vectors::"
             );
             checked += 1;
         }
@@ -158,7 +158,10 @@ fn vectors_are_reproduced_exactly() {
 fn vectors_cover_the_promised_behaviour() {
     // Spot checks that the stored files say what the shapes intend.
     let load = |name: &str| -> Value {
-        let path = format!("{}/tests/placement/vectors/{name}.json", env!("CARGO_MANIFEST_DIR"));
+        let path = format!(
+            "{}/tests/placement/vectors/{name}.json",
+            env!("CARGO_MANIFEST_DIR")
+        );
         serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
     };
     for algorithm in Algorithm::ALL {
