@@ -13,6 +13,9 @@
 //! cargo run --release --example lookup_ratios
 //! ```
 
+#[path = "../support/mod.rs"]
+mod support;
+
 use std::hint::black_box;
 use std::time::Instant;
 
@@ -22,17 +25,6 @@ use ringd::ring::{ChangeOp, NodeRecord, RingName, Role, Snapshot};
 
 const ROUNDS: usize = 300;
 const PASSES: usize = 20;
-
-/// 1,024 keys of 16 to 40 bytes, as in the benchmarks.
-fn keys() -> Vec<Vec<u8>> {
-    (0..1024)
-        .map(|i| {
-            let mut k = format!("user:{i:08}:").into_bytes();
-            k.resize(16 + i % 25, b'x');
-            k
-        })
-        .collect()
-}
 
 fn node_id(i: usize) -> NodeId {
     NodeId::new(format!("node-{i:05}")).unwrap()
@@ -150,7 +142,7 @@ fn against_hashring(keys: &[Vec<u8>]) {
 }
 
 fn main() {
-    let keys = keys();
+    let keys = support::keys();
     client_overhead(&keys);
     println!();
     against_hashring(&keys);
