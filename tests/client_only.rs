@@ -5,6 +5,10 @@
 //! the one cargo built for this test (the default build) or the one
 //! `RINGD_BIN` names (built beforehand with `cargo build --release`).
 
+#[allow(
+    dead_code,
+    reason = "this build uses only the launcher and the client helpers"
+)]
 mod support;
 
 use std::time::Duration;

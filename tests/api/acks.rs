@@ -3,8 +3,6 @@
 //! deleted with their ring. What the server judges from them is in
 //! `convergence.rs`.
 
-use std::time::Duration;
-
 use crate::support::api::{expect_json, setup};
 use crate::support::problem::{assert_problem, Problem};
 use crate::support::ringd::{Ringd, Server};

@@ -4,10 +4,10 @@
 
 use std::time::Duration;
 
-use crate::support::api::{expect_json, setup};
+use crate::support::api::setup;
 use crate::support::ringd::Ringd;
-use reqwest::StatusCode;
 use serde_json::{json, Value};
+use time::OffsetDateTime;
 
 use super::acks::{ack, add_nodes, metrics, row, rows, time_of, WRONG};
 

@@ -3,7 +3,7 @@
 //! refused where it arrives: 400 invalid-input naming the exact field,
 //! and the ring unchanged.
 
-use crate::support::api::{expect_json, setup};
+use crate::support::api::setup;
 use crate::support::problem::{assert_problem, Problem};
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
@@ -187,7 +187,7 @@ async fn refused_characters_name_their_field() {
                    "address": "节点-3:11211", "hash_key": "ключ"}),
         )
         .await;
-    let body = crate::support::ringd::expect_json(r, StatusCode::CREATED).await;
+    let body = crate::support::api::expect_json(r, StatusCode::CREATED).await;
     assert_eq!(body["version"], 4);
     let node = s.get_ok("/v1/rings/r/nodes/c").await;
     assert_eq!(node["labels"]["team"], "数据库 👩\u{200d}💻");

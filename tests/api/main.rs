@@ -2,6 +2,10 @@
 //! store, driven over HTTP (auth, changes, errors, watch, the OpenAPI
 //! document and the server's own HTTP behaviour).
 
+#[allow(
+    dead_code,
+    reason = "each test binary uses a different part of tests/support"
+)]
 #[path = "../support/mod.rs"]
 mod support;
 

@@ -5,7 +5,7 @@
 
 use crate::support::api::{rings, setup};
 use crate::support::problem::{assert_problem, Problem};
-use reqwest::{Method, StatusCode};
+use reqwest::Method;
 use serde_json::json;
 
 #[tokio::test]

@@ -2,6 +2,10 @@
 //! real server, its output compared with the golden files in
 //! `tests/cli/expected/`.
 
+#[allow(
+    dead_code,
+    reason = "each test binary uses a different part of tests/support"
+)]
 #[path = "../support/mod.rs"]
 mod support;
 

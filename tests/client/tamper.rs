@@ -7,17 +7,12 @@
 //! are built with the placement core (`Snapshot::first` + `propose`).
 #![cfg(feature = "server")]
 
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
-use crate::support::client::{wait_status, Events, GUARD};
+use crate::support::client::{Events, GUARD};
 use crate::support::double::{start_double, Double};
-use axum::body::{Body, Bytes};
-use axum::extract::{Path, Query, State};
-use axum::response::Response;
-use axum::routing::get;
 use ringd::client::{RingClient, RingEvent, WatchMode};
 use ringd::placement::{NodeId, RingConfig, Weight};
 use ringd::ring::{ChangeOp, NodeRecord, RingName, Role, Snapshot};

@@ -1,6 +1,5 @@
 //! Test harness: a real `etcd` process per test, on free loopback ports
 //! and a temporary data directory, stopped and deleted when dropped.
-#![allow(dead_code)]
 
 use std::net::TcpListener;
 use std::path::PathBuf;

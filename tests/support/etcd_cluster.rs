@@ -1,7 +1,6 @@
 //! Test harness: a real three-member etcd cluster on loopback, one process
 //! per member with its own free ports, temporary data directory and log
 //! file. Members can be killed one at a time; all are killed when dropped.
-#![allow(dead_code)]
 
 pub mod traffic;
 

@@ -1,5 +1,4 @@
 //! Test harness: reading a Server-Sent Events stream event by event.
-#![allow(dead_code)]
 
 use std::time::Duration;
 

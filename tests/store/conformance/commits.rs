@@ -3,12 +3,11 @@
 
 use std::sync::Arc;
 
-use ringd::placement::{Algorithm, NodeId, Placement, RingConfig, Weight};
-use ringd::ring::{ChangeOp, NodeRecord, RingName, Role, Snapshot};
-use ringd::store::{HistoryEntry, Store, StoreError};
-use time::OffsetDateTime;
+use ringd::placement::Algorithm;
+use ringd::ring::Snapshot;
+use ringd::store::{Store, StoreError};
 
-use super::{add_node, at, chain, first, first_with, name, store_all};
+use super::{add_node, chain, first, first_with, name, store_all};
 
 pub async fn create_then_latest(store: Arc<dyn Store>) {
     let (first, _) = first("cache");

@@ -30,11 +30,9 @@ pub use jump::{jump_chain, jump_orders_round_trip};
 pub use reads::{history_order_and_contents, pruned_versions, snapshot_lookup};
 pub use rings::{delete_then_recreate, list_rings_sorted};
 
-use std::sync::Arc;
-
 use ringd::placement::{Algorithm, NodeId, Placement, RingConfig, Weight};
 use ringd::ring::{ChangeOp, NodeRecord, RingName, Role, Snapshot};
-use ringd::store::{HistoryEntry, Store, StoreError};
+use ringd::store::Store;
 use time::OffsetDateTime;
 
 /// Defines one `#[tokio::test]` per conformance case, each on a fresh

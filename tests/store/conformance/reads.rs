@@ -3,12 +3,9 @@
 
 use std::sync::Arc;
 
-use ringd::placement::{Algorithm, NodeId, Placement, RingConfig, Weight};
-use ringd::ring::{ChangeOp, NodeRecord, RingName, Role, Snapshot};
 use ringd::store::{HistoryEntry, Store, StoreError};
-use time::OffsetDateTime;
 
-use super::{add_node, at, chain, first, first_with, name, store_all};
+use super::{add_node, chain, name, store_all};
 
 pub async fn snapshot_lookup(store: Arc<dyn Store>) {
     let versions = chain("cache", 3);
