@@ -7,14 +7,14 @@ ring is at now. No schema can say which version that is: it depends on
 what the run has done so far. So almost every precondition generated
 from the schema is stale, and the write is refused with 412 (or 400 when
 the header and the field disagree). Those refusals are what a correct
-server must answer, and tests/api_versions.rs and tests/api_preconditions.rs
+server must answer, and tests/api/versions.rs and tests/api/preconditions.rs
 check them exactly.
 
 Two rules of a ring's configuration cannot be said in JSON Schema either,
 so the document states them in prose: `ketama` hashes with `md5` only, and
 a `maglev` table size is prime (the permutations Maglev fills its table
 with need it). A configuration generated from the schema breaks them most
-of the time, and is refused with 400 naming the field; tests/api_errors*.rs
+of the time, and is refused with 400 naming the field; tests/api/errors*.rs
 and the placement tests check those refusals.
 
 Here, just before each call, a case that schemathesis generated as valid

@@ -16,6 +16,9 @@
 //!
 //! Run: `cargo bench --bench client`.
 
+#[path = "support/mod.rs"]
+mod support;
+
 use std::hint::black_box;
 use std::time::Duration;
 
@@ -24,17 +27,6 @@ use ringd::client::RingClient;
 use ringd::placement::{Algorithm, NodeId, RingConfig};
 use ringd::ring::{ChangeOp, NodeRecord, RingName, Role, Snapshot};
 use time::OffsetDateTime;
-
-/// 1,024 keys of 16 to 40 bytes (the same as the placement benchmark).
-fn keys() -> Vec<Vec<u8>> {
-    (0..1024)
-        .map(|i| {
-            let mut k = format!("user:{i:08}:").into_bytes();
-            k.resize(16 + i % 25, b'x');
-            k
-        })
-        .collect()
-}
 
 /// A `ring` snapshot (default config: 160 points per weight unit, xxh3)
 /// of `n` nodes of weight 1, version 2.
@@ -62,7 +54,7 @@ fn snapshot(n: usize) -> Snapshot {
 }
 
 fn owner(c: &mut Criterion) {
-    let keys = keys();
+    let keys = support::keys();
     let mut group = c.benchmark_group("client-owner");
     group.warm_up_time(Duration::from_millis(500));
     group.measurement_time(Duration::from_secs(2));

@@ -6,23 +6,15 @@
 //!
 //! Run: `cargo bench --bench placement`.
 
+#[path = "support/mod.rs"]
+mod support;
+
 use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use ringd::placement::{Algorithm, Node, NodeId, Placement, RingConfig};
 use ringd::ring::BucketOrder;
-
-/// 1,024 keys of 16 to 40 bytes.
-fn keys() -> Vec<Vec<u8>> {
-    (0..1024)
-        .map(|i| {
-            let mut k = format!("user:{i:08}:").into_bytes();
-            k.resize(16 + i % 25, b'x');
-            k
-        })
-        .collect()
-}
 
 fn nodes(n: usize) -> Vec<Node> {
     (0..n)
@@ -35,7 +27,7 @@ fn nodes(n: usize) -> Vec<Node> {
 struct VNode(u32, u32);
 
 fn lookup(c: &mut Criterion) {
-    let keys = keys();
+    let keys = support::keys();
     let mut group = c.benchmark_group("lookup");
     group.warm_up_time(Duration::from_millis(500));
     group.measurement_time(Duration::from_secs(2));
@@ -115,7 +107,7 @@ fn heavy_jump(c: &mut Criterion) {
     let mut more = ns.clone();
     more.push(heavy(5));
     let before = Placement::build(&config, &ns).unwrap();
-    let keys = keys();
+    let keys = support::keys();
 
     let mut group = c.benchmark_group("jump-5x1000000");
     group.warm_up_time(Duration::from_millis(500));

@@ -1,0 +1,33 @@
+//! The HTTP API end to end: a real `ringd serve` on a temporary SQLite
+//! store, driven over HTTP (auth, changes, errors, watch, the OpenAPI
+//! document and the server's own HTTP behaviour).
+
+#[allow(
+    dead_code,
+    reason = "each test binary uses a different part of tests/support"
+)]
+#[path = "../support/mod.rs"]
+mod support;
+
+mod acks;
+mod auth;
+mod config_change;
+mod convergence;
+mod errors;
+mod errors_input;
+mod errors_text;
+mod idempotency;
+mod jump_buckets;
+mod long_poll;
+mod lookup_bytes;
+mod openapi_constraints;
+mod openapi_drift;
+mod preconditions;
+mod serve_durations;
+mod serve_tls;
+mod server_http;
+mod server_in_process;
+mod versions;
+mod walkthrough;
+mod watch;
+mod watch_stalled;

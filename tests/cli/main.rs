@@ -1,0 +1,15 @@
+//! The operator CLI end to end: the real `ringd` binary as a client of a
+//! real server, its output compared with the golden files in
+//! `tests/cli/expected/`.
+
+#[allow(
+    dead_code,
+    reason = "each test binary uses a different part of tests/support"
+)]
+#[path = "../support/mod.rs"]
+mod support;
+
+mod commands;
+mod errors;
+mod text;
+mod watch;

@@ -1,0 +1,18 @@
+//! ringd on etcd: access control, clients, a three-member cluster losing
+//! its leader, outages, watch, concurrent writers, and the client library.
+
+#[allow(
+    dead_code,
+    reason = "each test binary uses a different part of tests/support"
+)]
+#[path = "../support/mod.rs"]
+mod support;
+
+mod access;
+mod client;
+mod clients;
+mod cluster;
+mod outage;
+mod serve;
+mod watch;
+mod writers;

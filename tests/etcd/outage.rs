@@ -1,0 +1,149 @@
+//! etcd fully stopped, then restarted under a running ringd: reads and
+//! lookups keep answering from memory marked stale, writes and `/readyz`
+//! get 503 meanwhile, and everything recovers without restarting ringd.
+#![cfg(feature = "server")]
+
+use std::time::{Duration, Instant};
+
+use crate::support::etcd::Etcd;
+use crate::support::ringd::Ringd;
+use reqwest::{Client, Response, StatusCode};
+use serde_json::{json, Value};
+
+const STALE: &str = "ringd-stale";
+
+fn stale(r: &Response) -> bool {
+    r.headers().get(STALE).is_some_and(|v| v == "true")
+}
+
+async fn get(http: &Client, url: String) -> Response {
+    http.get(url).send().await.unwrap()
+}
+
+async fn put_node(http: &Client, base: &str, id: &str) -> Response {
+    http.put(format!("{base}/v1/rings/r/nodes/{id}"))
+        .json(&json!({"address": "10.0.0.1:80"}))
+        .send()
+        .await
+        .unwrap()
+}
+
+/// Polls `f` every 50 ms until it holds; panics after `limit`.
+async fn eventually<F, Fut>(what: &str, limit: Duration, mut f: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let deadline = Instant::now() + limit;
+    while !f().await {
+        assert!(Instant::now() < deadline, "{what} within {limit:?}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reads_survive_an_etcd_outage_and_writes_recover() {
+    let mut etcd = Etcd::start().await;
+    let store = format!("etcd://{}", etcd.endpoint.trim_start_matches("http://"));
+    let mut ringd = Ringd::on(&store).prefix("/o").start();
+    let base = ringd.url.clone();
+    let http = Client::builder()
+        .timeout(Duration::from_secs(30))
+        .build()
+        .unwrap();
+    eventually("ready at start", Duration::from_secs(10), || async {
+        get(&http, format!("{base}/readyz")).await.status() == StatusCode::OK
+    })
+    .await;
+    let created = http
+        .put(format!("{base}/v1/rings/r"))
+        .json(&json!({"algorithm": "ring"}))
+        .send()
+        .await
+        .unwrap();
+    assert!(created.status().is_success(), "{}", created.status());
+    for id in ["n1", "n2"] {
+        let r = put_node(&http, &base, id).await;
+        assert!(r.status().is_success(), "{}", r.status());
+        assert!(!stale(&r));
+    }
+    let lookup: Value = get(&http, format!("{base}/v1/rings/r/lookup?key=k"))
+        .await
+        .json()
+        .await
+        .unwrap();
+
+    etcd.stop();
+    eventually(
+        "readyz says the store is gone",
+        Duration::from_secs(10),
+        || async {
+            get(&http, format!("{base}/readyz")).await.status() == StatusCode::SERVICE_UNAVAILABLE
+        },
+    )
+    .await;
+    let ready = get(&http, format!("{base}/readyz")).await;
+    assert_eq!(ready.headers()["content-type"], "application/problem+json");
+    let problem: Value = ready.json().await.unwrap();
+    assert!(
+        problem["detail"].as_str().unwrap().contains("unreachable"),
+        "{problem}"
+    );
+
+    // Reads and lookups answer from memory, marked stale, for as long as
+    // the outage lasts (here 2 s, across several watch retries).
+    let outage = Instant::now();
+    while outage.elapsed() < Duration::from_secs(2) {
+        let started = Instant::now();
+        let s = get(&http, format!("{base}/v1/rings/r/snapshot")).await;
+        assert_eq!(s.status(), StatusCode::OK);
+        assert!(stale(&s), "snapshot not marked stale");
+        let s: Value = s.json().await.unwrap();
+        assert_eq!(s["version"], 3, "{s}");
+        let l = get(&http, format!("{base}/v1/rings/r/lookup?key=k")).await;
+        assert_eq!(l.status(), StatusCode::OK);
+        assert!(stale(&l), "lookup not marked stale");
+        assert_eq!(l.json::<Value>().await.unwrap(), lookup);
+        assert!(
+            started.elapsed() < Duration::from_secs(1),
+            "reads waited on etcd: {:?}",
+            started.elapsed()
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+
+    // Writes fail fast with a 503 problem.
+    let started = Instant::now();
+    let w = put_node(&http, &base, "n3").await;
+    let took = started.elapsed();
+    assert_eq!(w.status(), StatusCode::SERVICE_UNAVAILABLE);
+    assert_eq!(w.headers()["content-type"], "application/problem+json");
+    let problem: Value = w.json().await.unwrap();
+    assert_eq!(
+        problem["type"], "urn:ringd:problem:unavailable",
+        "{problem}"
+    );
+    assert!(
+        took < Duration::from_secs(6),
+        "a write took {took:?} to fail"
+    );
+
+    etcd.restart().await;
+    let back = Instant::now();
+    eventually("writes succeed again", Duration::from_secs(10), || async {
+        put_node(&http, &base, "n3").await.status().is_success()
+    })
+    .await;
+    eventually("readyz recovers", Duration::from_secs(10), || async {
+        get(&http, format!("{base}/readyz")).await.status() == StatusCode::OK
+    })
+    .await;
+    let s = get(&http, format!("{base}/v1/rings/r/snapshot")).await;
+    assert!(!stale(&s), "still marked stale after recovery");
+    assert_eq!(s.json::<Value>().await.unwrap()["version"], 4);
+    assert!(ringd.is_running(), "ringd exited during the outage");
+    eprintln!(
+        "a write failed in {took:?} during the outage; writes recovered {:?} after etcd restarted",
+        back.elapsed()
+    );
+}

@@ -1,0 +1,9 @@
+//! The placement core: known-answer vectors, published reference results,
+//! properties, inspection and errors.
+
+mod errors;
+mod inspection;
+mod jump_runs;
+mod properties;
+mod reference;
+mod vectors;

@@ -1,0 +1,190 @@
+//! Known-answer vectors: one file per algorithm and node-set shape in
+//! `tests/placement/vectors/`. The test recomputes every file and fails on any
+//! difference, so a change that moves keys cannot slip in unnoticed.
+//!
+//! After an intended change to placement, regenerate with
+//! `RINGD_BLESS=1 cargo test --release --test placement vectors::` and explain
+//! the change in the commit.
+
+use ringd::placement::{
+    Algorithm, HashKey, Node, NodeId, NodeState, Placement, RingConfig, Weight, Zone,
+};
+use serde_json::{json, Value};
+
+const SHAPES: [&str; 5] = ["single", "weighted", "zoned", "colliding", "nodes-1000"];
+
+fn node(id: &str, weight: u64) -> Node {
+    Node::new(NodeId::new(id).unwrap()).with_weight(Weight::new(weight).unwrap())
+}
+
+/// The node set and config tweaks for each shape.
+fn shape(name: &str, algorithm: Algorithm) -> (RingConfig, Vec<Node>) {
+    let mut config = RingConfig::new(algorithm);
+    let nodes = match name {
+        "single" => vec![node("cache-a", 1)],
+        "weighted" => {
+            let mut v: Vec<Node> = [1, 2, 3, 4, 5, 10]
+                .iter()
+                .enumerate()
+                .map(|(i, &w)| node(&format!("w-{}", i + 1), w))
+                .collect();
+            // A draining node is listed but owns nothing.
+            v.push(node("w-drain", 7).with_state(NodeState::Draining));
+            v
+        }
+        "zoned" => {
+            config.zone_aware = true;
+            (0..9)
+                .map(|i| {
+                    let zone = ["us-east-1a", "us-east-1b", "us-east-1c"][i % 3];
+                    node(&format!("z-{i}"), 1).with_zone(Zone::new(zone).unwrap())
+                })
+                .collect()
+        }
+        "colliding" => {
+            // Two nodes hash the same label, so every point (or draw) of
+            // one coincides with one of the other's: the tie rules decide.
+            let shared = HashKey::new("10.0.0.9:11211").unwrap();
+            vec![
+                node("replacement", 1).with_hash_key(shared.clone()),
+                node("original", 1).with_hash_key(shared),
+                node("peer-1", 1),
+                node("peer-2", 2),
+            ]
+        }
+        "nodes-1000" => (0..1000).map(|i| node(&format!("n-{i:04}"), 1)).collect(),
+        other => panic!("unknown shape {other}"),
+    };
+    (config, nodes)
+}
+
+fn node_json(n: &Node) -> Value {
+    json!({
+        "id": n.id.as_str(),
+        "hash_key": n.hash_key.as_ref().map(|k| k.as_str()),
+        "weight": n.weight.get(),
+        "zone": n.zone.as_ref().map(|z| z.as_str()),
+        "state": n.state,
+    })
+}
+
+fn vector(algorithm: Algorithm, shape_name: &str) -> Value {
+    let (config, nodes) = shape(shape_name, algorithm);
+    let p = Placement::build(&config, &nodes).unwrap();
+    let keys: Vec<String> = (0..200)
+        .map(|i| format!("key-{i}"))
+        .chain(
+            [
+                "",
+                "a",
+                "user:1234",
+                "session/7f3c9a2e-5b1d-4c8e-9f00-0123456789ab",
+            ]
+            .map(String::from),
+        )
+        .collect();
+    let lookups: Vec<Value> = keys
+        .iter()
+        .map(|k| {
+            json!({
+                "key": k,
+                "hash": p.key_hash(k.as_bytes()).to_string(),
+                "owner": p.owner(k.as_bytes()).map(|o| o.as_str()),
+            })
+        })
+        .collect();
+    let preference_lists: Vec<Value> = keys
+        .iter()
+        .take(50)
+        .map(|k| {
+            let list: Vec<&str> = p
+                .preference_list(k.as_bytes(), config.replication_factor as usize)
+                .iter()
+                .map(|n| n.as_str())
+                .collect();
+            json!({ "key": k, "replicas": list })
+        })
+        .collect();
+    json!({
+        "algorithm": algorithm.name(),
+        "shape": shape_name,
+        "config": {
+            "algorithm": config.algorithm,
+            "hash": config.hash,
+            "vnodes_per_weight": config.vnodes_per_weight,
+            "table_size": config.table_size,
+            "replication_factor": config.replication_factor,
+            "zone_aware": config.zone_aware,
+        },
+        "nodes": nodes.iter().map(node_json).collect::<Vec<_>>(),
+        "bucket_order": p.bucket_order().map(|o| o.iter().map(|s| s.as_ref().map(|id| id.as_str().to_string())).collect::<Vec<_>>()),
+        "fingerprint": p.fingerprint().to_string(),
+        "ownership": p.ownership(),
+        "lookups": lookups,
+        "preference_lists": preference_lists,
+    })
+}
+
+#[test]
+fn vectors_are_reproduced_exactly() {
+    let dir = format!("{}/tests/placement/vectors", env!("CARGO_MANIFEST_DIR"));
+    let update = std::env::var_os("RINGD_BLESS").is_some_and(|v| v == "1");
+    let mut checked = 0;
+    for algorithm in Algorithm::ALL {
+        for shape_name in SHAPES {
+            let path = format!("{dir}/{}-{shape_name}.json", algorithm.name());
+            let computed = vector(algorithm, shape_name);
+            if update {
+                let text = serde_json::to_string_pretty(&computed).unwrap();
+                std::fs::write(&path, text + "\n").unwrap();
+            }
+            let stored: Value = serde_json::from_str(
+                &std::fs::read_to_string(&path)
+                    .unwrap_or_else(|e| panic!("{path}: {e}; run RINGD_BLESS=1 cargo test --release --test placement vectors::")),
+            )
+            .unwrap();
+            assert!(
+                stored == computed,
+                "{path} differs from what the code computes: placement changed. \
+                 If intended, regenerate with RINGD_BLESS=1 cargo test --release --test placement vectors::"
+            );
+            checked += 1;
+        }
+    }
+    assert_eq!(checked, 25);
+}
+
+#[test]
+fn vectors_cover_the_promised_behaviour() {
+    // Spot checks that the stored files say what the shapes intend.
+    let load = |name: &str| -> Value {
+        let path = format!(
+            "{}/tests/placement/vectors/{name}.json",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+    };
+    for algorithm in Algorithm::ALL {
+        let single = load(&format!("{}-single", algorithm.name()));
+        for l in single["lookups"].as_array().unwrap() {
+            assert_eq!(l["owner"], "cache-a");
+        }
+        let weighted = load(&format!("{}-weighted", algorithm.name()));
+        for l in weighted["lookups"].as_array().unwrap() {
+            assert_ne!(l["owner"], "w-drain", "draining nodes own nothing");
+        }
+        let zoned = load(&format!("{}-zoned", algorithm.name()));
+        for l in zoned["preference_lists"].as_array().unwrap() {
+            let zones: std::collections::BTreeSet<char> = l["replicas"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|r| {
+                    let i: usize = r.as_str().unwrap()[2..].parse().unwrap();
+                    ['a', 'b', 'c'][i % 3]
+                })
+                .collect();
+            assert_eq!(zones.len(), 3, "{}: {l}", algorithm.name());
+        }
+    }
+}
