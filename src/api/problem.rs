@@ -262,7 +262,7 @@ mod tests {
     #[test]
     fn a_500_body_carries_no_internal_text_and_the_log_line_all_of_it() {
         let err = ApiError::from(StoreError::corrupt(
-            "snapshot of ring `cache` version 3: expected value at line 1 column 1".into(),
+            "snapshot of ring `cache` version 3: expected value at line 1 column 1",
         ));
         assert_eq!(err.kind, ProblemKind::Internal);
         let problem = err.problem();
@@ -286,7 +286,7 @@ mod tests {
     #[test]
     fn a_503_keeps_its_actionable_text() {
         let err = ApiError::from(StoreError::unavailable(
-            "etcd at 127.0.0.1:2379: connection refused".into(),
+            "etcd at 127.0.0.1:2379: connection refused",
         ));
         let problem = err.problem();
         assert_eq!(problem.status, 503);

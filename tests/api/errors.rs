@@ -5,6 +5,7 @@
 
 use crate::support::api::{rings, setup};
 use crate::support::problem::{assert_problem, Problem};
+use crate::support::ringd::Ringd;
 use reqwest::{Method, StatusCode};
 use serde_json::json;
 
@@ -325,7 +326,7 @@ async fn unknown_routes_and_methods() {
 async fn a_corrupt_stored_snapshot_is_a_500_that_keeps_its_text_in_the_log() {
     let dir = tempfile::TempDir::new().unwrap();
     {
-        let s = common::Server::start_in(dir.path(), &[]);
+        let s = Ringd::sqlite_in(dir.path()).start();
         assert_eq!(s.ring_with("r", &["a", "b"]).await, 3);
     }
     let db = rusqlite::Connection::open(dir.path().join("ringd.db")).unwrap();
@@ -337,14 +338,13 @@ async fn a_corrupt_stored_snapshot_is_a_500_that_keeps_its_text_in_the_log() {
         .unwrap();
     assert_eq!(rows, 1);
     drop(db);
-    let s = common::Server::start_in(dir.path(), &[]);
+    let s = Ringd::sqlite_in(dir.path()).start();
     let r = s.get("/v1/rings/r/snapshot").await;
-    let body = expect_problem(
+    let body = assert_problem(
         r,
-        StatusCode::INTERNAL_SERVER_ERROR,
-        "internal",
-        None,
-        "an internal error occurred; the server log has the details",
+        Problem::status(500)
+            .slug("internal")
+            .detail_has("an internal error occurred; the server log has the details"),
     )
     .await;
     assert_eq!(
