@@ -23,6 +23,8 @@ pub mod server;
 pub mod service;
 #[cfg(feature = "server")]
 pub mod store;
+#[cfg(feature = "server")]
+pub mod wire;
 
 /// Compiles and runs the README's Rust example as a doctest so it stays true.
 #[cfg(doctest)]

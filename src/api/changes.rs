@@ -5,7 +5,7 @@ use axum::extract::State;
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use utoipa::ToSchema;
 
 use super::auth::Writer;
@@ -13,8 +13,6 @@ use super::config_input::{CompleteConfigInput, ConfigPatchInput};
 use super::extract::{
     etag, expected_version, from_value, idempotency_key, ring_name, ApiJson, ApiPath,
 };
-use super::model::{RingConfigView, RingSummary};
-use super::movement::DiffView;
 use super::nodes::UpsertNodeInput;
 use super::problem::{ApiError, Problem};
 use super::schemas::{
@@ -28,6 +26,7 @@ use crate::ring::{
     MAX_OPS,
 };
 use crate::service::{ChangeOutcome, ChangeRequest};
+use crate::wire::{ChangeResult, ConfigChange, DiffView};
 
 /// Longest accepted `reason`, in bytes.
 pub const MAX_REASON_LEN: usize = 1_024;
@@ -106,46 +105,6 @@ pub struct ChangeInput {
     /// nullable: omit it for false.
     #[schema(value_type = bool, required = false, default = false)]
     pub dry_run: Option<bool>,
-}
-
-/// What a change did (or, for a dry run, would do).
-#[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct ChangeResult {
-    /// The ring.
-    pub ring: String,
-    /// True when nothing was committed because the request was a dry run.
-    pub dry_run: bool,
-    /// False when the change alters nothing: no version was created.
-    pub changed: bool,
-    /// The version the change was computed against.
-    pub base_version: u64,
-    /// The new version; for a dry run the would-be version; for a no-op
-    /// the current one.
-    pub version: u64,
-    /// Summary of `version`.
-    pub summary: RingSummary,
-    /// Movement from `base_version` to `version`; absent for a no-op, and
-    /// for a replay whose base version has been pruned.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub diff: Option<DiffView>,
-    /// Present when the change alters the configuration: the config of
-    /// `base_version` and the config of `version`, every field of both.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub config_change: Option<ConfigChange>,
-    /// Present and true when this answer repeats the commit of an earlier
-    /// request with the same `Idempotency-Key`: nothing new was committed.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    #[schema(default = false)]
-    pub replayed: bool,
-}
-
-/// A configuration before and after a change.
-#[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct ConfigChange {
-    /// The config of `base_version`.
-    pub from: RingConfigView,
-    /// The config of `version`.
-    pub to: RingConfigView,
 }
 
 impl ConfigChange {

@@ -11,9 +11,9 @@ use std::sync::atomic::Ordering;
 use std::sync::Mutex;
 use std::time::Duration;
 
-use super::clients::{ClientList, ClientSummary};
 use crate::hub::HubStats;
 use crate::ring::Snapshot;
+use crate::wire::{ClientList, ClientSummary};
 
 /// Upper bounds of the latency histogram buckets, in seconds.
 const BUCKETS: [f64; 14] = [

@@ -16,8 +16,6 @@ pub mod links;
 pub mod long_poll;
 pub mod lookup_schema;
 pub mod metrics;
-pub mod model;
-pub mod movement;
 pub mod nodes;
 pub mod openapi;
 pub mod ops;

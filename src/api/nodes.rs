@@ -7,15 +7,14 @@ use axum::extract::State;
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use utoipa::{IntoParams, ToSchema};
 
 use super::auth::{Reader, Writer};
-use super::changes::{check_reason, ChangeResult};
+use super::changes::check_reason;
 use super::extract::{
     etag, expected_version, idempotency_key, node_id, ring_name, ApiJson, ApiPath, ApiQuery,
 };
-use super::model::{NodeStateName, NodeView};
 use super::problem::{ApiError, Problem, ProblemKind};
 use super::schemas::{
     HashKeySchema, IdempotencyKeySchema, LabelsSchema, NodeAddressSchema, NodeIdSchema,
@@ -24,6 +23,7 @@ use super::schemas::{
 use super::AppState;
 use crate::ring::{ChangeOp, NodeRecordSpec};
 use crate::service::{ChangeOutcome, ChangeRequest};
+use crate::wire::{ChangeResult, NodeList, NodeStateName, NodeView};
 
 /// The body of `PUT …/nodes/{node}`: every field optional, unknown fields
 /// refused. The node id is the path's (a body `id` equal to it is
@@ -112,17 +112,6 @@ pub struct NodeChangeQuery {
     /// formatting characters.
     #[param(value_type = Option<ReasonSchema>)]
     pub reason: Option<String>,
-}
-
-/// A ring's nodes at its latest version.
-#[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct NodeList {
-    /// The ring.
-    pub ring: String,
-    /// The version listed.
-    pub version: u64,
-    /// Every node, active or draining, sorted by id.
-    pub nodes: Vec<NodeView>,
 }
 
 /// List nodes.

@@ -90,7 +90,7 @@ token). With a read token configured, reads need the read or the admin token. \
         watch_events::WatchMode,
         watch_events::LightEvent,
         watch_events::KeepaliveEvent,
-        crate::api::model::SnapshotView,
+        crate::wire::SnapshotView,
     )),
     modifiers(&BearerAuth, &Links, &ClosedOps),
     tags(
