@@ -15,21 +15,16 @@ use super::extract::{
 };
 use super::nodes::UpsertNodeInput;
 use super::problem::{ApiError, Problem};
+use super::reason::check_reason;
 use super::schemas::{
     ChangeOpsSchema, IdempotencyKeySchema, NodeIdSchema, ReasonSchema, RingNameSchema,
     VersionSchema, VersionTagSchema,
 };
 use super::AppState;
 use crate::placement::{json_integer, NodeId, RingConfig, RingConfigSpec};
-use crate::ring::{
-    escape_refused, ChangeOp, NodeRecordSpec, RefusedChar, RequestedOp, RingError, RingName,
-    MAX_OPS,
-};
+use crate::ring::{escape_refused, ChangeOp, NodeRecordSpec, RequestedOp, RingName, MAX_OPS};
 use crate::service::{ChangeOutcome, ChangeRequest};
 use crate::wire::{ChangeResult, ConfigChange, DiffView};
-
-/// Longest accepted `reason`, in bytes.
-pub const MAX_REASON_LEN: usize = 1_024;
 
 /// The body of `POST …/changes`, as parsed.
 #[derive(Debug, Clone, Deserialize)]
@@ -303,29 +298,6 @@ fn parse_config_op(kind: &str, spec: RingConfigSpec, here: &str) -> Result<Reque
     }
     let config = RingConfig::try_from(spec).map_err(within)?;
     Ok(ChangeOp::SetConfig { config }.into())
-}
-
-/// Checks a free-text reason: its length, and no character that
-/// terminals act on (see [`crate::ring::is_refused_char`]).
-pub fn check_reason(reason: &Option<String>) -> Result<(), ApiError> {
-    let Some(r) = reason else { return Ok(()) };
-    if r.len() > MAX_REASON_LEN {
-        return Err(ApiError::invalid(
-            "reason",
-            format!(
-                "reason is {} bytes; at most {MAX_REASON_LEN} are kept",
-                r.len()
-            ),
-        ));
-    }
-    match RefusedChar::find(r) {
-        Some(found) => Err(RingError::RefusedChar {
-            field: "reason".into(),
-            found,
-        }
-        .into()),
-        None => Ok(()),
-    }
 }
 
 /// Apply a change.

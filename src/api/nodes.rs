@@ -11,11 +11,11 @@ use serde::Deserialize;
 use utoipa::{IntoParams, ToSchema};
 
 use super::auth::{Reader, Writer};
-use super::changes::check_reason;
 use super::extract::{
     etag, expected_version, idempotency_key, node_id, ring_name, ApiJson, ApiPath, ApiQuery,
 };
 use super::problem::{ApiError, Problem, ProblemKind};
+use super::reason::check_reason;
 use super::schemas::{
     HashKeySchema, IdempotencyKeySchema, LabelsSchema, NodeAddressSchema, NodeIdSchema,
     ReasonSchema, RingNameSchema, VersionSchema, VersionTagSchema, WeightSchema, ZoneSchema,

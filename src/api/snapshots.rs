@@ -11,6 +11,7 @@ use utoipa::IntoParams;
 use super::auth::Reader;
 use super::extract::{etag, not_modified, ring_name, version, ApiPath, ApiQuery};
 use super::problem::{ApiError, Problem};
+use super::respond::snapshot_body;
 use super::schemas::{
     PlacementTableSchema, RingNameSchema, VersionCursorSchema, VersionSchema, WaitSchema,
 };
@@ -27,12 +28,6 @@ fn snapshot_response(headers: &HeaderMap, snapshot: &Snapshot) -> Response {
         return (StatusCode::NOT_MODIFIED, [(header::ETAG, tag)]).into_response();
     }
     snapshot_body(snapshot)
-}
-
-/// 200 with the snapshot and its version as the ETag.
-pub fn snapshot_body(snapshot: &Snapshot) -> Response {
-    let tag = etag(snapshot.version);
-    ([(header::ETAG, tag)], Json(SnapshotView::from(snapshot))).into_response()
 }
 
 /// Long-poll parameters of `GET …/snapshot`.
@@ -89,7 +84,7 @@ pub async fn latest_snapshot(
     let ring = ring_name(&ring)?;
     match (query.after, &query.wait) {
         (Some(after), wait) => {
-            return super::long_poll::long_poll(&state, &ring, after, wait.as_deref()).await
+            return super::respond::long_poll(&state, &ring, after, wait.as_deref()).await
         }
         (None, Some(_)) => {
             return Err(ApiError::invalid(

@@ -1,4 +1,5 @@
-//! Long-poll on `GET /v1/rings/{ring}/snapshot?after=N&wait=D`: the
+//! Answers that carry a snapshot, shared by the resources that send one:
+//! the snapshot with its ETag, and the long-poll on `GET /v1/rings/{ring}/snapshot?after=N&wait=D`: the
 //! request waits in the notification hub until the ring passes the
 //! client's version.
 
@@ -6,8 +7,10 @@ use std::time::Duration;
 
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
+use axum::Json;
 use tokio::time::Instant;
 
+use super::extract::etag;
 use super::problem::ApiError;
 use super::AppState;
 use crate::hub::{GaugeGuard, Head};
@@ -15,6 +18,7 @@ use crate::ring::durations::LONG_POLL_WAIT;
 use crate::ring::{RingName, Snapshot};
 use crate::service::ServiceError;
 use crate::store::StoreError;
+use crate::wire::SnapshotView;
 
 /// Header on a long-poll answer whose ring went back to a lower version
 /// than the client's (it was deleted and created again): drop what you
@@ -62,15 +66,17 @@ pub async fn long_poll(
             _ => break,
         }
     }
-    Ok((
-        StatusCode::NOT_MODIFIED,
-        [(header::ETAG, super::extract::etag(after))],
-    )
-        .into_response())
+    Ok((StatusCode::NOT_MODIFIED, [(header::ETAG, etag(after))]).into_response())
+}
+
+/// 200 with the snapshot and its version as the ETag.
+pub fn snapshot_body(snapshot: &Snapshot) -> Response {
+    let tag = etag(snapshot.version);
+    ([(header::ETAG, tag)], Json(SnapshotView::from(snapshot))).into_response()
 }
 
 fn snapshot_answer(snapshot: &Snapshot, reset: bool) -> Response {
-    let mut response = super::snapshots::snapshot_body(snapshot);
+    let mut response = snapshot_body(snapshot);
     if reset {
         response
             .headers_mut()
