@@ -23,7 +23,7 @@ pub mod server;
 pub mod service;
 #[cfg(feature = "server")]
 pub mod store;
-#[cfg(feature = "server")]
+#[cfg(any(feature = "server", feature = "client"))]
 pub mod wire;
 
 /// Compiles and runs the README's Rust example as a doctest so it stays true.

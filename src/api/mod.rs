@@ -56,7 +56,7 @@ pub const NODE_ID_RULES: &str = "Node id: 1–128 characters of `A-Z`, `a-z`, `0
 /// Response header set to `true` while the store is not known to be
 /// current (etcd unreachable): the answer comes from the last snapshot held
 /// in memory and may be stale. Absent otherwise.
-pub const STALE_HEADER: &str = "ringd-stale";
+pub use crate::wire::headers::STALE_HEADER;
 
 /// What every handler shares.
 #[derive(Clone)]

@@ -19,8 +19,7 @@ use super::AppState;
 use crate::ring::Snapshot;
 use crate::wire::{HistoryEntryView, HistoryView, OpView, SnapshotView};
 
-/// Header carrying the fingerprint of a placement table.
-pub const FINGERPRINT_HEADER: &str = "ringd-fingerprint";
+pub use crate::wire::headers::FINGERPRINT_HEADER;
 
 fn snapshot_response(headers: &HeaderMap, snapshot: &Snapshot) -> Response {
     if not_modified(headers, snapshot.version) {

@@ -219,7 +219,7 @@ pub fn error_text(err: &CliError) -> String {
             out.push_str(&format!("error: {}\n", escape(detail)));
             out.push_str(&format!(
                 "  problem: {} (HTTP {})\n",
-                escape(&p.kind),
+                escape(&p.type_uri),
                 p.status
             ));
             if let Some(field) = &p.field {

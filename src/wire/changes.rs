@@ -1,7 +1,6 @@
 //! Changes: recorded ops and what a change did.
 
-use serde::Serialize;
-use utoipa::ToSchema;
+use serde::{Deserialize, Serialize};
 
 use super::movement::DiffView;
 use super::nodes::NodeView;
@@ -9,7 +8,8 @@ use super::rings::{RingConfigView, RingSummary};
 use crate::ring::{ChangeOp, ChangeRecord, Role};
 
 /// One operation of a recorded change.
-#[derive(Debug, Clone, Serialize, ToSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
 #[serde(tag = "op", rename_all = "snake_case")]
 pub enum OpView {
     /// Registered or replaced a node.
@@ -42,13 +42,24 @@ impl From<&ChangeOp> for OpView {
 }
 
 /// The role of the token that made a change.
-#[derive(Debug, Clone, Copy, Serialize, ToSchema)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum RoleName {
     /// The admin token.
     Admin,
     /// No admin token is configured, so mutations are open.
     Anonymous,
+}
+
+impl RoleName {
+    /// The name as sent on the wire.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Admin => "admin",
+            Self::Anonymous => "anonymous",
+        }
+    }
 }
 
 impl From<Role> for RoleName {
@@ -61,7 +72,8 @@ impl From<Role> for RoleName {
 }
 
 /// What produced a version.
-#[derive(Debug, Clone, Serialize, ToSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
 pub struct ChangeView {
     /// The operations, in the order applied.
     pub ops: Vec<OpView>,
@@ -90,7 +102,8 @@ impl From<&ChangeRecord> for ChangeView {
 }
 
 /// What a change did (or, for a dry run, would do).
-#[derive(Debug, Clone, Serialize, ToSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
 pub struct ChangeResult {
     /// The ring.
     pub ring: String,
@@ -115,13 +128,14 @@ pub struct ChangeResult {
     pub config_change: Option<ConfigChange>,
     /// Present and true when this answer repeats the commit of an earlier
     /// request with the same `Idempotency-Key`: nothing new was committed.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    #[schema(default = false)]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    #[cfg_attr(feature = "server", schema(default = false))]
     pub replayed: bool,
 }
 
 /// A configuration before and after a change.
-#[derive(Debug, Clone, Serialize, ToSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
 pub struct ConfigChange {
     /// The config of `base_version`.
     pub from: RingConfigView,

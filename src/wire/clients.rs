@@ -1,11 +1,11 @@
 //! Clients and their convergence.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
-use utoipa::ToSchema;
 
 /// One client's latest ack, judged against the ring.
-#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
 pub struct ClientView {
     /// The client.
     pub client_id: String,
@@ -17,11 +17,11 @@ pub struct ClientView {
     pub lag: u64,
     /// When its latest ack arrived.
     #[serde(with = "time::serde::rfc3339")]
-    #[schema(value_type = String, format = DateTime)]
+    #[cfg_attr(feature = "server", schema(value_type = String, format = DateTime))]
     pub last_seen: OffsetDateTime,
     /// When the ack stops counting unless the client acks again.
     #[serde(with = "time::serde::rfc3339")]
-    #[schema(value_type = String, format = DateTime)]
+    #[cfg_attr(feature = "server", schema(value_type = String, format = DateTime))]
     pub expires_at: OffsetDateTime,
     /// Whether it applied the current version.
     pub on_latest: bool,
@@ -34,7 +34,8 @@ pub struct ClientView {
 }
 
 /// Counts over a ring's live clients.
-#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
 pub struct ClientSummary {
     /// Clients with a live ack.
     pub clients: u64,
@@ -47,7 +48,8 @@ pub struct ClientSummary {
 }
 
 /// A ring's clients and how far they have converged.
-#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
 pub struct ClientList {
     /// The ring.
     pub ring: String,
@@ -62,7 +64,8 @@ pub struct ClientList {
 }
 
 /// The answer to an ack: the ring's current state and the stored ack.
-#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
 pub struct AckResult {
     /// The ring.
     pub ring: String,

@@ -1,12 +1,12 @@
 //! Inspection: lookups, ownership and diffs.
 
-use serde::Serialize;
-use utoipa::ToSchema;
+use serde::{Deserialize, Serialize};
 
 use super::movement::DiffView;
 
 /// Where one key lives.
-#[derive(Debug, Clone, Serialize, ToSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
 pub struct KeyPlacement {
     /// The key, when it was sent as text (`keys`).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -23,7 +23,8 @@ pub struct KeyPlacement {
 }
 
 /// The answer to `GET …/lookup`.
-#[derive(Debug, Clone, Serialize, ToSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
 pub struct LookupResult {
     /// The version looked up in.
     pub version: u64,
@@ -42,7 +43,8 @@ pub struct LookupResult {
 }
 
 /// The answer to `POST …/lookup`.
-#[derive(Debug, Clone, Serialize, ToSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
 pub struct LookupBatchResult {
     /// The version looked up in.
     pub version: u64,
@@ -53,7 +55,8 @@ pub struct LookupBatchResult {
 }
 
 /// What ownership units count.
-#[derive(Debug, Clone, Copy, Serialize, ToSchema)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum OwnershipBasisName {
     /// Arc lengths on the hash circle (`ring`: 2^64 positions, `ketama`: 2^32).
@@ -66,8 +69,21 @@ pub enum OwnershipBasisName {
     Weights,
 }
 
+impl OwnershipBasisName {
+    /// The name as sent on the wire.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Arcs => "arcs",
+            Self::TableEntries => "table_entries",
+            Self::Buckets => "buckets",
+            Self::Weights => "weights",
+        }
+    }
+}
+
 /// One node's share of the keyspace.
-#[derive(Debug, Clone, Serialize, ToSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
 pub struct NodeShare {
     /// The node.
     pub id: String,
@@ -82,7 +98,8 @@ pub struct NodeShare {
 }
 
 /// Exact ownership of a version.
-#[derive(Debug, Clone, Serialize, ToSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
 pub struct OwnershipView {
     /// The ring.
     pub ring: String,
@@ -100,7 +117,8 @@ pub struct OwnershipView {
 }
 
 /// The movement between two versions.
-#[derive(Debug, Clone, Serialize, ToSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
 pub struct DiffResult {
     /// The ring.
     pub ring: String,

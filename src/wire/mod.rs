@@ -13,6 +13,8 @@
 
 pub mod changes;
 pub mod clients;
+pub mod duration;
+pub mod headers;
 pub mod inspection;
 pub mod movement;
 pub mod nodes;

@@ -2,20 +2,30 @@
 
 use std::collections::BTreeMap;
 
-use serde::Serialize;
-use utoipa::ToSchema;
+use serde::{Deserialize, Serialize};
 
 use crate::placement::NodeState;
 use crate::ring::NodeRecord;
 
 /// Whether a node owns keys.
-#[derive(Debug, Clone, Copy, Serialize, ToSchema)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum NodeStateName {
     /// Owns keys.
     Active,
     /// Keeps its record but owns no keys.
     Draining,
+}
+
+impl NodeStateName {
+    /// The name as sent on the wire.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Active => "active",
+            Self::Draining => "draining",
+        }
+    }
 }
 
 impl From<NodeState> for NodeStateName {
@@ -28,7 +38,8 @@ impl From<NodeState> for NodeStateName {
 }
 
 /// A node as registered.
-#[derive(Debug, Clone, Serialize, ToSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
 pub struct NodeView {
     /// Identity within the ring: 1–128 bytes of `[A-Za-z0-9._:-]`,
     /// starting with a letter or digit.
@@ -65,7 +76,8 @@ impl From<&NodeRecord> for NodeView {
 }
 
 /// A ring's nodes at its latest version.
-#[derive(Debug, Clone, Serialize, ToSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
 pub struct NodeList {
     /// The ring.
     pub ring: String,

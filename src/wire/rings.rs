@@ -1,14 +1,14 @@
 //! Rings: configuration and summaries.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
-use utoipa::ToSchema;
 
 use crate::placement::{Algorithm, HashFunction, NodeState, RingConfig};
 use crate::ring::Snapshot;
 
 /// A placement algorithm.
-#[derive(Debug, Clone, Copy, Serialize, ToSchema)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum AlgorithmName {
     /// Virtual-node ring with 64-bit positions (the default).
@@ -21,6 +21,19 @@ pub enum AlgorithmName {
     Jump,
     /// Weighted rendezvous (highest random weight).
     Rendezvous,
+}
+
+impl AlgorithmName {
+    /// The name as sent on the wire.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Ring => "ring",
+            Self::Ketama => "ketama",
+            Self::Maglev => "maglev",
+            Self::Jump => "jump",
+            Self::Rendezvous => "rendezvous",
+        }
+    }
 }
 
 impl From<Algorithm> for AlgorithmName {
@@ -36,7 +49,8 @@ impl From<Algorithm> for AlgorithmName {
 }
 
 /// A hash function for keys and node labels.
-#[derive(Debug, Clone, Copy, Serialize, ToSchema)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum HashName {
     /// XXH3-64 (the default except for ketama).
@@ -47,6 +61,18 @@ pub enum HashName {
     Sha256,
     /// MurmurHash3 x64-128, first half.
     Murmur3,
+}
+
+impl HashName {
+    /// The name as sent on the wire.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Xxh3 => "xxh3",
+            Self::Md5 => "md5",
+            Self::Sha256 => "sha256",
+            Self::Murmur3 => "murmur3",
+        }
+    }
 }
 
 impl From<HashFunction> for HashName {
@@ -62,7 +88,8 @@ impl From<HashFunction> for HashName {
 
 /// A ring's configuration: everything that decides placement apart from
 /// the nodes.
-#[derive(Debug, Clone, Serialize, ToSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
 pub struct RingConfigView {
     /// The placement algorithm.
     pub algorithm: AlgorithmName,
@@ -91,7 +118,8 @@ impl From<&RingConfig> for RingConfigView {
     }
 }
 /// A ring at its latest (or a would-be) version, without its node list.
-#[derive(Debug, Clone, Serialize, ToSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
 pub struct RingSummary {
     /// The ring's name.
     pub ring: String,
@@ -99,7 +127,7 @@ pub struct RingSummary {
     pub version: u64,
     /// When that version was committed (RFC 3339).
     #[serde(with = "time::serde::rfc3339")]
-    #[schema(value_type = String, format = DateTime)]
+    #[cfg_attr(feature = "server", schema(value_type = String, format = DateTime))]
     pub created_at: OffsetDateTime,
     /// Algorithm, hash and parameters.
     pub config: RingConfigView,
@@ -130,7 +158,8 @@ impl From<&Snapshot> for RingSummary {
 }
 
 /// Every ring.
-#[derive(Debug, Clone, Serialize, ToSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
 pub struct RingList {
     /// Latest version of each ring, by name.
     pub rings: Vec<RingSummary>,

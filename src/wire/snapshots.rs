@@ -1,8 +1,7 @@
 //! Snapshots: complete versions and the history.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
-use utoipa::ToSchema;
 
 use super::changes::{ChangeView, OpView, RoleName};
 use super::nodes::NodeView;
@@ -10,7 +9,8 @@ use super::rings::RingConfigView;
 use crate::ring::{BucketOrder, Snapshot};
 
 /// A complete, immutable ring version.
-#[derive(Debug, Clone, Serialize, ToSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
 pub struct SnapshotView {
     /// The ring's name.
     pub ring: String,
@@ -18,7 +18,7 @@ pub struct SnapshotView {
     pub version: u64,
     /// When the version was committed (RFC 3339).
     #[serde(with = "time::serde::rfc3339")]
-    #[schema(value_type = String, format = DateTime)]
+    #[cfg_attr(feature = "server", schema(value_type = String, format = DateTime))]
     pub created_at: OffsetDateTime,
     /// Algorithm, hash and parameters.
     pub config: RingConfigView,
@@ -29,8 +29,12 @@ pub struct SnapshotView {
     /// `jump` only: the persisted bucket order (`null` marks a hole).
     // Held as the snapshot's shared runs and written out one id per bucket
     // while the response is serialized, never collected per bucket.
-    #[serde(skip_serializing_if = "Option::is_none", serialize_with = "per_bucket")]
-    #[schema(value_type = Option<Vec<Option<String>>>)]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "per_bucket"
+    )]
+    #[cfg_attr(feature = "server", schema(value_type = Option<Vec<Option<String>>>))]
     pub buckets: Option<BucketOrder>,
     /// What produced this version.
     pub change: ChangeView,
@@ -56,13 +60,14 @@ impl From<&Snapshot> for SnapshotView {
 }
 
 /// One version in a ring's history.
-#[derive(Debug, Clone, Serialize, ToSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
 pub struct HistoryEntryView {
     /// The version.
     pub version: u64,
     /// When it was committed (RFC 3339).
     #[serde(with = "time::serde::rfc3339")]
-    #[schema(value_type = String, format = DateTime)]
+    #[cfg_attr(feature = "server", schema(value_type = String, format = DateTime))]
     pub created_at: OffsetDateTime,
     /// Its fingerprint.
     pub fingerprint: String,
@@ -81,7 +86,8 @@ pub struct HistoryEntryView {
 }
 
 /// A ring's retained history.
-#[derive(Debug, Clone, Serialize, ToSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
 pub struct HistoryView {
     /// The ring.
     pub ring: String,
