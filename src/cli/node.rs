@@ -9,8 +9,8 @@ use serde_json::{Map, Value};
 
 use super::context::{decode, encode, ring_path};
 use super::output::{emit, emit_json, escape, percent, Align, Table};
-use super::wire::{ChangeResult, Node};
 use super::{CliError, Context};
+use crate::wire::{ChangeResult, NodeView};
 
 /// `ringd node …`.
 #[derive(Debug, Subcommand)]
@@ -161,7 +161,7 @@ async fn add(ctx: &Context, a: AddArgs) -> Result<(), CliError> {
     let listed = ctx
         .request(Method::GET, &ring_path(&a.ring, "/nodes"), None, &[])
         .await?;
-    let nodes: Vec<Node> = decode("node list", &listed.body["nodes"])?;
+    let nodes: Vec<NodeView> = decode("node list", &listed.body["nodes"])?;
     let version = listed.body["version"].as_u64().or(listed.version);
     if nodes.iter().any(|n| n.id == a.id) {
         return Err(CliError::Refused(format!(
@@ -299,7 +299,7 @@ async fn list(ctx: &Context, ring: &str) -> Result<(), CliError> {
     if ctx.json() {
         return emit_json(&body);
     }
-    let nodes: Vec<Node> = decode("node list", &body["nodes"])?;
+    let nodes: Vec<NodeView> = decode("node list", &body["nodes"])?;
     let version = body["version"].as_u64().unwrap_or_default();
     emit(&format!(
         "ring {} at version {version}\n\n{}",
@@ -309,7 +309,7 @@ async fn list(ctx: &Context, ring: &str) -> Result<(), CliError> {
 }
 
 /// The node table of `node list` and `ring show`.
-pub(crate) fn table(nodes: &[Node]) -> String {
+pub(crate) fn table(nodes: &[NodeView]) -> String {
     let mut t = Table::new(&[
         ("NODE", Align::Left),
         ("STATE", Align::Left),
@@ -324,7 +324,7 @@ pub(crate) fn table(nodes: &[Node]) -> String {
         let labels: Vec<String> = n.labels.iter().map(|(k, v)| format!("{k}={v}")).collect();
         t.row(vec![
             n.id.clone(),
-            n.state.clone(),
+            n.state.as_str().to_owned(),
             n.weight.to_string(),
             dash(&n.zone),
             dash(&n.address),

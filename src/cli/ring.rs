@@ -6,8 +6,9 @@ use serde_json::{json, Map, Value};
 
 use super::context::{decode, ring_path};
 use super::output::{emit, emit_json, escape, fields, time, yes_no, Align, Table};
-use super::wire::{Config, RingSummary, Snapshot};
 use super::{node, CliError, Context};
+use crate::wire::{NodeStateName, RingConfigView, RingSummary, SnapshotView};
+use time::OffsetDateTime;
 
 /// `ringd ring …`.
 #[derive(Debug, Subcommand)]
@@ -146,10 +147,10 @@ async fn create(ctx: &Context, a: CreateArgs) -> Result<(), CliError> {
     emit(&format!("{head}{}", summary_fields(&s)))
 }
 
-fn config_fields(c: &Config) -> Vec<(&'static str, String)> {
+fn config_fields(c: &RingConfigView) -> Vec<(&'static str, String)> {
     vec![
-        ("algorithm", c.algorithm.clone()),
-        ("hash", c.hash.clone()),
+        ("algorithm", c.algorithm.as_str().to_owned()),
+        ("hash", c.hash.as_str().to_owned()),
         ("vnodes per weight", c.vnodes_per_weight.to_string()),
         ("table size", c.table_size.to_string()),
         ("replication factor", c.replication_factor.to_string()),
@@ -162,7 +163,7 @@ fn summary_fields(s: &RingSummary) -> String {
     ring_fields(
         &s.ring,
         s.version,
-        &s.created_at,
+        s.created_at,
         &s.fingerprint,
         &s.config,
         counts,
@@ -173,9 +174,9 @@ fn summary_fields(s: &RingSummary) -> String {
 fn ring_fields(
     ring: &str,
     version: u64,
-    created_at: &str,
+    created_at: OffsetDateTime,
     fingerprint: &str,
-    config: &Config,
+    config: &RingConfigView,
     nodes: String,
 ) -> String {
     let mut pairs = vec![
@@ -208,8 +209,8 @@ async fn list(ctx: &Context) -> Result<(), CliError> {
         t.row(vec![
             r.ring,
             r.version.to_string(),
-            r.config.algorithm,
-            r.config.hash,
+            r.config.algorithm.as_str().to_owned(),
+            r.config.hash.as_str().to_owned(),
             r.nodes.to_string(),
             r.active_nodes.to_string(),
             // A prefix tells versions apart at a glance; `ring show` has it all.
@@ -224,13 +225,17 @@ async fn show(ctx: &Context, name: &str) -> Result<(), CliError> {
     if ctx.json() {
         return emit_json(&body);
     }
-    let s: Snapshot = decode("snapshot", &body)?;
-    let active = s.nodes.iter().filter(|n| n.state == "active").count();
+    let s: SnapshotView = decode("snapshot", &body)?;
+    let active = s
+        .nodes
+        .iter()
+        .filter(|n| matches!(n.state, NodeStateName::Active))
+        .count();
     let counts = format!("{} ({active} active)", s.nodes.len());
     let mut out = ring_fields(
         &s.ring,
         s.version,
-        &s.created_at,
+        s.created_at,
         &s.fingerprint,
         &s.config,
         counts,
