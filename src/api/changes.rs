@@ -13,7 +13,7 @@ use super::config_input::{CompleteConfigInput, ConfigPatchInput};
 use super::extract::{
     etag, expected_version, from_value, idempotency_key, ring_name, ApiJson, ApiPath,
 };
-use super::nodes::UpsertNodeInput;
+use super::node_input::UpsertNodeInput;
 use super::problem::{ApiError, Problem};
 use super::reason::check_reason;
 use super::schemas::{

@@ -15,6 +15,7 @@ pub mod keys;
 pub mod links;
 pub mod lookup_schema;
 pub mod metrics;
+pub mod node_input;
 pub mod nodes;
 pub mod openapi;
 pub mod ops;
