@@ -55,6 +55,8 @@ pub mod server;
 pub mod service;
 #[cfg(feature = "server")]
 pub mod store;
+#[cfg(any(feature = "server", feature = "client"))]
+pub mod wire;
 
 /// Compiles and runs the README's Rust example as a doctest so it stays true.
 #[cfg(doctest)]

@@ -5,33 +5,27 @@ use axum::extract::State;
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use utoipa::ToSchema;
 
 use super::auth::Writer;
 use super::config_input::{CompleteConfigInput, ConfigPatchInput};
 use super::extract::{from_value, ApiJson};
 use super::headers::{etag, expected_version, idempotency_key};
-use super::model::{RingConfigView, RingSummary};
-use super::movement::DiffView;
-use super::nodes::UpsertNodeInput;
 use super::paths::RingPath;
 use super::problem::{ApiError, Problem};
 use super::responses::{IdempotencyError, JsonBodyErrors, WriteErrors};
+use super::node_input::UpsertNodeInput;
+use super::reason::check_reason;
 use super::schemas::{
     ChangeOpsSchema, IdempotencyKeySchema, NodeIdSchema, ReasonSchema, RingNameSchema,
     VersionSchema, VersionTagSchema,
 };
 use super::AppState;
 use crate::placement::{json_integer, NodeId, RingConfig, RingConfigSpec};
-use crate::ring::{
-    escape_refused, ChangeOp, NodeRecordSpec, RefusedChar, RequestedOp, RingError, RingName,
-    MAX_OPS,
-};
+use crate::ring::{escape_refused, ChangeOp, NodeRecordSpec, RequestedOp, RingName, MAX_OPS};
 use crate::service::{ChangeOutcome, ChangeRequest};
-
-/// Longest accepted `reason`, in bytes.
-pub const MAX_REASON_LEN: usize = 1_024;
+use crate::wire::{ChangeResult, ConfigChange, DiffView};
 
 /// The body of `POST …/changes`, as parsed.
 #[derive(Debug, Clone, Deserialize)]
@@ -107,46 +101,6 @@ pub struct ChangeInput {
     /// nullable: omit it for false.
     #[schema(value_type = bool, required = false, default = false)]
     pub dry_run: Option<bool>,
-}
-
-/// What a change did (or, for a dry run, would do).
-#[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct ChangeResult {
-    /// The ring.
-    pub ring: String,
-    /// True when nothing was committed because the request was a dry run.
-    pub dry_run: bool,
-    /// False when the change alters nothing: no version was created.
-    pub changed: bool,
-    /// The version the change was computed against.
-    pub base_version: u64,
-    /// The new version; for a dry run the would-be version; for a no-op
-    /// the current one.
-    pub version: u64,
-    /// Summary of `version`.
-    pub summary: RingSummary,
-    /// Movement from `base_version` to `version`; absent for a no-op, and
-    /// for a replay whose base version has been pruned.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub diff: Option<DiffView>,
-    /// Present when the change alters the configuration: the config of
-    /// `base_version` and the config of `version`, every field of both.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub config_change: Option<ConfigChange>,
-    /// Present and true when this answer repeats the commit of an earlier
-    /// request with the same `Idempotency-Key`: nothing new was committed.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    #[schema(default = false)]
-    pub replayed: bool,
-}
-
-/// A configuration before and after a change.
-#[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct ConfigChange {
-    /// The config of `base_version`.
-    pub from: RingConfigView,
-    /// The config of `version`.
-    pub to: RingConfigView,
 }
 
 impl ConfigChange {
@@ -345,29 +299,6 @@ fn parse_config_op(kind: &str, spec: RingConfigSpec, here: &str) -> Result<Reque
     }
     let config = RingConfig::try_from(spec).map_err(within)?;
     Ok(ChangeOp::SetConfig { config }.into())
-}
-
-/// Checks a free-text reason: its length, and no character that
-/// terminals act on (see [`crate::ring::is_refused_char`]).
-pub fn check_reason(reason: &Option<String>) -> Result<(), ApiError> {
-    let Some(r) = reason else { return Ok(()) };
-    if r.len() > MAX_REASON_LEN {
-        return Err(ApiError::invalid(
-            "reason",
-            format!(
-                "reason is {} bytes; at most {MAX_REASON_LEN} are kept",
-                r.len()
-            ),
-        ));
-    }
-    match RefusedChar::find(r) {
-        Some(found) => Err(RingError::RefusedChar {
-            field: "reason".into(),
-            found,
-        }
-        .into()),
-        None => Ok(()),
-    }
 }
 
 /// Apply a change.

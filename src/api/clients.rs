@@ -8,8 +8,7 @@
 use axum::extract::State;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use serde::{Deserialize, Serialize};
-use time::OffsetDateTime;
+use serde::Deserialize;
 use utoipa::ToSchema;
 
 use super::auth::Reader;
@@ -21,6 +20,7 @@ use super::schemas::{ClientIdSchema, FingerprintSchema, RingNameSchema, VersionS
 use super::AppState;
 use crate::placement::{json_integer, Fingerprint};
 use crate::service::{ClientStatus, Convergence};
+use crate::wire::{AckResult, ClientList, ClientSummary, ClientView};
 
 /// Allowed client ids, for the OpenAPI descriptions.
 pub const CLIENT_ID_RULES: &str = "Client id: 1–128 characters of `A-Z`, `a-z`, `0-9`, `.`, `_`, `-` and `:`, starting with a letter or digit (e.g. a host or pod name).";
@@ -76,76 +76,6 @@ impl AckInput {
         })?;
         Ok((version, fingerprint))
     }
-}
-
-/// One client's latest ack, judged against the ring.
-#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
-pub struct ClientView {
-    /// The client.
-    pub client_id: String,
-    /// The version it applied.
-    pub version: u64,
-    /// The fingerprint it computed for that version.
-    pub fingerprint: String,
-    /// How many versions it is behind the ring's current version.
-    pub lag: u64,
-    /// When its latest ack arrived.
-    #[serde(with = "time::serde::rfc3339")]
-    #[schema(value_type = String, format = DateTime)]
-    pub last_seen: OffsetDateTime,
-    /// When the ack stops counting unless the client acks again.
-    #[serde(with = "time::serde::rfc3339")]
-    #[schema(value_type = String, format = DateTime)]
-    pub expires_at: OffsetDateTime,
-    /// Whether it applied the current version.
-    pub on_latest: bool,
-    /// Whether its fingerprint equals the server's for that version; null
-    /// when the version has been pruned, so the server cannot tell.
-    pub matches: Option<bool>,
-    /// `matches` is false: the client computed a different placement for
-    /// the same version (a client bug or a different library version).
-    pub divergent: bool,
-}
-
-/// Counts over a ring's live clients.
-#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
-pub struct ClientSummary {
-    /// Clients with a live ack.
-    pub clients: u64,
-    /// Of those, how many applied the current version.
-    pub on_latest: u64,
-    /// `on_latest / clients`; null when there are no clients.
-    pub on_latest_share: Option<f64>,
-    /// Clients whose fingerprint differs from the server's.
-    pub divergent: u64,
-}
-
-/// A ring's clients and how far they have converged.
-#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
-pub struct ClientList {
-    /// The ring.
-    pub ring: String,
-    /// The ring's current version.
-    pub version: u64,
-    /// Its fingerprint.
-    pub fingerprint: String,
-    /// Every client with a live ack, sorted by id.
-    pub clients: Vec<ClientView>,
-    /// Counts over `clients`.
-    pub summary: ClientSummary,
-}
-
-/// The answer to an ack: the ring's current state and the stored ack.
-#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
-pub struct AckResult {
-    /// The ring.
-    pub ring: String,
-    /// The ring's current version.
-    pub version: u64,
-    /// Its fingerprint.
-    pub fingerprint: String,
-    /// The ack as stored, judged against the ring.
-    pub client: ClientView,
 }
 
 /// Record a client's applied version.

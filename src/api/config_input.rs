@@ -8,8 +8,8 @@
 
 use utoipa::ToSchema;
 
-use super::model::{AlgorithmName, HashName};
 use super::schemas::{ReplicationFactorSchema, TableSizeSchema, VnodesPerWeightSchema};
+use crate::wire::{AlgorithmName, HashName};
 
 /// A complete configuration, as `set_config` takes it: every field, as
 /// the `config` of `GET /v1/rings/{ring}` shows them.

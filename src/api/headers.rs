@@ -8,7 +8,7 @@ use crate::ring::IdempotencyKey;
 
 /// The entity tag of a ring version: `"<version>"`.
 pub fn etag(version: u64) -> HeaderValue {
-    HeaderValue::from_str(&format!("\"{version}\"")).expect("digits are a valid header")
+    HeaderValue::from_str(&crate::wire::headers::etag(version)).expect("digits are a valid header")
 }
 
 /// Whether `If-None-Match` already names `version` (or is `*`), so the

@@ -3,13 +3,12 @@
 
 use axum::extract::State;
 use axum::Json;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use utoipa::{IntoParams, ToSchema};
 
 use super::auth::Reader;
 use super::extract::{ApiJson, ApiQuery};
 use super::keys::{self, LookupKey};
-use super::movement::DiffView;
 use super::paths::{optional_version, RingPath};
 use super::problem::{ApiError, Problem, ProblemKind};
 use super::responses::{JsonBodyErrors, ReadTokenError, VersionedReadErrors};
@@ -20,6 +19,10 @@ use super::schemas::{
 use super::AppState;
 use crate::placement::config::MAX_REPLICATION_FACTOR;
 use crate::placement::{json_integer, OwnershipBasis, Placement};
+use crate::wire::{
+    DiffResult, DiffView, KeyPlacement, LookupBatchResult, LookupResult, NodeShare,
+    OwnershipBasisName, OwnershipView,
+};
 
 /// Most keys one `POST …/lookup` accepts.
 pub const MAX_LOOKUP_KEYS: usize = 10_000;
@@ -47,42 +50,6 @@ pub struct LookupQuery {
     pub version: Option<u64>,
 }
 
-/// Where one key lives.
-#[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct KeyPlacement {
-    /// The key, when it was sent as text (`keys`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub key: Option<String>,
-    /// The key in standard base64, when it was sent so (`keys_b64`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub key_b64: Option<String>,
-    /// The key's position in the algorithm's hash space, as a decimal string.
-    pub hash: String,
-    /// The owning node; `null` when no node is active.
-    pub owner: Option<String>,
-    /// Up to `replicas` distinct nodes, owner first.
-    pub replicas: Vec<String>,
-}
-
-/// The answer to `GET …/lookup`.
-#[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct LookupResult {
-    /// The version looked up in.
-    pub version: u64,
-    /// The key, when it was sent as text (`key`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub key: Option<String>,
-    /// The key in standard base64, when it was sent so (`key_b64`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub key_b64: Option<String>,
-    /// The key's position in the algorithm's hash space, as a decimal string.
-    pub hash: String,
-    /// The owning node; `null` when no node is active.
-    pub owner: Option<String>,
-    /// Up to `replicas` distinct nodes, owner first.
-    pub replicas: Vec<String>,
-}
-
 /// The body of `POST …/lookup`: the keys as `keys` or as `keys_b64`,
 /// exactly one.
 #[derive(Debug, Clone, Deserialize, ToSchema)]
@@ -108,17 +75,6 @@ pub struct LookupBatch {
     #[serde(default, deserialize_with = "json_integer::option")]
     #[schema(value_type = Option<VersionSchema>)]
     pub version: Option<u64>,
-}
-
-/// The answer to `POST …/lookup`.
-#[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct LookupBatchResult {
-    /// The version looked up in.
-    pub version: u64,
-    /// Replicas listed per key.
-    pub replicas: u32,
-    /// One entry per key, in the order the keys were given.
-    pub results: Vec<KeyPlacement>,
 }
 
 fn replicas(placement: &Placement, requested: Option<u32>) -> Result<u32, ApiError> {
@@ -252,53 +208,6 @@ pub struct VersionQuery {
     pub version: Option<u64>,
 }
 
-/// What ownership units count.
-#[derive(Debug, Clone, Copy, Serialize, ToSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum OwnershipBasisName {
-    /// Arc lengths on the hash circle (`ring`: 2^64 positions, `ketama`: 2^32).
-    Arcs,
-    /// Maglev table entries.
-    TableEntries,
-    /// Live jump buckets.
-    Buckets,
-    /// Weights (rendezvous).
-    Weights,
-}
-
-/// One node's share of the keyspace.
-#[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct NodeShare {
-    /// The node.
-    pub id: String,
-    /// Units owned, as a decimal string (it can exceed 2^64).
-    pub units: String,
-    /// Share of the keyspace owned.
-    pub share: f64,
-    /// The node's weight over the total weight.
-    pub expected_share: f64,
-    /// `share / expected_share`; 1.0 is perfect balance.
-    pub ratio: f64,
-}
-
-/// Exact ownership of a version.
-#[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct OwnershipView {
-    /// The ring.
-    pub ring: String,
-    /// The version described.
-    pub version: u64,
-    /// What the units count.
-    pub basis: OwnershipBasisName,
-    /// Size of the keyspace in units, as a decimal string.
-    pub total_units: String,
-    /// Per active node, in id order.
-    pub nodes: Vec<NodeShare>,
-    /// The largest `ratio`: the most loaded node against its fair share
-    /// (with equal weights, max share over mean share); 0 with no nodes.
-    pub max_over_mean: f64,
-}
-
 /// Read ownership.
 ///
 /// Each active node's exact share of the keyspace (computed from the
@@ -361,19 +270,6 @@ pub struct DiffQuery {
     /// The newer version; defaults to the latest.
     #[param(value_type = Option<VersionSchema>)]
     pub to: Option<u64>,
-}
-
-/// The movement between two versions.
-#[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct DiffResult {
-    /// The ring.
-    pub ring: String,
-    /// The version compared from.
-    pub from: u64,
-    /// The version compared to.
-    pub to: u64,
-    /// What moves from `from` to `to`.
-    pub diff: DiffView,
 }
 
 /// Compare two versions.

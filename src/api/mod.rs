@@ -17,17 +17,17 @@ pub mod health;
 pub mod inspection;
 pub mod keys;
 pub mod links;
-pub mod long_poll;
 pub mod lookup_schema;
 pub mod metrics;
-pub mod model;
-pub mod movement;
+pub mod node_input;
 pub mod nodes;
 pub mod openapi;
 pub mod paths;
 pub mod problem;
 mod problem_from;
 pub mod responses;
+pub mod reason;
+pub mod respond;
 pub mod rings;
 pub mod schemas;
 pub mod snapshots;
@@ -64,7 +64,7 @@ pub const NODE_ID_RULES: &str = "Node id: 1–128 characters of `A-Z`, `a-z`, `0
 /// Response header set to `true` while the store is not known to be
 /// current (etcd unreachable): the answer comes from the last snapshot held
 /// in memory and may be stale. Absent otherwise.
-pub const STALE_HEADER: &str = "ringd-stale";
+pub use crate::wire::headers::STALE_HEADER;
 
 /// What every handler shares.
 #[derive(Clone)]

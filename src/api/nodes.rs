@@ -7,19 +7,18 @@ use axum::extract::State;
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use utoipa::{IntoParams, ToSchema};
 
 use super::auth::{Reader, Writer};
-use super::changes::{check_reason, ChangeResult};
 use super::extract::{ApiJson, ApiQuery};
 use super::headers::{etag, expected_version, idempotency_key};
-use super::model::{NodeStateName, NodeView};
 use super::paths::{RingNodePath, RingPath};
 use super::problem::{ApiError, Problem, ProblemKind};
 use super::responses::{
     IdempotencyError, JsonBodyErrors, PreconditionError, ReadErrors, ReadTokenError, WriteErrors,
 };
+use super::reason::check_reason;
 use super::schemas::{
     HashKeySchema, IdempotencyKeySchema, LabelsSchema, NodeAddressSchema, NodeIdSchema,
     ReasonSchema, RingNameSchema, VersionSchema, VersionTagSchema, WeightSchema, ZoneSchema,
@@ -27,6 +26,7 @@ use super::schemas::{
 use super::AppState;
 use crate::ring::{ChangeOp, NodeRecordSpec, RingName, Role};
 use crate::service::{ChangeOutcome, ChangeRequest};
+use crate::wire::{ChangeResult, NodeList, NodeStateName, NodeView};
 
 /// The body of `PUT …/nodes/{node}`: every field optional, unknown fields
 /// refused. The node id is the path's (a body `id` equal to it is
@@ -35,47 +35,6 @@ use crate::service::{ChangeOutcome, ChangeRequest};
 #[schema(example = json!({"address": "10.0.0.4:11211", "weight": 2, "zone": "eu-1a"}))]
 #[serde(deny_unknown_fields)]
 pub struct NodeInput {
-    /// Where clients reach the node: 1–255 characters, no spaces or
-    /// control characters.
-    #[schema(value_type = Option<NodeAddressSchema>)]
-    pub address: Option<String>,
-    /// Relative capacity, an integer from 1 to 1000000; defaults to 1.
-    #[schema(value_type = Option<WeightSchema>)]
-    pub weight: Option<u64>,
-    /// Failure domain: 1–64 characters of `[A-Za-z0-9._:-]`, starting with a
-    /// letter or digit.
-    #[schema(value_type = Option<ZoneSchema>)]
-    pub zone: Option<String>,
-    /// Up to 32 labels; keys are 1–63 characters of letters, digits, `.`,
-    /// `_`, `-` and `/` starting with a letter or digit; values at most 255
-    /// characters without control characters. Not nullable: omit it for
-    /// none.
-    #[schema(value_type = LabelsSchema, required = false)]
-    pub labels: Option<BTreeMap<String, String>>,
-    /// `active` (default) or `draining`: a draining node keeps its record
-    /// but owns no keys.
-    pub state: Option<NodeStateName>,
-    /// Hashed instead of the id (1–255 bytes, no control characters), so a
-    /// replacement node can take over a dead one's positions.
-    #[schema(value_type = Option<HashKeySchema>)]
-    pub hash_key: Option<String>,
-}
-
-/// The `node` of an `upsert` op: the id and, optionally, every field of
-/// [`NodeInput`]; unknown fields refused.
-// The fields are written out again rather than `#[serde(flatten)]`ed from
-// `NodeInput`: utoipa renders a flatten as `allOf`, and with each part
-// closed to unknown fields (`additionalProperties: false`) JSON Schema
-// would then refuse every body, since `id` is unknown to one part and the
-// node's fields to the other.
-#[derive(Debug, Clone, ToSchema)]
-#[schema(example = json!({"id": "cache-d", "address": "10.0.0.5:11211", "weight": 1}))]
-#[serde(deny_unknown_fields)]
-pub struct UpsertNodeInput {
-    /// The node: 1–128 characters of `[A-Za-z0-9._:-]`, starting with a
-    /// letter or digit.
-    #[schema(value_type = NodeIdSchema)]
-    pub id: String,
     /// Where clients reach the node: 1–255 characters, no spaces or
     /// control characters.
     #[schema(value_type = Option<NodeAddressSchema>)]
@@ -115,17 +74,6 @@ pub struct NodeChangeQuery {
     /// formatting characters.
     #[param(value_type = Option<ReasonSchema>)]
     pub reason: Option<String>,
-}
-
-/// A ring's nodes at its latest version.
-#[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct NodeList {
-    /// The ring.
-    pub ring: String,
-    /// The version listed.
-    pub version: u64,
-    /// Every node, active or draining, sorted by id.
-    pub nodes: Vec<NodeView>,
 }
 
 /// List nodes.

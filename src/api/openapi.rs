@@ -65,7 +65,7 @@ token). With a read token configured, reads need the read or the admin token. \
         watch_events::EventDetail,
         watch_events::LightEvent,
         watch_events::KeepaliveEvent,
-        crate::api::model::SnapshotView,
+        crate::wire::SnapshotView,
     )),
     tags(
         (name = "rings", description = "Create, list, read and delete rings."),

@@ -10,9 +10,9 @@ use std::sync::Arc;
 
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
-use serde::Serialize;
 use thiserror::Error;
-use utoipa::ToSchema;
+
+pub use crate::wire::Problem;
 
 /// Media type of every error body.
 pub const PROBLEM_JSON: &str = "application/problem+json";
@@ -108,34 +108,6 @@ impl ProblemKind {
     pub const fn title(self) -> &'static str {
         self.meta().2
     }
-}
-
-/// An RFC 9457 problem details body.
-#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
-#[schema(example = json!({
-    "type": "urn:ringd:problem:invalid-input",
-    "title": "Invalid input",
-    "status": 400,
-    "detail": "weight 0 is out of range: weights are integers from 1 to 1000000",
-    "field": "weight"
-}))]
-pub struct Problem {
-    /// `urn:ringd:problem:<slug>`; stable, for programs to branch on.
-    #[serde(rename = "type")]
-    pub type_uri: String,
-    /// Short summary of the problem kind.
-    pub title: String,
-    /// The HTTP status code.
-    pub status: u16,
-    /// What went wrong and how to fix it.
-    pub detail: String,
-    /// The offending input: a body path such as `ops[0].node.weight`, a
-    /// path or query parameter, or a header name.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub field: Option<String>,
-    /// On 412 (and 409 for an existing ring): the ring's current version.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub current_version: Option<u64>,
 }
 
 /// A refusal, rendered as `application/problem+json`.

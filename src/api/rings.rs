@@ -4,13 +4,12 @@ use axum::extract::State;
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use utoipa::{IntoParams, ToSchema};
 
 use super::auth::{Reader, Writer};
 use super::extract::{ApiJson, ApiQuery};
 use super::headers::{etag, expected_version, not_modified};
-use super::model::{AlgorithmName, HashName, RingSummary};
 use super::paths::RingPath;
 use super::problem::{ApiError, Problem, ProblemKind};
 use super::responses::{
@@ -25,6 +24,7 @@ use crate::placement::{RingConfig, RingConfigSpec};
 use crate::ring::RingName;
 use crate::service::{Created, ServiceError};
 use crate::store::StoreError;
+use crate::wire::{AlgorithmName, HashName, RingList, RingSummary};
 
 /// The body of `PUT /v1/rings/{ring}`: every field optional, unknown
 /// fields refused.
@@ -59,13 +59,6 @@ pub struct PreconditionQuery {
     /// Apply only if the ring is at this version (same as `If-Match: "<version>"`).
     #[param(value_type = Option<VersionSchema>)]
     pub expected_version: Option<u64>,
-}
-
-/// Every ring.
-#[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct RingList {
-    /// Latest version of each ring, by name.
-    pub rings: Vec<RingSummary>,
 }
 
 /// Checks a creation's `If-Match`/`expected_version` precondition against

@@ -16,8 +16,8 @@ use utoipa::openapi::schema::{
 use utoipa::openapi::{Ref, RefOr, Schema};
 use utoipa::{PartialSchema, ToSchema};
 
-use super::changes::MAX_REASON_LEN;
 use super::inspection::MAX_LOOKUP_KEYS;
+use super::reason::MAX_REASON_LEN;
 use crate::placement::config::{
     DEFAULT_REPLICATION_FACTOR, DEFAULT_TABLE_SIZE, DEFAULT_VNODES_PER_WEIGHT,
     MAX_REPLICATION_FACTOR, MAX_TABLE_SIZE, MAX_VNODES_PER_WEIGHT,

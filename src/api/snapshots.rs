@@ -5,25 +5,24 @@ use axum::extract::State;
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use serde::{Deserialize, Serialize};
-use time::OffsetDateTime;
-use utoipa::{IntoParams, ToSchema};
+use serde::Deserialize;
+use utoipa::IntoParams;
 
 use super::auth::Reader;
 use super::extract::ApiQuery;
 use super::headers::{etag, not_modified};
-use super::model::{OpView, RoleName, SnapshotView};
 use super::paths::{RingPath, RingVersionPath};
 use super::problem::{ApiError, Problem};
 use super::responses::{ReadErrors, VersionedReadErrors};
+use super::respond::snapshot_body;
 use super::schemas::{
     PlacementTableSchema, RingNameSchema, VersionCursorSchema, VersionSchema, WaitSchema,
 };
 use super::AppState;
 use crate::ring::Snapshot;
+use crate::wire::{HistoryEntryView, HistoryView, OpView, SnapshotView};
 
-/// Header carrying the fingerprint of a placement table.
-pub const FINGERPRINT_HEADER: &str = "ringd-fingerprint";
+pub use crate::wire::headers::FINGERPRINT_HEADER;
 
 fn snapshot_response(headers: &HeaderMap, snapshot: &Snapshot) -> Response {
     if not_modified(headers, snapshot.version) {
@@ -31,12 +30,6 @@ fn snapshot_response(headers: &HeaderMap, snapshot: &Snapshot) -> Response {
         return (StatusCode::NOT_MODIFIED, [(header::ETAG, tag)]).into_response();
     }
     snapshot_body(snapshot)
-}
-
-/// 200 with the snapshot and its version as the ETag.
-pub fn snapshot_body(snapshot: &Snapshot) -> Response {
-    let tag = etag(snapshot.version);
-    ([(header::ETAG, tag)], Json(SnapshotView::from(snapshot))).into_response()
 }
 
 /// Long-poll parameters of `GET …/snapshot`.
@@ -91,7 +84,7 @@ pub async fn latest_snapshot(
 ) -> Result<Response, ApiError> {
     match (query.after, &query.wait) {
         (Some(after), wait) => {
-            return super::long_poll::long_poll(&state, &ring, after, wait.as_deref()).await
+            return super::respond::long_poll(&state, &ring, after, wait.as_deref()).await
         }
         (None, Some(_)) => {
             return Err(ApiError::invalid(
@@ -181,40 +174,6 @@ pub async fn snapshot_table(
         ),
     ];
     Ok((headers, placement.encode()).into_response())
-}
-
-/// One version in a ring's history.
-#[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct HistoryEntryView {
-    /// The version.
-    pub version: u64,
-    /// When it was committed (RFC 3339).
-    #[serde(with = "time::serde::rfc3339")]
-    #[schema(value_type = String, format = DateTime)]
-    pub created_at: OffsetDateTime,
-    /// Its fingerprint.
-    pub fingerprint: String,
-    /// The ops that produced it.
-    pub ops: Vec<OpView>,
-    /// The operator's reason.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
-    /// The acting token's role.
-    pub role: RoleName,
-    /// Share of the keyspace that changed owner against the previous version.
-    pub moved_fraction: f64,
-    /// The `Idempotency-Key` the change was sent with.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub idempotency_key: Option<String>,
-}
-
-/// A ring's retained history.
-#[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct HistoryView {
-    /// The ring.
-    pub ring: String,
-    /// One entry per retained version, oldest first.
-    pub entries: Vec<HistoryEntryView>,
 }
 
 /// Read the history.

@@ -12,8 +12,8 @@ use utoipa::openapi::schema::{ObjectBuilder, OneOfBuilder, Type};
 use utoipa::openapi::{RefOr, Schema};
 use utoipa::{IntoParams, ToSchema};
 
-use super::model::{RoleName, SnapshotView};
 use crate::ring::Snapshot;
+use crate::wire::{RoleName, SnapshotView};
 
 /// What each event carries.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, ToSchema)]

@@ -9,11 +9,11 @@ use reqwest::Method;
 use serde_json::{json, Value};
 
 use super::context::{decode, idempotency_key, ring_path};
-use super::inspect::movement;
+use super::output::movement;
 use super::output::{emit, emit_json, escape, fields, percent, yes_no};
-use super::wire::{ChangeResult, Config};
 use super::{CliError, Context};
 use crate::client::ClientError;
+use crate::wire::{ChangeResult, RingConfigView};
 
 /// `ringd change …`.
 #[derive(Debug, Subcommand)]
@@ -230,10 +230,18 @@ fn describe_preview(p: &ChangeResult) -> String {
 
 /// The configuration fields a change alters, old value against new, so a
 /// change of algorithm or hash is never a surprise.
-fn config_change(from: &Config, to: &Config) -> String {
+fn config_change(from: &RingConfigView, to: &RingConfigView) -> String {
     let pairs = [
-        ("algorithm", from.algorithm.clone(), to.algorithm.clone()),
-        ("hash", from.hash.clone(), to.hash.clone()),
+        (
+            "algorithm",
+            from.algorithm.as_str().to_owned(),
+            to.algorithm.as_str().to_owned(),
+        ),
+        (
+            "hash",
+            from.hash.as_str().to_owned(),
+            to.hash.as_str().to_owned(),
+        ),
         (
             "vnodes per weight",
             from.vnodes_per_weight.to_string(),

@@ -2,44 +2,17 @@
 //! computed a different placement than the server.
 
 use clap::Args;
-use serde::Deserialize;
 
 use super::context::{decode, ring_path};
 use super::output::{emit, emit_json, escape, percent, time, yes_no, Align, Table};
 use super::{CliError, Context};
+use crate::wire::ClientList;
 
 /// `ringd clients RING`.
 #[derive(Debug, Args)]
 pub struct ClientsArgs {
     /// The ring.
     pub ring: String,
-}
-
-#[derive(Deserialize)]
-struct Client {
-    client_id: String,
-    version: u64,
-    lag: u64,
-    last_seen: String,
-    on_latest: bool,
-    matches: Option<bool>,
-    divergent: bool,
-}
-
-#[derive(Deserialize)]
-struct Summary {
-    clients: u64,
-    on_latest: u64,
-    on_latest_share: Option<f64>,
-    divergent: u64,
-}
-
-#[derive(Deserialize)]
-struct ClientList {
-    ring: String,
-    version: u64,
-    clients: Vec<Client>,
-    summary: Summary,
 }
 
 /// Prints the ring's live clients and the convergence summary.
@@ -69,7 +42,7 @@ pub async fn run(ctx: &Context, a: ClientsArgs) -> Result<(), CliError> {
             c.lag.to_string(),
             yes_no(c.on_latest),
             divergent,
-            time(&c.last_seen),
+            time(c.last_seen),
         ]);
     }
     let s = &list.summary;

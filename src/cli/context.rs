@@ -68,12 +68,12 @@ impl Context {
         let bytes = resp
             .bytes()
             .await
-            .map_err(|e| ClientError::Decode(format!("{url}{path}: {e}")))?;
+            .map_err(|e| ClientError::decode(format!("{url}{path}"), e))?;
         let body = if bytes.is_empty() {
             Value::Null
         } else {
             serde_json::from_slice(&bytes)
-                .map_err(|e| ClientError::Decode(format!("{url}{path}: {e}")))?
+                .map_err(|e| ClientError::decode(format!("{url}{path}"), e))?
         };
         Ok(Answer {
             status,
@@ -123,7 +123,7 @@ fn tls_settings(args: &ClientArgs) -> Result<TlsSettings, CliError> {
 
 fn etag_version(resp: &Response) -> Option<u64> {
     let tag = resp.headers().get(reqwest::header::ETAG)?.to_str().ok()?;
-    tag.trim_start_matches("W/").trim_matches('"').parse().ok()
+    crate::wire::headers::etag_version(tag)
 }
 
 /// Decodes the parts of an answer a command renders; the whole answer is

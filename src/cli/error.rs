@@ -62,7 +62,10 @@ impl CliError {
     }
 
     /// A server answer that is not what the API documents.
-    pub(crate) fn decode(what: &str, e: impl std::fmt::Display) -> Self {
-        Self::Client(ClientError::Decode(format!("{what}: {e}")))
+    pub(crate) fn decode(
+        what: &str,
+        e: impl Into<Box<dyn std::error::Error + Send + Sync>>,
+    ) -> Self {
+        Self::Client(ClientError::decode(what, e))
     }
 }

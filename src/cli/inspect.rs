@@ -2,15 +2,16 @@
 
 use base64::Engine;
 use clap::Args;
-use serde::Deserialize;
 use serde_json::Value;
 
 use super::context::{decode, encode, ring_path};
+use super::describe::describe_ops;
 use super::output::{
-    self, emit, emit_json, escape, fields, or_none, percent, share_bar, time, Align, Table,
+    self, emit, emit_json, escape, fields, movement, or_none, percent, share_bar, time, Align,
+    Table,
 };
-use super::wire::{describe_ops, Diff};
 use super::{CliError, Context};
+use crate::wire::{DiffResult, HistoryEntryView, LookupResult, OwnershipView};
 
 /// `ringd lookup RING KEY [--b64 | --hex]`.
 #[derive(Debug, Args)]
@@ -79,18 +80,6 @@ fn query(params: &[(&str, Option<String>)]) -> String {
     }
 }
 
-#[derive(Deserialize)]
-struct Lookup {
-    version: u64,
-    #[serde(default)]
-    key: Option<String>,
-    #[serde(default)]
-    key_b64: Option<String>,
-    hash: String,
-    owner: Option<String>,
-    replicas: Vec<String>,
-}
-
 /// Decodes `text` as hexadecimal bytes: two digits per byte, either case.
 fn hex_bytes(text: &str) -> Result<Vec<u8>, CliError> {
     let digits = text.as_bytes();
@@ -133,7 +122,7 @@ pub async fn lookup(ctx: &Context, a: LookupArgs) -> Result<(), CliError> {
     if ctx.json() {
         return emit_json(&body);
     }
-    let l: Lookup = decode("lookup", &body)?;
+    let l: LookupResult = decode("lookup", &body)?;
     let key = match (l.key, l.key_b64) {
         (Some(text), _) => ("key", text),
         (None, Some(_)) if a.hex => ("key (hex)", a.key.to_ascii_lowercase()),
@@ -150,23 +139,6 @@ pub async fn lookup(ctx: &Context, a: LookupArgs) -> Result<(), CliError> {
     ]))
 }
 
-#[derive(Deserialize)]
-struct NodeShare {
-    id: String,
-    share: f64,
-    expected_share: f64,
-    ratio: f64,
-}
-
-#[derive(Deserialize)]
-struct Ownership {
-    ring: String,
-    version: u64,
-    basis: String,
-    nodes: Vec<NodeShare>,
-    max_over_mean: f64,
-}
-
 /// Prints each node's share against its weight share, with a bar.
 pub async fn ownership(ctx: &Context, a: OwnershipArgs) -> Result<(), CliError> {
     let q = query(&[("version", a.version.map(|v| v.to_string()))]);
@@ -176,7 +148,7 @@ pub async fn ownership(ctx: &Context, a: OwnershipArgs) -> Result<(), CliError> 
     if ctx.json() {
         return emit_json(&body);
     }
-    let o: Ownership = decode("ownership", &body)?;
+    let o: OwnershipView = decode("ownership", &body)?;
     let mut t = Table::new(&[
         ("NODE", Align::Left),
         ("SHARE", Align::Right),
@@ -197,68 +169,10 @@ pub async fn ownership(ctx: &Context, a: OwnershipArgs) -> Result<(), CliError> 
         "ring {} at version {} (basis: {})\n\n{}\nmax/mean {:.3}\n",
         escape(&o.ring),
         o.version,
-        escape(&o.basis),
+        escape(o.basis.as_str()),
         t.render(),
         o.max_over_mean
     ))
-}
-
-/// The movement of a diff: moved fraction, per-node gain and loss, and
-/// the transfers between nodes.
-pub(crate) fn movement(d: &Diff) -> String {
-    let ranges = match d.moved_ranges_total {
-        1 => "1 moved range".to_owned(),
-        n => format!("{n} moved ranges"),
-    };
-    let mut out = format!(
-        "moved {} of the keyspace (basis: {}, {ranges})\n\n",
-        percent(d.moved_fraction),
-        escape(&d.basis),
-    );
-    let mut nodes = Table::new(&[
-        ("NODE", Align::Left),
-        ("BEFORE", Align::Right),
-        ("AFTER", Align::Right),
-        ("GAINED", Align::Right),
-        ("LOST", Align::Right),
-    ]);
-    for n in &d.nodes {
-        nodes.row(vec![
-            n.id.clone(),
-            percent(n.before),
-            percent(n.after),
-            percent(n.gained),
-            percent(n.lost),
-        ]);
-    }
-    out.push_str(&nodes.render());
-    out.push('\n');
-    if d.transfers.is_empty() {
-        out.push_str("no transfers\n");
-        return out;
-    }
-    let mut transfers = Table::new(&[
-        ("FROM", Align::Left),
-        ("TO", Align::Left),
-        ("SHARE", Align::Right),
-    ]);
-    for t in &d.transfers {
-        transfers.row(vec![
-            or_none(t.from.as_deref()),
-            or_none(t.to.as_deref()),
-            percent(t.fraction),
-        ]);
-    }
-    out.push_str(&transfers.render());
-    out
-}
-
-#[derive(Deserialize)]
-struct DiffResult {
-    ring: String,
-    from: u64,
-    to: u64,
-    diff: Diff,
 }
 
 /// Prints what moves between two versions.
@@ -281,16 +195,6 @@ pub async fn diff(ctx: &Context, a: DiffArgs) -> Result<(), CliError> {
     ))
 }
 
-#[derive(Deserialize)]
-struct HistoryEntry {
-    version: u64,
-    created_at: String,
-    ops: Vec<Value>,
-    #[serde(default)]
-    reason: Option<String>,
-    moved_fraction: f64,
-}
-
 /// Prints the retained versions, oldest first.
 pub async fn history(ctx: &Context, a: HistoryArgs) -> Result<(), CliError> {
     let mut body = ctx.get(&ring_path(&a.ring, "/history")).await?;
@@ -301,7 +205,7 @@ pub async fn history(ctx: &Context, a: HistoryArgs) -> Result<(), CliError> {
     if ctx.json() {
         return emit_json(&body);
     }
-    let entries: Vec<HistoryEntry> = decode("history", &body["entries"])?;
+    let entries: Vec<HistoryEntryView> = decode("history", &body["entries"])?;
     // The time goes last, after the variable-width columns, so a script
     // that blanks it out (as the tests do) keeps the columns aligned.
     let mut t = Table::new(&[
@@ -317,7 +221,7 @@ pub async fn history(ctx: &Context, a: HistoryArgs) -> Result<(), CliError> {
             percent(e.moved_fraction),
             describe_ops(&e.ops),
             e.reason.unwrap_or_else(|| "-".into()),
-            time(&e.created_at),
+            time(e.created_at),
         ]);
     }
     emit(&t.render())

@@ -10,6 +10,7 @@
 pub mod change;
 pub mod clients;
 mod context;
+mod describe;
 mod error;
 pub mod inspect;
 pub mod node;
@@ -17,7 +18,6 @@ pub mod output;
 pub mod ring;
 pub mod serve;
 pub mod watch;
-mod wire;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 

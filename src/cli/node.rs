@@ -3,14 +3,16 @@
 //! `If-Match` on the version it read, so a concurrent change makes it fail
 //! (412) instead of being overwritten.
 
-use clap::{Args, Subcommand, ValueEnum};
+use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
+use clap::{Args, Subcommand};
 use reqwest::Method;
 use serde_json::{Map, Value};
 
 use super::context::{decode, encode, ring_path};
 use super::output::{emit, emit_json, escape, percent, Align, Table};
-use super::wire::{ChangeResult, Node};
 use super::{CliError, Context};
+use crate::placement::NodeState;
+use crate::wire::{ChangeResult, NodeStateName, NodeView};
 
 /// `ringd node …`.
 #[derive(Debug, Subcommand)]
@@ -78,17 +80,21 @@ pub struct UpdateArgs {
     #[arg(long = "remove-label", value_name = "KEY")]
     pub remove_labels: Vec<String>,
     /// `active` or `draining`.
-    #[arg(long, value_enum)]
-    pub state: Option<StateArg>,
+    #[arg(long, value_parser = state_parser())]
+    pub state: Option<NodeState>,
 }
 
-/// A node's state.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum StateArg {
-    /// Owns keys.
-    Active,
-    /// Keeps its record but owns no keys.
-    Draining,
+/// `--state`: `active` or `draining`, parsed as the API names them.
+fn state_parser() -> impl TypedValueParser<Value = NodeState> {
+    let help = |s: NodeState| match s {
+        NodeState::Active => "Owns keys",
+        NodeState::Draining => "Keeps its record but owns no keys",
+    };
+    let states = [NodeState::Active, NodeState::Draining];
+    PossibleValuesParser::new(
+        states.map(|s| PossibleValue::new(NodeStateName::from(s).as_str()).help(help(s))),
+    )
+    .try_map(|name| serde_json::from_value::<NodeState>(Value::String(name)))
 }
 
 /// A ring and one of its nodes.
@@ -137,7 +143,7 @@ pub async fn run(ctx: &Context, command: NodeCommand) -> Result<(), CliError> {
                 hash_key: None,
                 reason: t.reason,
             };
-            let draining = Some(StateArg::Draining);
+            let draining = Some(NodeState::Draining);
             update(ctx, &t.ring, &t.id, &fields, &[], draining, "drained").await
         }
         NodeCommand::Remove(t) => remove(ctx, t).await,
@@ -161,7 +167,7 @@ async fn add(ctx: &Context, a: AddArgs) -> Result<(), CliError> {
     let listed = ctx
         .request(Method::GET, &ring_path(&a.ring, "/nodes"), None, &[])
         .await?;
-    let nodes: Vec<Node> = decode("node list", &listed.body["nodes"])?;
+    let nodes: Vec<NodeView> = decode("node list", &listed.body["nodes"])?;
     let version = listed.body["version"].as_u64().or(listed.version);
     if nodes.iter().any(|n| n.id == a.id) {
         return Err(CliError::Refused(format!(
@@ -193,7 +199,7 @@ async fn update(
     id: &str,
     fields: &NodeFields,
     remove_labels: &[String],
-    state: Option<StateArg>,
+    state: Option<NodeState>,
     verb: &str,
 ) -> Result<(), CliError> {
     let read = ctx
@@ -213,12 +219,7 @@ async fn update(
     body.insert("labels".into(), Value::Object(labels));
     put_fields(&mut body, fields);
     if let Some(state) = state {
-        let name = if state == StateArg::Draining {
-            "draining"
-        } else {
-            "active"
-        };
-        body.insert("state".into(), name.into());
+        body.insert("state".into(), NodeStateName::from(state).as_str().into());
     }
     let tag = read.version.map(if_match);
     let headers: Vec<(&str, &str)> = tag.iter().map(|t| ("if-match", t.as_str())).collect();
@@ -299,7 +300,7 @@ async fn list(ctx: &Context, ring: &str) -> Result<(), CliError> {
     if ctx.json() {
         return emit_json(&body);
     }
-    let nodes: Vec<Node> = decode("node list", &body["nodes"])?;
+    let nodes: Vec<NodeView> = decode("node list", &body["nodes"])?;
     let version = body["version"].as_u64().unwrap_or_default();
     emit(&format!(
         "ring {} at version {version}\n\n{}",
@@ -309,7 +310,7 @@ async fn list(ctx: &Context, ring: &str) -> Result<(), CliError> {
 }
 
 /// The node table of `node list` and `ring show`.
-pub(crate) fn table(nodes: &[Node]) -> String {
+pub(crate) fn table(nodes: &[NodeView]) -> String {
     let mut t = Table::new(&[
         ("NODE", Align::Left),
         ("STATE", Align::Left),
@@ -324,7 +325,7 @@ pub(crate) fn table(nodes: &[Node]) -> String {
         let labels: Vec<String> = n.labels.iter().map(|(k, v)| format!("{k}={v}")).collect();
         t.row(vec![
             n.id.clone(),
-            n.state.clone(),
+            n.state.as_str().to_owned(),
             n.weight.to_string(),
             dash(&n.zone),
             dash(&n.address),

@@ -10,7 +10,6 @@
 use std::io::Write;
 
 use serde_json::Value;
-use time::format_description::well_known::Rfc3339;
 use time::OffsetDateTime;
 use unicode_width::UnicodeWidthStr;
 
@@ -18,6 +17,7 @@ use crate::ring::{escape_refused, is_refused_char};
 
 use super::CliError;
 use crate::client::ClientError;
+use crate::wire::DiffView;
 
 /// How a column's cells line up.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -162,10 +162,7 @@ pub fn yes_no(b: bool) -> String {
 /// An RFC 3339 timestamp shortened to whole seconds in UTC, so table
 /// columns keep one width whatever the fraction; unparsable text is shown
 /// as it is.
-pub fn time(text: &str) -> String {
-    let Ok(t) = OffsetDateTime::parse(text, &Rfc3339) else {
-        return text.to_owned();
-    };
+pub fn time(t: OffsetDateTime) -> String {
     let t = t.to_offset(time::UtcOffset::UTC);
     format!(
         "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}Z",
@@ -219,7 +216,7 @@ pub fn error_text(err: &CliError) -> String {
             out.push_str(&format!("error: {}\n", escape(detail)));
             out.push_str(&format!(
                 "  problem: {} (HTTP {})\n",
-                escape(&p.kind),
+                escape(&p.type_uri),
                 p.status
             ));
             if let Some(field) = &p.field {
@@ -248,6 +245,56 @@ pub fn print_error(err: &CliError) {
     let _ = std::io::stderr()
         .lock()
         .write_all(error_text(err).as_bytes());
+}
+
+/// The movement of a diff: moved fraction, per-node gain and loss, and
+/// the transfers between nodes.
+pub fn movement(d: &DiffView) -> String {
+    let ranges = match d.moved_ranges_total {
+        1 => "1 moved range".to_owned(),
+        n => format!("{n} moved ranges"),
+    };
+    let mut out = format!(
+        "moved {} of the keyspace (basis: {}, {ranges})\n\n",
+        percent(d.moved_fraction),
+        escape(d.basis.as_str()),
+    );
+    let mut nodes = Table::new(&[
+        ("NODE", Align::Left),
+        ("BEFORE", Align::Right),
+        ("AFTER", Align::Right),
+        ("GAINED", Align::Right),
+        ("LOST", Align::Right),
+    ]);
+    for n in &d.nodes {
+        nodes.row(vec![
+            n.id.clone(),
+            percent(n.before),
+            percent(n.after),
+            percent(n.gained),
+            percent(n.lost),
+        ]);
+    }
+    out.push_str(&nodes.render());
+    out.push('\n');
+    if d.transfers.is_empty() {
+        out.push_str("no transfers\n");
+        return out;
+    }
+    let mut transfers = Table::new(&[
+        ("FROM", Align::Left),
+        ("TO", Align::Left),
+        ("SHARE", Align::Right),
+    ]);
+    for t in &d.transfers {
+        transfers.row(vec![
+            or_none(t.from.as_deref()),
+            or_none(t.to.as_deref()),
+            percent(t.fraction),
+        ]);
+    }
+    out.push_str(&transfers.render());
+    out
 }
 
 #[cfg(test)]
@@ -303,11 +350,16 @@ mod tests {
 
     #[test]
     fn times_are_shortened_to_seconds_in_utc() {
+        let at = |text: &str| {
+            OffsetDateTime::parse(text, &time::format_description::well_known::Rfc3339).unwrap()
+        };
         assert_eq!(
-            time("2026-11-30T15:38:13.123456789Z"),
+            time(at("2026-11-30T15:38:13.123456789Z")),
             "2026-11-30T15:38:13Z"
         );
-        assert_eq!(time("2026-11-30T16:38:13+01:00"), "2026-11-30T15:38:13Z");
-        assert_eq!(time("later"), "later");
+        assert_eq!(
+            time(at("2026-11-30T16:38:13+01:00")),
+            "2026-11-30T15:38:13Z"
+        );
     }
 }

@@ -1,13 +1,16 @@
 //! `ringd ring create|list|show|delete`.
 
-use clap::{Args, Subcommand, ValueEnum};
+use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
+use clap::{Args, Subcommand};
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Map, Value};
 
 use super::context::{decode, ring_path};
 use super::output::{emit, emit_json, escape, fields, time, yes_no, Align, Table};
-use super::wire::{Config, RingSummary, Snapshot};
 use super::{node, CliError, Context};
+use crate::placement::{Algorithm, HashFunction};
+use crate::wire::{NodeStateName, RingConfigView, RingSummary, SnapshotView};
+use time::OffsetDateTime;
 
 /// `ringd ring …`.
 #[derive(Debug, Subcommand)]
@@ -29,34 +32,29 @@ pub enum RingCommand {
     },
 }
 
-/// A placement algorithm (see the README's table).
-#[derive(Debug, Clone, Copy, ValueEnum)]
-#[value(rename_all = "lowercase")]
-pub enum AlgorithmArg {
-    /// Virtual-node ring with 64-bit positions.
-    Ring,
-    /// libketama-compatible ring.
-    Ketama,
-    /// Maglev lookup table.
-    Maglev,
-    /// Jump consistent hash.
-    Jump,
-    /// Weighted rendezvous hashing.
-    Rendezvous,
+/// `--algorithm`: the names of [`Algorithm::ALL`], each with a line of help.
+fn algorithm_parser() -> impl TypedValueParser<Value = Algorithm> {
+    let help = |a: Algorithm| match a {
+        Algorithm::Ring => "Virtual-node ring with 64-bit positions",
+        Algorithm::Ketama => "libketama-compatible ring",
+        Algorithm::Maglev => "Maglev lookup table",
+        Algorithm::Jump => "Jump consistent hash",
+        Algorithm::Rendezvous => "Weighted rendezvous hashing",
+    };
+    PossibleValuesParser::new(Algorithm::ALL.map(|a| PossibleValue::new(a.name()).help(help(a))))
+        .try_map(|name| name.parse::<Algorithm>())
 }
 
-/// A hash function for keys and node labels.
-#[derive(Debug, Clone, Copy, ValueEnum)]
-#[value(rename_all = "lowercase")]
-pub enum HashArg {
-    /// XXH3-64.
-    Xxh3,
-    /// MD5 (ketama's only hash).
-    Md5,
-    /// SHA-256.
-    Sha256,
-    /// MurmurHash3 x64-128.
-    Murmur3,
+/// `--hash`: the names of [`HashFunction::ALL`], each with a line of help.
+fn hash_parser() -> impl TypedValueParser<Value = HashFunction> {
+    let help = |h: HashFunction| match h {
+        HashFunction::Xxh3 => "XXH3-64",
+        HashFunction::Md5 => "MD5 (ketama's only hash)",
+        HashFunction::Sha256 => "SHA-256",
+        HashFunction::Murmur3 => "MurmurHash3 x64-128",
+    };
+    PossibleValuesParser::new(HashFunction::ALL.map(|h| PossibleValue::new(h.name()).help(help(h))))
+        .try_map(|name| name.parse::<HashFunction>())
 }
 
 /// Flags of `ringd ring create`; the server applies its defaults to the
@@ -66,11 +64,11 @@ pub struct CreateArgs {
     /// The ring's name: 1–63 characters of a-z 0-9 . _ -.
     pub name: String,
     /// Placement algorithm [server default: ring].
-    #[arg(long, value_enum)]
-    pub algorithm: Option<AlgorithmArg>,
+    #[arg(long, value_parser = algorithm_parser())]
+    pub algorithm: Option<Algorithm>,
     /// Hash function [server default: md5 for ketama, xxh3 otherwise].
-    #[arg(long, value_enum)]
-    pub hash: Option<HashArg>,
+    #[arg(long, value_parser = hash_parser())]
+    pub hash: Option<HashFunction>,
     /// `ring`: points per unit of weight, 1–10000 [server default: 160].
     #[arg(long, value_name = "N")]
     pub vnodes_per_weight: Option<u64>,
@@ -86,11 +84,6 @@ pub struct CreateArgs {
     pub zone_aware: bool,
 }
 
-fn value_name<T: ValueEnum>(v: &T) -> Value {
-    v.to_possible_value()
-        .map_or(Value::Null, |p| Value::from(p.get_name()))
-}
-
 /// Runs a `ring` subcommand.
 pub async fn run(ctx: &Context, command: RingCommand) -> Result<(), CliError> {
     match command {
@@ -104,10 +97,10 @@ pub async fn run(ctx: &Context, command: RingCommand) -> Result<(), CliError> {
 async fn create(ctx: &Context, a: CreateArgs) -> Result<(), CliError> {
     let mut body = Map::new();
     if let Some(v) = &a.algorithm {
-        body.insert("algorithm".into(), value_name(v));
+        body.insert("algorithm".into(), v.name().into());
     }
     if let Some(v) = &a.hash {
-        body.insert("hash".into(), value_name(v));
+        body.insert("hash".into(), v.name().into());
     }
     let numbers = [
         ("vnodes_per_weight", a.vnodes_per_weight),
@@ -146,10 +139,10 @@ async fn create(ctx: &Context, a: CreateArgs) -> Result<(), CliError> {
     emit(&format!("{head}{}", summary_fields(&s)))
 }
 
-fn config_fields(c: &Config) -> Vec<(&'static str, String)> {
+fn config_fields(c: &RingConfigView) -> Vec<(&'static str, String)> {
     vec![
-        ("algorithm", c.algorithm.clone()),
-        ("hash", c.hash.clone()),
+        ("algorithm", c.algorithm.as_str().to_owned()),
+        ("hash", c.hash.as_str().to_owned()),
         ("vnodes per weight", c.vnodes_per_weight.to_string()),
         ("table size", c.table_size.to_string()),
         ("replication factor", c.replication_factor.to_string()),
@@ -162,7 +155,7 @@ fn summary_fields(s: &RingSummary) -> String {
     ring_fields(
         &s.ring,
         s.version,
-        &s.created_at,
+        s.created_at,
         &s.fingerprint,
         &s.config,
         counts,
@@ -173,9 +166,9 @@ fn summary_fields(s: &RingSummary) -> String {
 fn ring_fields(
     ring: &str,
     version: u64,
-    created_at: &str,
+    created_at: OffsetDateTime,
     fingerprint: &str,
-    config: &Config,
+    config: &RingConfigView,
     nodes: String,
 ) -> String {
     let mut pairs = vec![
@@ -208,8 +201,8 @@ async fn list(ctx: &Context) -> Result<(), CliError> {
         t.row(vec![
             r.ring,
             r.version.to_string(),
-            r.config.algorithm,
-            r.config.hash,
+            r.config.algorithm.as_str().to_owned(),
+            r.config.hash.as_str().to_owned(),
             r.nodes.to_string(),
             r.active_nodes.to_string(),
             // A prefix tells versions apart at a glance; `ring show` has it all.
@@ -224,13 +217,17 @@ async fn show(ctx: &Context, name: &str) -> Result<(), CliError> {
     if ctx.json() {
         return emit_json(&body);
     }
-    let s: Snapshot = decode("snapshot", &body)?;
-    let active = s.nodes.iter().filter(|n| n.state == "active").count();
+    let s: SnapshotView = decode("snapshot", &body)?;
+    let active = s
+        .nodes
+        .iter()
+        .filter(|n| matches!(n.state, NodeStateName::Active))
+        .count();
     let counts = format!("{} ({active} active)", s.nodes.len());
     let mut out = ring_fields(
         &s.ring,
         s.version,
-        &s.created_at,
+        s.created_at,
         &s.fingerprint,
         &s.config,
         counts,

@@ -10,11 +10,12 @@ use clap::Args;
 use serde_json::{json, Value};
 
 use super::context::{decode, ring_path};
+use super::describe::describe_ops;
 use super::output::{emit, emit_json_line, escape, percent, time};
-use super::wire::{describe_ops, Snapshot};
 use super::{CliError, Context};
 use crate::client::sse::{SseDecoder, SseEvent};
 use crate::client::ClientError;
+use crate::wire::SnapshotView;
 
 /// Consecutive failed reconnections after which `watch` gives up.
 const RECONNECT_ATTEMPTS: u32 = 5;
@@ -95,14 +96,14 @@ fn print_event(ctx: &Context, ring: &str, event: &SseEvent) -> Result<Option<u64
         "snapshot" | "reset" => {
             let value: Value = serde_json::from_str(&event.data)
                 .map_err(|e| CliError::decode("watch event", e))?;
-            let s: Snapshot = decode("watch event", &value)?;
+            let s: SnapshotView = decode("watch event", &value)?;
             if ctx.json() {
                 emit_json_line(&json!({
                     "event": event.event,
                     "ring": s.ring,
                     "version": s.version,
                     "fingerprint": s.fingerprint,
-                    "created_at": s.created_at,
+                    "created_at": value["created_at"],
                     "moved_fraction": s.change.moved_fraction,
                     "ops": s.change.ops,
                     "reason": s.change.reason,
@@ -123,7 +124,7 @@ fn print_event(ctx: &Context, ring: &str, event: &SseEvent) -> Result<Option<u64
                 let line = format!(
                     "{reset}version {} at {}: moved {}; {}{reason}",
                     s.version,
-                    time(&s.created_at),
+                    time(s.created_at),
                     percent(s.change.moved_fraction),
                     describe_ops(&s.change.ops),
                 );

@@ -1,51 +1,19 @@
 //! What can go wrong between a client and ringd.
 
-use serde::Deserialize;
 use thiserror::Error;
 
-/// An RFC 9457 problem document as ringd sends it with every error.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-pub struct Problem {
-    /// `urn:ringd:problem:<slug>`.
-    #[serde(rename = "type", default)]
-    pub kind: String,
-    /// Short summary of the kind of problem.
-    #[serde(default)]
-    pub title: String,
-    /// The HTTP status.
-    pub status: u16,
-    /// What to fix, for a person.
-    #[serde(default)]
-    pub detail: String,
-    /// For input errors, the JSON path of the offending field.
-    #[serde(default)]
-    pub field: Option<String>,
-    /// For 409/412: the ring's version at the time.
-    #[serde(default)]
-    pub current_version: Option<u64>,
-}
+use crate::wire::Problem;
 
-impl Problem {
-    /// The slug after `urn:ringd:problem:` (e.g. `ring-not-found`).
-    pub fn slug(&self) -> &str {
-        self.kind
-            .strip_prefix("urn:ringd:problem:")
-            .unwrap_or(&self.kind)
-    }
-}
-
-impl std::fmt::Display for Problem {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let detail = if self.detail.is_empty() {
-            &self.title
-        } else {
-            &self.detail
-        };
-        write!(f, "{} ({}): {}", self.status, self.slug(), detail)?;
-        if let Some(field) = &self.field {
-            write!(f, " [field: {field}]")?;
+impl ClientError {
+    /// A body read from `what` that could not be decoded.
+    pub fn decode(
+        what: impl Into<String>,
+        source: impl Into<Box<dyn std::error::Error + Send + Sync>>,
+    ) -> Self {
+        Self::Decode {
+            what: what.into(),
+            source: source.into(),
         }
-        Ok(())
     }
 }
 
@@ -84,8 +52,15 @@ pub enum ClientError {
         last: String,
     },
     /// A response body that is not what the API documents.
-    #[error("unexpected response from ringd: {0}")]
-    Decode(String),
+    #[error("unexpected response from ringd: {what}: {}", crate::client::http::error_chain(.source.as_ref()))]
+    Decode {
+        /// What was being read: the URL asked, or the kind of answer.
+        what: String,
+        /// Why it could not be read: the body's transfer failed, or it is
+        /// not the JSON the API documents.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
     /// A snapshot whose placement does not hash to its stated fingerprint:
     /// it was corrupted or tampered with on the way, or the server and this
     /// client disagree on the placement rules. It is never routed on.

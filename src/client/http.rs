@@ -12,7 +12,8 @@ use reqwest::{Method, Response, StatusCode};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use super::error::{ClientError, Problem};
+use super::error::ClientError;
+use crate::wire::Problem;
 
 /// How long a plain request may take, unless the caller says otherwise.
 pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
@@ -274,8 +275,8 @@ pub(crate) async fn decode<T: DeserializeOwned>(
     let bytes = resp
         .bytes()
         .await
-        .map_err(|e| ClientError::Decode(format!("{url}: {}", error_chain(&e))))?;
-    serde_json::from_slice(&bytes).map_err(|e| ClientError::Decode(format!("{url}: {e}")))
+        .map_err(|e| ClientError::decode(url, e))?;
+    serde_json::from_slice(&bytes).map_err(|e| ClientError::decode(url, e))
 }
 
 /// Turns an error response into a [`ClientError`].

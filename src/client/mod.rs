@@ -44,9 +44,10 @@ use std::time::Duration;
 use arc_swap::ArcSwapOption;
 use tokio::sync::{broadcast, watch as state};
 
+pub use crate::wire::Problem;
 pub use bounded::BoundedLoad;
 pub use builder::ClientBuilder;
-pub use error::{ClientError, Problem};
+pub use error::ClientError;
 pub use events::{DiffSummary, RingEvent, VersionChange};
 pub use http::{Endpoints, EndpointsBuilder};
 pub use router::Router;

@@ -31,3 +31,4 @@ mod versions;
 mod walkthrough;
 mod watch;
 mod watch_stalled;
+mod wire_examples;

@@ -24,8 +24,8 @@ impl Watch {
         let wait = self.long_poll_wait;
         let path = match held {
             Some(v) => format!(
-                "/v1/rings/{ring}/snapshot?after={v}&wait={}ms",
-                wait.as_millis()
+                "/v1/rings/{ring}/snapshot?after={v}&wait={}",
+                crate::wire::duration::format_wait(wait)
             ),
             None => format!("/v1/rings/{ring}/snapshot"),
         };
@@ -43,7 +43,7 @@ impl Watch {
         }
         let mut reset = resp
             .headers()
-            .get("ringd-reset")
+            .get(crate::wire::headers::RESET_HEADER)
             .is_some_and(|v| v.as_bytes() == b"true");
         let snapshot: Snapshot = decode(resp, &server).await.map_err(|e| Failure::Retry {
             server: Some(server.clone()),

@@ -1,4 +1,5 @@
-//! Long-poll on `GET /v1/rings/{ring}/snapshot?after=N&wait=D`: the
+//! Answers that carry a snapshot, shared by the resources that send one:
+//! the snapshot with its ETag, and the long-poll on `GET /v1/rings/{ring}/snapshot?after=N&wait=D`: the
 //! request waits in the notification hub until the ring passes the
 //! client's version.
 
@@ -6,24 +7,23 @@ use std::time::Duration;
 
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
+use axum::Json;
 use tokio::time::Instant;
 
+use super::headers::etag;
 use super::problem::ApiError;
 use super::AppState;
 use crate::hub::{GaugeGuard, Head};
-use crate::ring::durations::LONG_POLL_WAIT;
 use crate::ring::{RingName, Snapshot};
 use crate::service::ServiceError;
 use crate::store::StoreError;
+use crate::wire::SnapshotView;
 
-/// Header on a long-poll answer whose ring went back to a lower version
-/// than the client's (it was deleted and created again): drop what you
-/// hold and take this snapshot.
-pub const RESET_HEADER: &str = "ringd-reset";
+pub use crate::wire::headers::RESET_HEADER;
 
 /// `GET …/snapshot?after=N&wait=D`: answers at once with the current
 /// snapshot if the ring is past N (or, with [`RESET_HEADER`], below it);
-/// otherwise waits up to `wait` (within [`LONG_POLL_WAIT`], plus up to 1/16
+/// otherwise waits up to `wait` (within [`LONG_POLL_WAIT`](crate::ring::durations::LONG_POLL_WAIT), plus up to 1/16
 /// of it as jitter) for a newer version, and answers 304 if none came.
 pub async fn long_poll(
     state: &AppState,
@@ -62,15 +62,17 @@ pub async fn long_poll(
             _ => break,
         }
     }
-    Ok((
-        StatusCode::NOT_MODIFIED,
-        [(header::ETAG, super::headers::etag(after))],
-    )
-        .into_response())
+    Ok((StatusCode::NOT_MODIFIED, [(header::ETAG, etag(after))]).into_response())
+}
+
+/// 200 with the snapshot and its version as the ETag.
+pub fn snapshot_body(snapshot: &Snapshot) -> Response {
+    let tag = etag(snapshot.version);
+    ([(header::ETAG, tag)], Json(SnapshotView::from(snapshot))).into_response()
 }
 
 fn snapshot_answer(snapshot: &Snapshot, reset: bool) -> Response {
-    let mut response = super::snapshots::snapshot_body(snapshot);
+    let mut response = snapshot_body(snapshot);
     if reset {
         response
             .headers_mut()
@@ -80,9 +82,7 @@ fn snapshot_answer(snapshot: &Snapshot, reset: bool) -> Response {
 }
 
 /// Parses `wait`: a duration such as `30s`, `500ms` or `2m`, within
-/// [`LONG_POLL_WAIT`].
+/// [`LONG_POLL_WAIT`](crate::ring::durations::LONG_POLL_WAIT).
 fn parse_wait(text: &str) -> Result<Duration, ApiError> {
-    LONG_POLL_WAIT
-        .parse(text)
-        .map_err(|e| ApiError::invalid("wait", e.named()))
+    crate::wire::duration::parse_wait(text).map_err(|e| ApiError::invalid("wait", e.named()))
 }

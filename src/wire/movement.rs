@@ -1,8 +1,7 @@
 //! Wire types for movement between two versions: the dry-run preview,
 //! the result of a change and `GET …/diff`.
 
-use serde::Serialize;
-use utoipa::ToSchema;
+use serde::{Deserialize, Serialize};
 
 use crate::placement::{DiffBasis, NodeId, PlacementDiff};
 
@@ -11,7 +10,8 @@ use crate::placement::{DiffBasis, NodeId, PlacementDiff};
 pub const MAX_MOVED_RANGES: usize = 1_000;
 
 /// How a diff was computed.
-#[derive(Debug, Clone, Copy, Serialize, ToSchema)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum DiffBasisName {
     /// Exact, by sweeping hash ranges.
@@ -24,6 +24,19 @@ pub enum DiffBasisName {
     RendezvousModel,
     /// Estimated from 65,536 sample keys (the versions hash differently).
     Sampled,
+}
+
+impl DiffBasisName {
+    /// The name as sent on the wire.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Ranges => "ranges",
+            Self::TableEntries => "table_entries",
+            Self::JumpModel => "jump_model",
+            Self::RendezvousModel => "rendezvous_model",
+            Self::Sampled => "sampled",
+        }
+    }
 }
 
 impl From<DiffBasis> for DiffBasisName {
@@ -39,7 +52,8 @@ impl From<DiffBasis> for DiffBasisName {
 }
 
 /// One node's change in share.
-#[derive(Debug, Clone, Serialize, ToSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
 pub struct NodeMovementView {
     /// The node.
     pub id: String,
@@ -54,7 +68,8 @@ pub struct NodeMovementView {
 }
 
 /// Keyspace moving between two nodes; `null` means no owner.
-#[derive(Debug, Clone, Serialize, ToSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
 pub struct TransferView {
     /// Previous owner.
     pub from: Option<String>,
@@ -66,7 +81,8 @@ pub struct TransferView {
 
 /// A run of hash positions (or Maglev slots) that changes owner;
 /// inclusive bounds as decimal strings.
-#[derive(Debug, Clone, Serialize, ToSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
 pub struct MovedRangeView {
     /// First position or slot.
     pub first: String,
@@ -79,7 +95,8 @@ pub struct MovedRangeView {
 }
 
 /// The movement between two versions.
-#[derive(Debug, Clone, Serialize, ToSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
 pub struct DiffView {
     /// How it was computed.
     pub basis: DiffBasisName,

@@ -1,0 +1,144 @@
+//! Changes: recorded ops and what a change did.
+
+use serde::{Deserialize, Serialize};
+
+use super::movement::DiffView;
+use super::nodes::NodeView;
+use super::rings::{RingConfigView, RingSummary};
+use crate::ring::{ChangeOp, ChangeRecord, Role};
+
+/// One operation of a recorded change.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
+#[serde(tag = "op", rename_all = "snake_case")]
+pub enum OpView {
+    /// Registered or replaced a node.
+    Upsert {
+        /// The full record.
+        node: NodeView,
+    },
+    /// Removed a node.
+    Remove {
+        /// The removed node.
+        id: String,
+    },
+    /// Replaced the configuration.
+    SetConfig {
+        /// The new configuration.
+        config: RingConfigView,
+    },
+}
+
+impl From<&ChangeOp> for OpView {
+    fn from(op: &ChangeOp) -> Self {
+        match op {
+            ChangeOp::Upsert { node } => Self::Upsert { node: node.into() },
+            ChangeOp::Remove { id } => Self::Remove { id: id.to_string() },
+            ChangeOp::SetConfig { config } => Self::SetConfig {
+                config: config.into(),
+            },
+        }
+    }
+}
+
+/// The role of the token that made a change.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum RoleName {
+    /// The admin token.
+    Admin,
+    /// No admin token is configured, so mutations are open.
+    Anonymous,
+}
+
+impl RoleName {
+    /// The name as sent on the wire.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Admin => "admin",
+            Self::Anonymous => "anonymous",
+        }
+    }
+}
+
+impl From<Role> for RoleName {
+    fn from(r: Role) -> Self {
+        match r {
+            Role::Admin => Self::Admin,
+            Role::Anonymous => Self::Anonymous,
+        }
+    }
+}
+
+/// What produced a version.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
+pub struct ChangeView {
+    /// The operations, in the order applied.
+    pub ops: Vec<OpView>,
+    /// The operator's free-text reason.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// The acting token's role.
+    pub role: RoleName,
+    /// Share of the keyspace that changed owner against the previous version.
+    pub moved_fraction: f64,
+    /// The `Idempotency-Key` the change was sent with.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub idempotency_key: Option<String>,
+}
+
+impl From<&ChangeRecord> for ChangeView {
+    fn from(c: &ChangeRecord) -> Self {
+        Self {
+            ops: c.ops.iter().map(OpView::from).collect(),
+            reason: c.reason.clone(),
+            role: c.role.into(),
+            moved_fraction: c.moved_fraction,
+            idempotency_key: c.idempotency_key.clone().map(String::from),
+        }
+    }
+}
+
+/// What a change did (or, for a dry run, would do).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
+pub struct ChangeResult {
+    /// The ring.
+    pub ring: String,
+    /// True when nothing was committed because the request was a dry run.
+    pub dry_run: bool,
+    /// False when the change alters nothing: no version was created.
+    pub changed: bool,
+    /// The version the change was computed against.
+    pub base_version: u64,
+    /// The new version; for a dry run the would-be version; for a no-op
+    /// the current one.
+    pub version: u64,
+    /// Summary of `version`.
+    pub summary: RingSummary,
+    /// Movement from `base_version` to `version`; absent for a no-op, and
+    /// for a replay whose base version has been pruned.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub diff: Option<DiffView>,
+    /// Present when the change alters the configuration: the config of
+    /// `base_version` and the config of `version`, every field of both.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub config_change: Option<ConfigChange>,
+    /// Present and true when this answer repeats the commit of an earlier
+    /// request with the same `Idempotency-Key`: nothing new was committed.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    #[cfg_attr(feature = "server", schema(default = false))]
+    pub replayed: bool,
+}
+
+/// A configuration before and after a change.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
+pub struct ConfigChange {
+    /// The config of `base_version`.
+    pub from: RingConfigView,
+    /// The config of `version`.
+    pub to: RingConfigView,
+}

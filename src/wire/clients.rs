@@ -1,0 +1,78 @@
+//! Clients and their convergence.
+
+use serde::{Deserialize, Serialize};
+use time::OffsetDateTime;
+
+/// One client's latest ack, judged against the ring.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
+pub struct ClientView {
+    /// The client.
+    pub client_id: String,
+    /// The version it applied.
+    pub version: u64,
+    /// The fingerprint it computed for that version.
+    pub fingerprint: String,
+    /// How many versions it is behind the ring's current version.
+    pub lag: u64,
+    /// When its latest ack arrived.
+    #[serde(with = "time::serde::rfc3339")]
+    #[cfg_attr(feature = "server", schema(value_type = String, format = DateTime))]
+    pub last_seen: OffsetDateTime,
+    /// When the ack stops counting unless the client acks again.
+    #[serde(with = "time::serde::rfc3339")]
+    #[cfg_attr(feature = "server", schema(value_type = String, format = DateTime))]
+    pub expires_at: OffsetDateTime,
+    /// Whether it applied the current version.
+    pub on_latest: bool,
+    /// Whether its fingerprint equals the server's for that version; null
+    /// when the version has been pruned, so the server cannot tell.
+    pub matches: Option<bool>,
+    /// `matches` is false: the client computed a different placement for
+    /// the same version (a client bug or a different library version).
+    pub divergent: bool,
+}
+
+/// Counts over a ring's live clients.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
+pub struct ClientSummary {
+    /// Clients with a live ack.
+    pub clients: u64,
+    /// Of those, how many applied the current version.
+    pub on_latest: u64,
+    /// `on_latest / clients`; null when there are no clients.
+    pub on_latest_share: Option<f64>,
+    /// Clients whose fingerprint differs from the server's.
+    pub divergent: u64,
+}
+
+/// A ring's clients and how far they have converged.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
+pub struct ClientList {
+    /// The ring.
+    pub ring: String,
+    /// The ring's current version.
+    pub version: u64,
+    /// Its fingerprint.
+    pub fingerprint: String,
+    /// Every client with a live ack, sorted by id.
+    pub clients: Vec<ClientView>,
+    /// Counts over `clients`.
+    pub summary: ClientSummary,
+}
+
+/// The answer to an ack: the ring's current state and the stored ack.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
+pub struct AckResult {
+    /// The ring.
+    pub ring: String,
+    /// The ring's current version.
+    pub version: u64,
+    /// Its fingerprint.
+    pub fingerprint: String,
+    /// The ack as stored, judged against the ring.
+    pub client: ClientView,
+}

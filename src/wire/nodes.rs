@@ -1,0 +1,88 @@
+//! Nodes as registered.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::placement::NodeState;
+use crate::ring::NodeRecord;
+
+/// Whether a node owns keys.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
+#[serde(rename_all = "lowercase")]
+pub enum NodeStateName {
+    /// Owns keys.
+    Active,
+    /// Keeps its record but owns no keys.
+    Draining,
+}
+
+impl NodeStateName {
+    /// The name as sent on the wire.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Active => "active",
+            Self::Draining => "draining",
+        }
+    }
+}
+
+impl From<NodeState> for NodeStateName {
+    fn from(s: NodeState) -> Self {
+        match s {
+            NodeState::Active => Self::Active,
+            NodeState::Draining => Self::Draining,
+        }
+    }
+}
+
+/// A node as registered.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
+pub struct NodeView {
+    /// Identity within the ring: 1–128 bytes of `[A-Za-z0-9._:-]`,
+    /// starting with a letter or digit.
+    pub id: String,
+    /// Where clients reach the node; not interpreted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub address: Option<String>,
+    /// Relative capacity, 1–1000000.
+    pub weight: u32,
+    /// Failure domain.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub zone: Option<String>,
+    /// Free-form metadata, not used by placement.
+    pub labels: BTreeMap<String, String>,
+    /// `active` or `draining`.
+    pub state: NodeStateName,
+    /// Hashed instead of the id, if set.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hash_key: Option<String>,
+}
+
+impl From<&NodeRecord> for NodeView {
+    fn from(n: &NodeRecord) -> Self {
+        Self {
+            id: n.id.to_string(),
+            address: n.address.clone(),
+            weight: n.weight.get(),
+            zone: n.zone.as_ref().map(|z| z.as_str().to_owned()),
+            labels: n.labels.clone(),
+            state: n.state.into(),
+            hash_key: n.hash_key.as_ref().map(|k| k.as_str().to_owned()),
+        }
+    }
+}
+
+/// A ring's nodes at its latest version.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
+pub struct NodeList {
+    /// The ring.
+    pub ring: String,
+    /// The version listed.
+    pub version: u64,
+    /// Every node, active or draining, sorted by id.
+    pub nodes: Vec<NodeView>,
+}

@@ -1,0 +1,166 @@
+//! Rings: configuration and summaries.
+
+use serde::{Deserialize, Serialize};
+use time::OffsetDateTime;
+
+use crate::placement::{Algorithm, HashFunction, NodeState, RingConfig};
+use crate::ring::Snapshot;
+
+/// A placement algorithm.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
+#[serde(rename_all = "lowercase")]
+pub enum AlgorithmName {
+    /// Virtual-node ring with 64-bit positions (the default).
+    Ring,
+    /// libketama-compatible ring (md5, 32-bit points).
+    Ketama,
+    /// Maglev lookup table.
+    Maglev,
+    /// Jump consistent hash over a persisted bucket order.
+    Jump,
+    /// Weighted rendezvous (highest random weight).
+    Rendezvous,
+}
+
+impl AlgorithmName {
+    /// The name as sent on the wire.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Ring => "ring",
+            Self::Ketama => "ketama",
+            Self::Maglev => "maglev",
+            Self::Jump => "jump",
+            Self::Rendezvous => "rendezvous",
+        }
+    }
+}
+
+impl From<Algorithm> for AlgorithmName {
+    fn from(a: Algorithm) -> Self {
+        match a {
+            Algorithm::Ring => Self::Ring,
+            Algorithm::Ketama => Self::Ketama,
+            Algorithm::Maglev => Self::Maglev,
+            Algorithm::Jump => Self::Jump,
+            Algorithm::Rendezvous => Self::Rendezvous,
+        }
+    }
+}
+
+/// A hash function for keys and node labels.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
+#[serde(rename_all = "lowercase")]
+pub enum HashName {
+    /// XXH3-64 (the default except for ketama).
+    Xxh3,
+    /// MD5 (ketama's only hash).
+    Md5,
+    /// SHA-256.
+    Sha256,
+    /// MurmurHash3 x64-128, first half.
+    Murmur3,
+}
+
+impl HashName {
+    /// The name as sent on the wire.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Xxh3 => "xxh3",
+            Self::Md5 => "md5",
+            Self::Sha256 => "sha256",
+            Self::Murmur3 => "murmur3",
+        }
+    }
+}
+
+impl From<HashFunction> for HashName {
+    fn from(h: HashFunction) -> Self {
+        match h {
+            HashFunction::Xxh3 => Self::Xxh3,
+            HashFunction::Md5 => Self::Md5,
+            HashFunction::Sha256 => Self::Sha256,
+            HashFunction::Murmur3 => Self::Murmur3,
+        }
+    }
+}
+
+/// A ring's configuration: everything that decides placement apart from
+/// the nodes.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
+pub struct RingConfigView {
+    /// The placement algorithm.
+    pub algorithm: AlgorithmName,
+    /// Hash for keys and node labels.
+    pub hash: HashName,
+    /// `ring`: points per unit of weight (1–10000).
+    pub vnodes_per_weight: u32,
+    /// `maglev`: lookup table size, a prime up to 16777216.
+    pub table_size: u64,
+    /// Default length of preference lists (1–64).
+    pub replication_factor: u32,
+    /// Whether preference lists spread over zones first.
+    pub zone_aware: bool,
+}
+
+impl From<&RingConfig> for RingConfigView {
+    fn from(c: &RingConfig) -> Self {
+        Self {
+            algorithm: c.algorithm.into(),
+            hash: c.hash.into(),
+            vnodes_per_weight: c.vnodes_per_weight,
+            table_size: c.table_size,
+            replication_factor: c.replication_factor,
+            zone_aware: c.zone_aware,
+        }
+    }
+}
+/// A ring at its latest (or a would-be) version, without its node list.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
+pub struct RingSummary {
+    /// The ring's name.
+    pub ring: String,
+    /// The version described.
+    pub version: u64,
+    /// When that version was committed (RFC 3339).
+    #[serde(with = "time::serde::rfc3339")]
+    #[cfg_attr(feature = "server", schema(value_type = String, format = DateTime))]
+    pub created_at: OffsetDateTime,
+    /// Algorithm, hash and parameters.
+    pub config: RingConfigView,
+    /// Registered nodes, active or draining.
+    pub nodes: usize,
+    /// Nodes that own keys.
+    pub active_nodes: usize,
+    /// SHA-256 of the placement's canonical encoding (64 hex digits).
+    pub fingerprint: String,
+}
+
+impl From<&Snapshot> for RingSummary {
+    fn from(s: &Snapshot) -> Self {
+        Self {
+            ring: s.ring.to_string(),
+            version: s.version,
+            created_at: s.created_at,
+            config: (&s.config).into(),
+            nodes: s.nodes.len(),
+            active_nodes: s
+                .nodes
+                .iter()
+                .filter(|n| n.state == NodeState::Active)
+                .count(),
+            fingerprint: s.fingerprint.to_string(),
+        }
+    }
+}
+
+/// Every ring.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
+pub struct RingList {
+    /// Latest version of each ring, by name.
+    pub rings: Vec<RingSummary>,
+}

@@ -1,0 +1,96 @@
+//! Snapshots: complete versions and the history.
+
+use serde::{Deserialize, Serialize};
+use time::OffsetDateTime;
+
+use super::changes::{ChangeView, OpView, RoleName};
+use super::nodes::NodeView;
+use super::rings::RingConfigView;
+use crate::ring::{BucketOrder, Snapshot};
+
+/// A complete, immutable ring version.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
+pub struct SnapshotView {
+    /// The ring's name.
+    pub ring: String,
+    /// Starts at 1 when the ring is created; +1 per accepted change.
+    pub version: u64,
+    /// When the version was committed (RFC 3339).
+    #[serde(with = "time::serde::rfc3339")]
+    #[cfg_attr(feature = "server", schema(value_type = String, format = DateTime))]
+    pub created_at: OffsetDateTime,
+    /// Algorithm, hash and parameters.
+    pub config: RingConfigView,
+    /// Every node, active or draining, sorted by id.
+    pub nodes: Vec<NodeView>,
+    /// SHA-256 of the placement's canonical encoding (64 hex digits).
+    pub fingerprint: String,
+    /// `jump` only: the persisted bucket order (`null` marks a hole).
+    // Held as the snapshot's shared runs and written out one id per bucket
+    // while the response is serialized, never collected per bucket.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "per_bucket"
+    )]
+    #[cfg_attr(feature = "server", schema(value_type = Option<Vec<Option<String>>>))]
+    pub buckets: Option<BucketOrder>,
+    /// What produced this version.
+    pub change: ChangeView,
+}
+
+fn per_bucket<S: serde::Serializer>(order: &Option<BucketOrder>, s: S) -> Result<S::Ok, S::Error> {
+    order.as_ref().map(BucketOrder::per_bucket).serialize(s)
+}
+
+impl From<&Snapshot> for SnapshotView {
+    fn from(s: &Snapshot) -> Self {
+        Self {
+            ring: s.ring.to_string(),
+            version: s.version,
+            created_at: s.created_at,
+            config: (&s.config).into(),
+            nodes: s.nodes.iter().map(NodeView::from).collect(),
+            fingerprint: s.fingerprint.to_string(),
+            buckets: s.bucket_runs.clone(),
+            change: (&s.change).into(),
+        }
+    }
+}
+
+/// One version in a ring's history.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
+pub struct HistoryEntryView {
+    /// The version.
+    pub version: u64,
+    /// When it was committed (RFC 3339).
+    #[serde(with = "time::serde::rfc3339")]
+    #[cfg_attr(feature = "server", schema(value_type = String, format = DateTime))]
+    pub created_at: OffsetDateTime,
+    /// Its fingerprint.
+    pub fingerprint: String,
+    /// The ops that produced it.
+    pub ops: Vec<OpView>,
+    /// The operator's reason.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// The acting token's role.
+    pub role: RoleName,
+    /// Share of the keyspace that changed owner against the previous version.
+    pub moved_fraction: f64,
+    /// The `Idempotency-Key` the change was sent with.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub idempotency_key: Option<String>,
+}
+
+/// A ring's retained history.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
+pub struct HistoryView {
+    /// The ring.
+    pub ring: String,
+    /// One entry per retained version, oldest first.
+    pub entries: Vec<HistoryEntryView>,
+}
