@@ -36,6 +36,10 @@
 // Modules in the doc above are named, not linked: a link to a module that a
 // feature leaves out breaks `cargo doc` for that build.
 
+// Library code states its invariants with `expect`; an `unwrap` outside
+// the unit tests is a missed explanation.
+#![cfg_attr(not(test), warn(clippy::unwrap_used))]
+
 #[cfg(feature = "server")]
 pub mod api;
 #[cfg(feature = "server")]

@@ -16,14 +16,12 @@ use super::extract::ApiJson;
 use super::paths::{RingClientPath, RingPath};
 use super::problem::{ApiError, Problem};
 use super::responses::{ReadErrors, StoreUnreachable};
-use super::schemas::{ClientIdSchema, FingerprintSchema, RingNameSchema, VersionSchema};
+use super::schemas::{CLIENT_ID_RULES, ClientIdSchema, FingerprintSchema, RingNameSchema, VersionSchema};
 use super::AppState;
 use crate::placement::{json_integer, Fingerprint};
 use crate::service::{ClientStatus, Convergence};
 use crate::wire::{AckResult, ClientList, ClientSummary, ClientView};
 
-/// Allowed client ids, for the OpenAPI descriptions.
-pub const CLIENT_ID_RULES: &str = "Client id: 1–128 characters of `A-Z`, `a-z`, `0-9`, `.`, `_`, `-` and `:`, starting with a letter or digit (e.g. a host or pod name).";
 
 /// The body of an ack; unknown fields are refused.
 #[derive(Debug, Clone, Deserialize, ToSchema)]

@@ -9,6 +9,7 @@ use utoipa::{IntoParams, ToSchema};
 use super::auth::Reader;
 use super::extract::{ApiJson, ApiQuery};
 use super::keys::{self, LookupKey};
+use super::keys::MAX_LOOKUP_KEYS;
 use super::paths::{optional_version, RingPath};
 use super::problem::{ApiError, Problem, ProblemKind};
 use super::responses::{JsonBodyErrors, ReadTokenError, VersionedReadErrors};
@@ -24,8 +25,6 @@ use crate::wire::{
     OwnershipBasisName, OwnershipView,
 };
 
-/// Most keys one `POST …/lookup` accepts.
-pub const MAX_LOOKUP_KEYS: usize = 10_000;
 
 /// Query of `GET …/lookup`: the key as `key` or as `key_b64`, exactly one.
 #[derive(Debug, Clone, Deserialize, IntoParams)]

@@ -11,6 +11,9 @@ use base64::{DecodeError, Engine};
 
 use super::problem::ApiError;
 
+/// Most keys one `POST …/lookup` accepts.
+pub const MAX_LOOKUP_KEYS: usize = 10_000;
+
 /// The alphabet and padding `key_b64` and `keys_b64` take, for messages
 /// and the OpenAPI descriptions.
 pub const BASE64_RULES: &str =

@@ -16,7 +16,7 @@ use utoipa::openapi::schema::{
 use utoipa::openapi::{Ref, RefOr, Schema};
 use utoipa::{PartialSchema, ToSchema};
 
-use super::inspection::MAX_LOOKUP_KEYS;
+use super::keys::MAX_LOOKUP_KEYS;
 use super::reason::MAX_REASON_LEN;
 use crate::placement::config::{
     DEFAULT_REPLICATION_FACTOR, DEFAULT_TABLE_SIZE, DEFAULT_VNODES_PER_WEIGHT,
@@ -28,6 +28,9 @@ use crate::ring::{
     MAX_ADDRESS_LEN, MAX_CLIENT_ID_LEN, MAX_IDEMPOTENCY_KEY_LEN, MAX_LABELS, MAX_LABEL_KEY_LEN,
     MAX_LABEL_VALUE_LEN, MAX_OPS, MAX_RING_NAME_LEN,
 };
+
+/// Allowed client ids, for the OpenAPI descriptions.
+pub const CLIENT_ID_RULES: &str = "Client id: 1–128 characters of `A-Z`, `a-z`, `0-9`, `.`, `_`, `-` and `:`, starting with a letter or digit (e.g. a host or pod name).";
 
 /// Ring names: a lowercase letter or digit, then `[a-z0-9._-]`.
 pub const RING_NAME_PATTERN: &str = "^[a-z0-9][a-z0-9._-]*$";
@@ -124,7 +127,7 @@ named_schema!(
         1,
         MAX_CLIENT_ID_LEN,
         NODE_ID_PATTERN,
-        super::clients::CLIENT_ID_RULES
+        CLIENT_ID_RULES
     )
 );
 

@@ -52,7 +52,7 @@ pub enum ClientError {
         last: String,
     },
     /// A response body that is not what the API documents.
-    #[error("unexpected response from ringd: {what}: {}", crate::client::http::error_chain(.source.as_ref()))]
+    #[error("unexpected response from ringd: {what}: {}", error_chain(.source.as_ref()))]
     Decode {
         /// What was being read: the URL asked, or the kind of answer.
         what: String,
@@ -113,4 +113,17 @@ impl ClientError {
             _ => None,
         }
     }
+}
+
+/// An error with its sources, which is where reqwest keeps the useful part
+/// ("connection refused").
+pub(crate) fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut s = e.to_string();
+    let mut source = e.source();
+    while let Some(inner) = source {
+        s.push_str(": ");
+        s.push_str(&inner.to_string());
+        source = inner.source();
+    }
+    s
 }

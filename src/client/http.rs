@@ -12,7 +12,7 @@ use reqwest::{Method, Response, StatusCode};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use super::error::ClientError;
+use super::error::{error_chain, ClientError};
 use crate::wire::Problem;
 
 /// How long a plain request may take, unless the caller says otherwise.
@@ -294,19 +294,6 @@ async fn problem_of(resp: Response, url: &str) -> ClientError {
             url: url.to_owned(),
         },
     }
-}
-
-/// An error with its sources, which is where reqwest keeps the useful part
-/// ("connection refused").
-pub(crate) fn error_chain(e: &dyn std::error::Error) -> String {
-    let mut s = e.to_string();
-    let mut source = e.source();
-    while let Some(inner) = source {
-        s.push_str(": ");
-        s.push_str(&inner.to_string());
-        source = inner.source();
-    }
-    s
 }
 
 #[cfg(test)]

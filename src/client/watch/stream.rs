@@ -6,7 +6,7 @@ use futures_util::StreamExt;
 use reqwest::header::CONTENT_TYPE;
 use reqwest::Method;
 
-use crate::client::http::error_chain;
+use crate::client::error::error_chain;
 use crate::client::sse::{SseDecoder, SseEvent};
 use crate::client::Transport;
 use crate::placement::Fingerprint;
