@@ -16,6 +16,9 @@
 //!
 //! Run: `cargo bench --bench client`.
 
+// criterion_group! defines a function that carries no doc comment.
+#![allow(missing_docs)]
+
 #[path = "support/mod.rs"]
 mod support;
 

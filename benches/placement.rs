@@ -6,6 +6,9 @@
 //!
 //! Run: `cargo bench --bench placement`.
 
+// criterion_group! defines a function that carries no doc comment.
+#![allow(missing_docs)]
+
 #[path = "support/mod.rs"]
 mod support;
 

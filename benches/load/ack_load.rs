@@ -24,9 +24,9 @@
 #[allow(dead_code, reason = "a load tool uses only the launcher")]
 #[path = "../../tests/support"]
 mod support {
-    pub mod api;
-    pub mod client;
-    pub mod ringd;
+    pub(crate) mod api;
+    pub(crate) mod client;
+    pub(crate) mod ringd;
 }
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};

@@ -3,7 +3,7 @@
 //! (A folder, so cargo does not take it for a benchmark of its own.)
 
 /// 1,024 keys of 16 to 40 bytes.
-pub fn keys() -> Vec<Vec<u8>> {
+pub(crate) fn keys() -> Vec<Vec<u8>> {
     (0..1024)
         .map(|i| {
             let mut k = format!("user:{i:08}:").into_bytes();

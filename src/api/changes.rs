@@ -12,11 +12,11 @@ use super::auth::Writer;
 use super::config_input::{CompleteConfigInput, ConfigPatchInput};
 use super::extract::{from_value, ApiJson};
 use super::headers::{etag, expected_version, idempotency_key};
+use super::node_input::UpsertNodeInput;
 use super::paths::RingPath;
 use super::problem::{ApiError, Problem};
-use super::responses::{IdempotencyError, JsonBodyErrors, WriteErrors};
-use super::node_input::UpsertNodeInput;
 use super::reason::check_reason;
+use super::responses::{IdempotencyError, JsonBodyErrors, WriteErrors};
 use super::schemas::{
     ChangeOpsSchema, IdempotencyKeySchema, NodeIdSchema, ReasonSchema, RingNameSchema,
     VersionSchema, VersionTagSchema,

@@ -16,12 +16,13 @@ use super::extract::ApiJson;
 use super::paths::{RingClientPath, RingPath};
 use super::problem::{ApiError, Problem};
 use super::responses::{ReadErrors, StoreUnreachable};
-use super::schemas::{CLIENT_ID_RULES, ClientIdSchema, FingerprintSchema, RingNameSchema, VersionSchema};
+use super::schemas::{
+    ClientIdSchema, FingerprintSchema, RingNameSchema, VersionSchema, CLIENT_ID_RULES,
+};
 use super::AppState;
 use crate::placement::{json_integer, Fingerprint};
 use crate::service::{ClientStatus, Convergence};
 use crate::wire::{AckResult, ClientList, ClientSummary, ClientView};
-
 
 /// The body of an ack; unknown fields are refused.
 #[derive(Debug, Clone, Deserialize, ToSchema)]

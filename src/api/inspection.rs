@@ -8,8 +8,8 @@ use utoipa::{IntoParams, ToSchema};
 
 use super::auth::Reader;
 use super::extract::{ApiJson, ApiQuery};
-use super::keys::{self, LookupKey};
 use super::keys::MAX_LOOKUP_KEYS;
+use super::keys::{self, LookupKey};
 use super::paths::{optional_version, RingPath};
 use super::problem::{ApiError, Problem, ProblemKind};
 use super::responses::{JsonBodyErrors, ReadTokenError, VersionedReadErrors};
@@ -24,7 +24,6 @@ use crate::wire::{
     DiffResult, DiffView, KeyPlacement, LookupBatchResult, LookupResult, NodeShare,
     OwnershipBasisName, OwnershipView,
 };
-
 
 /// Query of `GET …/lookup`: the key as `key` or as `key_b64`, exactly one.
 #[derive(Debug, Clone, Deserialize, IntoParams)]

@@ -15,10 +15,10 @@ use super::extract::{ApiJson, ApiQuery};
 use super::headers::{etag, expected_version, idempotency_key};
 use super::paths::{RingNodePath, RingPath};
 use super::problem::{ApiError, Problem, ProblemKind};
+use super::reason::check_reason;
 use super::responses::{
     IdempotencyError, JsonBodyErrors, PreconditionError, ReadErrors, ReadTokenError, WriteErrors,
 };
-use super::reason::check_reason;
 use super::schemas::{
     HashKeySchema, IdempotencyKeySchema, LabelsSchema, NodeAddressSchema, NodeIdSchema,
     ReasonSchema, RingNameSchema, VersionSchema, VersionTagSchema, WeightSchema, ZoneSchema,

@@ -13,8 +13,8 @@ use super::extract::ApiQuery;
 use super::headers::{etag, not_modified};
 use super::paths::{RingPath, RingVersionPath};
 use super::problem::{ApiError, Problem};
-use super::responses::{ReadErrors, VersionedReadErrors};
 use super::respond::snapshot_body;
+use super::responses::{ReadErrors, VersionedReadErrors};
 use super::schemas::{
     PlacementTableSchema, RingNameSchema, VersionCursorSchema, VersionSchema, WaitSchema,
 };

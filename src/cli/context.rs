@@ -128,14 +128,14 @@ fn etag_version(resp: &Response) -> Option<u64> {
 
 /// Decodes the parts of an answer a command renders; the whole answer is
 /// what `--output json` prints.
-pub fn decode<T: DeserializeOwned>(what: &str, value: &Value) -> Result<T, CliError> {
+pub(super) fn decode<T: DeserializeOwned>(what: &str, value: &Value) -> Result<T, CliError> {
     T::deserialize(value).map_err(|e| CliError::decode(what, e))
 }
 
 /// Percent-encodes one path segment or query value: everything but
 /// RFC 3986's unreserved characters, so a `/`, `?` or `&` in a name or key
 /// reaches the server as data instead of changing the URL.
-pub fn encode(text: &str) -> String {
+pub(super) fn encode(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for b in text.bytes() {
         if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
@@ -148,14 +148,14 @@ pub fn encode(text: &str) -> String {
 }
 
 /// `/v1/rings/{ring}` plus `rest`.
-pub fn ring_path(ring: &str, rest: &str) -> String {
+pub(super) fn ring_path(ring: &str, rest: &str) -> String {
     format!("/v1/rings/{}{rest}", encode(ring))
 }
 
 /// A key for idempotent commits: unique per invocation (time and process
 /// id), so a retry inside this invocation is recognised by the server and
 /// any other invocation is a new change.
-pub fn idempotency_key() -> String {
+pub(super) fn idempotency_key() -> String {
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos());

@@ -5,7 +5,7 @@ use crate::wire::{NodeStateName, OpView};
 
 /// One op of a recorded change, in a few words: `upsert a (weight 2,
 /// draining)`, `remove b`, `set_config ring/xxh3`.
-pub fn describe_op(op: &OpView) -> String {
+pub(super) fn describe_op(op: &OpView) -> String {
     match op {
         OpView::Upsert { node } => {
             let mut details = vec![format!("weight {}", node.weight)];
@@ -27,7 +27,7 @@ pub fn describe_op(op: &OpView) -> String {
 }
 
 /// Every op of a change, joined; long changes are cut after three ops.
-pub fn describe_ops(ops: &[OpView]) -> String {
+pub(super) fn describe_ops(ops: &[OpView]) -> String {
     if ops.is_empty() {
         return "(no ops)".to_owned();
     }

@@ -44,11 +44,11 @@ pub enum CliError {
 }
 
 /// Exit code of a refusal: the server (or the command) said no.
-pub const EXIT_REFUSED: u8 = 1;
+pub(super) const EXIT_REFUSED: u8 = 1;
 /// Exit code of a usage error; clap uses it for the errors it finds.
-pub const EXIT_USAGE: u8 = 2;
+pub(super) const EXIT_USAGE: u8 = 2;
 /// Exit code when no server answered at all.
-pub const EXIT_UNREACHABLE: u8 = 3;
+pub(super) const EXIT_UNREACHABLE: u8 = 3;
 
 impl CliError {
     /// The process exit code: 1 for a refusal or any other failure, 2 for

@@ -63,6 +63,9 @@ pub struct AddArgs {
     pub ring: String,
     /// The node's id.
     pub id: String,
+    // clap would read a doc comment here as help text of the flattened
+    // group, which would change `--help`.
+    #[allow(missing_docs)]
     #[command(flatten)]
     pub fields: NodeFields,
 }
@@ -74,6 +77,9 @@ pub struct UpdateArgs {
     pub ring: String,
     /// The node's id.
     pub id: String,
+    // clap would read a doc comment here as help text of the flattened
+    // group, which would change `--help`.
+    #[allow(missing_docs)]
     #[command(flatten)]
     pub fields: NodeFields,
     /// Remove a label; repeat for several.

@@ -31,10 +31,10 @@ use sha2::{Digest, Sha256};
 use super::{Layout, Placement};
 
 /// First bytes of every encoding; the last byte is the format version.
-pub const MAGIC: &[u8; 8] = b"RINGDPL\x01";
+pub(super) const MAGIC: &[u8; 8] = b"RINGDPL\x01";
 
 /// Node number that marks a jump hole.
-pub const HOLE: u32 = u32::MAX;
+pub(super) const HOLE: u32 = u32::MAX;
 
 /// SHA-256 over the canonical encoding; shown as 64 lowercase hex digits.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]

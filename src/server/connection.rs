@@ -23,7 +23,7 @@ use super::tls::Tls;
 /// Largest request head (request line and headers) accepted. A larger one
 /// is answered with 431 and the connection is closed, before the rest of
 /// it is read.
-pub const MAX_HEAD: usize = 16 * 1024;
+pub(super) const MAX_HEAD: usize = 16 * 1024;
 
 /// How long a connection may take to send a request head, so connections
 /// that never send one do not pile up.

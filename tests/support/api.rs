@@ -17,7 +17,7 @@ use super::ringd::{Ringd, Server};
 /// Plain HTTP requests to one ringd, about ring [`TestApi::ring`] where a
 /// method names none.
 #[derive(Clone)]
-pub struct TestApi {
+pub(crate) struct TestApi {
     /// The HTTP client every request goes through.
     pub http: Client,
     /// `http://127.0.0.1:<port>`.
@@ -28,7 +28,7 @@ pub struct TestApi {
 
 impl TestApi {
     /// Requests to `base` about `ring`, each failing after [`GUARD`].
-    pub fn new(base: &str, ring: &str) -> Self {
+    pub(crate) fn new(base: &str, ring: &str) -> Self {
         Self::with_timeout(base, ring, GUARD)
     }
 
@@ -51,7 +51,7 @@ impl TestApi {
     }
 
     /// The same server, about another ring.
-    pub fn for_ring(&self, ring: &str) -> Self {
+    pub(crate) fn for_ring(&self, ring: &str) -> Self {
         Self {
             ring: ring.to_owned(),
             ..self.clone()
@@ -59,17 +59,17 @@ impl TestApi {
     }
 
     /// A request to `path` (which starts with `/`).
-    pub fn req(&self, method: Method, path: &str) -> RequestBuilder {
+    pub(crate) fn req(&self, method: Method, path: &str) -> RequestBuilder {
         self.http.request(method, format!("{}{path}", self.base))
     }
 
     /// GET `path`.
-    pub async fn get(&self, path: &str) -> Response {
+    pub(crate) async fn get(&self, path: &str) -> Response {
         self.req(Method::GET, path).send().await.expect("GET")
     }
 
     /// `method` `path` with a JSON body.
-    pub async fn send_json(&self, method: Method, path: &str, body: &Value) -> Response {
+    pub(crate) async fn send_json(&self, method: Method, path: &str, body: &Value) -> Response {
         self.req(method, path)
             .json(body)
             .send()
@@ -78,27 +78,27 @@ impl TestApi {
     }
 
     /// PUT `path` with a JSON body.
-    pub async fn put(&self, path: &str, body: Value) -> Response {
+    pub(crate) async fn put(&self, path: &str, body: Value) -> Response {
         self.send_json(Method::PUT, path, &body).await
     }
 
     /// POST `path` with a JSON body.
-    pub async fn post(&self, path: &str, body: Value) -> Response {
+    pub(crate) async fn post(&self, path: &str, body: Value) -> Response {
         self.send_json(Method::POST, path, &body).await
     }
 
     /// DELETE `path`.
-    pub async fn delete(&self, path: &str) -> Response {
+    pub(crate) async fn delete(&self, path: &str) -> Response {
         self.req(Method::DELETE, path).send().await.expect("DELETE")
     }
 
     /// GET `path`, asserting 200, as JSON.
-    pub async fn get_ok(&self, path: &str) -> Value {
+    pub(crate) async fn get_ok(&self, path: &str) -> Value {
         expect_json(self.get(path).await, StatusCode::OK).await
     }
 
     /// Creates ring `ring` (default config) and registers `nodes`.
-    pub async fn ring_with(&self, ring: &str, nodes: &[&str]) -> u64 {
+    pub(crate) async fn ring_with(&self, ring: &str, nodes: &[&str]) -> u64 {
         let r = self.put(&format!("/v1/rings/{ring}"), json!({})).await;
         expect_json(r, StatusCode::CREATED).await;
         let mut version = 1;
@@ -114,7 +114,7 @@ impl TestApi {
     }
 
     /// The value of an unlabelled metric from `/metrics`.
-    pub async fn metric(&self, name: &str) -> u64 {
+    pub(crate) async fn metric(&self, name: &str) -> u64 {
         let text = self.get("/metrics").await.text().await.expect("metrics");
         text.lines()
             .find_map(|l| l.strip_prefix(&format!("{name} ")))
@@ -124,7 +124,7 @@ impl TestApi {
     }
 
     /// The ring's current version and fingerprint.
-    pub async fn state_of(&self, ring: &str) -> (u64, String) {
+    pub(crate) async fn state_of(&self, ring: &str) -> (u64, String) {
         let v = self.get_ok(&format!("/v1/rings/{ring}")).await;
         (
             v["version"].as_u64().unwrap(),
@@ -133,7 +133,7 @@ impl TestApi {
     }
 
     /// The same ring through another instance.
-    pub fn on(&self, base: &str) -> Self {
+    pub(crate) fn on(&self, base: &str) -> Self {
         Self::new(base, &self.ring)
     }
 
@@ -149,19 +149,19 @@ impl TestApi {
     }
 
     /// Creates the ring with `config`; returns its version (1).
-    pub async fn create_with(&self, config: Value) -> u64 {
+    pub(crate) async fn create_with(&self, config: Value) -> u64 {
         let r = self.http.put(self.url("")).json(&config).send().await;
         let body = Self::json_as(r.expect("PUT ring"), StatusCode::CREATED, "create").await;
         body["version"].as_u64().expect("version")
     }
 
     /// Creates the ring with the default config; returns its version (1).
-    pub async fn create(&self) -> u64 {
+    pub(crate) async fn create(&self) -> u64 {
         self.create_with(json!({})).await
     }
 
     /// Applies `ops` as one change; returns the new version.
-    pub async fn change(&self, ops: Value) -> u64 {
+    pub(crate) async fn change(&self, ops: Value) -> u64 {
         let r = self
             .http
             .post(self.url("/changes"))
@@ -173,13 +173,13 @@ impl TestApi {
     }
 
     /// Adds (or replaces) node `id` with `weight`; returns the new version.
-    pub async fn upsert(&self, id: &str, weight: u32) -> u64 {
+    pub(crate) async fn upsert(&self, id: &str, weight: u32) -> u64 {
         self.change(json!([{"op": "upsert", "node": {"id": id, "weight": weight}}]))
             .await
     }
 
     /// Adds nodes with weight 1, one change each; returns the last version.
-    pub async fn add_each(&self, ids: &[&str]) -> u64 {
+    pub(crate) async fn add_each(&self, ids: &[&str]) -> u64 {
         let mut v = 0;
         for id in ids {
             v = self.upsert(id, 1).await;
@@ -188,19 +188,19 @@ impl TestApi {
     }
 
     /// Removes node `id`; returns the new version.
-    pub async fn remove(&self, id: &str) -> u64 {
+    pub(crate) async fn remove(&self, id: &str) -> u64 {
         self.change(json!([{"op": "remove", "id": id}])).await
     }
 
     /// Deletes the ring.
-    pub async fn delete_ring(&self) {
+    pub(crate) async fn delete_ring(&self) {
         let r = self.http.delete(self.url("")).send().await.expect("DELETE");
         assert_eq!(r.status(), StatusCode::NO_CONTENT, "delete ring");
     }
 
     /// `GET …/lookup` of `key` at `version` with `replicas`: the owner and
     /// the preference list.
-    pub async fn lookup(
+    pub(crate) async fn lookup(
         &self,
         key: &str,
         version: u64,
@@ -229,7 +229,7 @@ impl TestApi {
     }
 
     /// `GET …/snapshots/{v}`.
-    pub async fn snapshot(&self, v: u64) -> Value {
+    pub(crate) async fn snapshot(&self, v: u64) -> Value {
         let r = self
             .http
             .get(self.url(&format!("/snapshots/{v}")))
@@ -239,14 +239,14 @@ impl TestApi {
     }
 
     /// `GET …/clients`.
-    pub async fn clients(&self) -> Value {
+    pub(crate) async fn clients(&self) -> Value {
         let r = self.http.get(self.url("/clients")).send().await;
         Self::json_as(r.expect("clients"), StatusCode::OK, "clients").await
     }
 
     /// Asserts the server lists `id` on `version`, matching the server's
     /// fingerprint for it and current.
-    pub async fn assert_acked(&self, id: &str, version: u64) {
+    pub(crate) async fn assert_acked(&self, id: &str, version: u64) {
         let body = self.clients().await;
         let entry = body["clients"]
             .as_array()
@@ -267,7 +267,7 @@ impl TestApi {
 
     /// Polls the listing until `id` is on `version` (for when the client's
     /// own `wait_for_ack` cannot be trusted), then asserts the entry.
-    pub async fn wait_listed(&self, id: &str, version: u64) {
+    pub(crate) async fn wait_listed(&self, id: &str, version: u64) {
         let deadline = tokio::time::Instant::now() + GUARD;
         loop {
             let body = self.clients().await;
@@ -290,7 +290,7 @@ impl TestApi {
     /// Asserts that the client routes on `version` and that its owner and
     /// preference list (through the client and through a router) equal the
     /// server's lookup answers at that version for every test key.
-    pub async fn assert_routes_like_server(&self, client: &RingClient, version: u64) {
+    pub(crate) async fn assert_routes_like_server(&self, client: &RingClient, version: u64) {
         assert_eq!(client.version(), Some(version));
         let mut router = client.router();
         assert_eq!(router.version(), Some(version));
@@ -313,7 +313,7 @@ impl TestApi {
 
 impl Server {
     /// Typed requests to this server.
-    pub fn api(&self) -> &TestApi {
+    pub(crate) fn api(&self) -> &TestApi {
         &self.api
     }
 }
@@ -327,7 +327,7 @@ impl Deref for Server {
 }
 
 /// Asserts the status and returns the body as JSON.
-pub async fn expect_json(r: Response, status: StatusCode) -> Value {
+pub(crate) async fn expect_json(r: Response, status: StatusCode) -> Value {
     let got = r.status();
     let text = r.text().await.expect("body");
     assert_eq!(got, status, "unexpected status; body: {text}");
@@ -335,7 +335,7 @@ pub async fn expect_json(r: Response, status: StatusCode) -> Value {
 }
 
 /// A server with ring `r` at version 3 (nodes a, b), and that state.
-pub async fn setup() -> (Server, (u64, String)) {
+pub(crate) async fn setup() -> (Server, (u64, String)) {
     let s = Ringd::sqlite().start();
     assert_eq!(s.ring_with("r", &["a", "b"]).await, 3);
     let state = s.state_of("r").await;
@@ -343,7 +343,7 @@ pub async fn setup() -> (Server, (u64, String)) {
 }
 
 /// The names of every ring.
-pub async fn rings(s: &TestApi) -> Vec<String> {
+pub(crate) async fn rings(s: &TestApi) -> Vec<String> {
     s.get_ok("/v1/rings").await["rings"]
         .as_array()
         .unwrap()

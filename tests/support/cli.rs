@@ -12,7 +12,7 @@ use std::process::{Command, Output, Stdio};
 use super::ringd::{ringd_binary, SCRUBBED_ENV};
 
 /// `ringd ARGS` against the server at `url`, not yet started.
-pub fn command(url: &str, args: &[&str]) -> Command {
+pub(crate) fn command(url: &str, args: &[&str]) -> Command {
     let mut cmd = Command::new(ringd_binary());
     for var in SCRUBBED_ENV {
         cmd.env_remove(var);
@@ -26,12 +26,12 @@ pub fn command(url: &str, args: &[&str]) -> Command {
 }
 
 /// Runs `ringd ARGS` against `url` to completion.
-pub fn ringd(url: &str, args: &[&str]) -> Output {
+pub(crate) fn ringd(url: &str, args: &[&str]) -> Output {
     command(url, args).output().expect("run ringd")
 }
 
 /// Runs `ringd ARGS`, asserting success and an empty stderr; returns stdout.
-pub fn ok(url: &str, args: &[&str]) -> String {
+pub(crate) fn ok(url: &str, args: &[&str]) -> String {
     let out = ringd(url, args);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "ringd {args:?} failed: {stderr}");
@@ -45,7 +45,7 @@ pub fn ok(url: &str, args: &[&str]) -> String {
 /// Replaces every RFC 3339 timestamp (`2026-11-30T15:38:13.123Z`,
 /// `…+01:00`) with `<time>`, the only part of the output that differs
 /// between runs.
-pub fn scrub(text: &str) -> String {
+pub(crate) fn scrub(text: &str) -> String {
     let b = text.as_bytes();
     let mut out = String::with_capacity(text.len());
     let mut i = 0;
@@ -113,7 +113,7 @@ fn expected_path(name: &str) -> PathBuf {
 
 /// Compares `actual` (after [`scrub`]) with `tests/cli/expected/<name>`,
 /// or writes it there when `RINGD_BLESS=1`.
-pub fn golden(name: &str, actual: &str) {
+pub(crate) fn golden(name: &str, actual: &str) {
     let actual = scrub(actual);
     let path = expected_path(name);
     if std::env::var_os("RINGD_BLESS").is_some_and(|v| v == "1") {
@@ -134,7 +134,7 @@ pub fn golden(name: &str, actual: &str) {
 }
 
 /// Runs `ringd ARGS` expecting success; compares stdout with `<name>`.
-pub fn check(url: &str, name: &str, args: &[&str]) -> String {
+pub(crate) fn check(url: &str, name: &str, args: &[&str]) -> String {
     let stdout = ok(url, args);
     golden(name, &stdout);
     stdout
@@ -142,7 +142,7 @@ pub fn check(url: &str, name: &str, args: &[&str]) -> String {
 
 /// Runs `ringd ARGS` expecting exit code `code`, nothing on stdout, and
 /// stderr equal to `<name>`.
-pub fn check_failure(url: &str, name: &str, code: i32, args: &[&str]) {
+pub(crate) fn check_failure(url: &str, name: &str, code: i32, args: &[&str]) {
     let out = ringd(url, args);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(code), "ringd {args:?}: {stderr}");

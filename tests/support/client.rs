@@ -12,15 +12,15 @@ use super::api::TestApi;
 use tokio::sync::broadcast::{self, error::RecvError};
 
 /// Failure guard for anything awaited: never a measurement.
-pub const GUARD: Duration = Duration::from_secs(20);
+pub(crate) const GUARD: Duration = Duration::from_secs(20);
 
 /// The keys every routing comparison looks up.
-pub fn keys() -> Vec<String> {
+pub(crate) fn keys() -> Vec<String> {
     (0..24).map(|i| format!("user:{i}")).collect()
 }
 
 /// A client of `ring` on `urls` with short backoffs, acking as `id`.
-pub fn client(urls: &[&str], ring: &str, mode: WatchMode, id: &str) -> RingClient {
+pub(crate) fn client(urls: &[&str], ring: &str, mode: WatchMode, id: &str) -> RingClient {
     RingClient::builder(urls, ring)
         .client_id(id)
         .watch_mode(mode)
@@ -31,7 +31,7 @@ pub fn client(urls: &[&str], ring: &str, mode: WatchMode, id: &str) -> RingClien
 }
 
 /// Records a client's events and asserts on them in order.
-pub struct Events {
+pub(crate) struct Events {
     rx: broadcast::Receiver<RingEvent>,
     /// A first `Applied` from nothing to this version is dropped: see
     /// [`Events::after_ready`].
@@ -40,7 +40,7 @@ pub struct Events {
 
 impl Events {
     /// Subscribes; only events from now on are seen.
-    pub fn of(client: &RingClient) -> Self {
+    pub(crate) fn of(client: &RingClient) -> Self {
         Self {
             rx: client.subscribe(),
             skip: None,
@@ -51,7 +51,7 @@ impl Events {
     /// client swaps the view in before it checks for subscribers, so the
     /// `Applied` of that first version may still arrive; it is dropped if
     /// it is the very first event, and only then.
-    pub fn after_ready(client: &RingClient, version: u64) -> Self {
+    pub(crate) fn after_ready(client: &RingClient, version: u64) -> Self {
         assert_eq!(client.version(), Some(version));
         Self {
             rx: client.subscribe(),
@@ -60,7 +60,7 @@ impl Events {
     }
 
     /// The next event; fails after [`GUARD`] or if events were lost.
-    pub async fn next(&mut self) -> RingEvent {
+    pub(crate) async fn next(&mut self) -> RingEvent {
         loop {
             let e = self.recv().await;
             let skip = self.skip.take();
@@ -72,7 +72,7 @@ impl Events {
     }
 
     /// The next event; fails if events were lost.
-    pub async fn next_event(&mut self) -> RingEvent {
+    pub(crate) async fn next_event(&mut self) -> RingEvent {
         self.recv().await
     }
 
@@ -86,7 +86,12 @@ impl Events {
     }
 
     /// Asserts that the next event is `Applied` with exactly these fields.
-    pub async fn applied(&mut self, from: Option<u64>, to: u64, reset: bool) -> VersionChange {
+    pub(crate) async fn applied(
+        &mut self,
+        from: Option<u64>,
+        to: u64,
+        reset: bool,
+    ) -> VersionChange {
         match self.next().await {
             RingEvent::Applied(c) => {
                 assert_eq!((c.from, c.to, c.reset), (from, to, reset), "{c:?}");
@@ -100,7 +105,7 @@ impl Events {
 
     /// Asserts one `Applied` per version after `from` up to `to`, in order,
     /// each carrying the fingerprint `api` serves for it.
-    pub async fn run(&mut self, api: &TestApi, from: u64, to: u64) {
+    pub(crate) async fn run(&mut self, api: &TestApi, from: u64, to: u64) {
         for v in from + 1..=to {
             let c = self.applied(Some(v - 1), v, false).await;
             let stated = api.snapshot(v).await["fingerprint"].clone();
@@ -109,7 +114,7 @@ impl Events {
     }
 
     /// Asserts that the next event is `Deleted`.
-    pub async fn deleted(&mut self) {
+    pub(crate) async fn deleted(&mut self) {
         match self.next().await {
             RingEvent::Deleted => {}
             other => panic!("expected Deleted, got {other:?}"),
@@ -118,7 +123,7 @@ impl Events {
 
     /// Asserts that nothing more arrives within `d` (a check that nothing
     /// extra was sent, not a measurement).
-    pub async fn none_within(&mut self, d: Duration) {
+    pub(crate) async fn none_within(&mut self, d: Duration) {
         match tokio::time::timeout(d, self.rx.recv()).await {
             Err(_) => {}
             Ok(e) => panic!("unexpected event {e:?}"),
@@ -127,7 +132,7 @@ impl Events {
 }
 
 /// Polls the client's status until `done` holds; fails after [`GUARD`].
-pub async fn wait_status(
+pub(crate) async fn wait_status(
     client: &RingClient,
     what: &str,
     done: impl Fn(&Status) -> bool,

@@ -19,7 +19,7 @@ use ringd::ring::Snapshot;
 /// a signal for each publication, and how often the tampered version was
 /// served.
 #[derive(Clone)]
-pub struct Double {
+pub(crate) struct Double {
     published: Arc<Mutex<Vec<Arc<String>>>>,
     signal: tokio::sync::watch::Sender<usize>,
     /// How often the tampered version was served.
@@ -29,7 +29,7 @@ pub struct Double {
 
 impl Double {
     /// Publishes `s`, the next version.
-    pub fn publish(&self, s: &Snapshot) {
+    pub(crate) fn publish(&self, s: &Snapshot) {
         let mut p = self.published.lock().unwrap();
         assert_eq!(p.len() as u64 + 1, s.version);
         p.push(Arc::new(serde_json::to_string(s).unwrap()));
@@ -46,7 +46,7 @@ impl Double {
     }
 
     /// The newest published version.
-    pub fn newest(&self) -> u64 {
+    pub(crate) fn newest(&self) -> u64 {
         self.published.lock().unwrap().len() as u64
     }
 }
@@ -123,7 +123,7 @@ async fn watch(State(d): State<Double>, Query(q): Query<HashMap<String, String>>
 
 /// Starts a double on a free loopback port; returns its URL. Serving
 /// `tampered_version` is counted in [`Double::tampered_served`].
-pub async fn start_double(tampered_version: u64) -> (String, Double) {
+pub(crate) async fn start_double(tampered_version: u64) -> (String, Double) {
     let d = Double {
         published: Arc::default(),
         signal: tokio::sync::watch::channel(0).0,

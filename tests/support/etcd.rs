@@ -12,7 +12,7 @@ use tempfile::TempDir;
 const STARTUP: Duration = Duration::from_secs(30);
 
 /// A running single-member etcd; killed when dropped.
-pub struct Etcd {
+pub(crate) struct Etcd {
     /// The process; `None` while stopped.
     child: Option<Child>,
     /// `http://127.0.0.1:<client port>` (`https://` with TLS).
@@ -27,7 +27,7 @@ pub struct Etcd {
 
 /// A throw-away CA with a server and a client certificate it signed,
 /// written as PEM files into a directory.
-pub struct TestCerts {
+pub(crate) struct TestCerts {
     /// The CA certificate.
     pub ca: PathBuf,
     /// etcd's certificate, valid for 127.0.0.1 and localhost.
@@ -42,7 +42,7 @@ pub struct TestCerts {
 
 impl TestCerts {
     /// Generates the CA and both certificates into `dir`.
-    pub fn generate(dir: &std::path::Path) -> Self {
+    pub(crate) fn generate(dir: &std::path::Path) -> Self {
         use rcgen::{
             BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, KeyPair,
         };
@@ -83,7 +83,7 @@ impl TestCerts {
     }
 
     /// Client options presenting the client certificate.
-    pub fn connect_options(&self) -> etcd_client::ConnectOptions {
+    pub(crate) fn connect_options(&self) -> etcd_client::ConnectOptions {
         let read = |p: &PathBuf| std::fs::read(p).expect("read PEM");
         let tls = etcd_client::TlsOptions::new()
             .ca_certificate(etcd_client::Certificate::from_pem(read(&self.ca)))
@@ -107,7 +107,7 @@ fn free_port() -> u16 {
 
 /// The etcd binary, or a failure telling how to get it. Never a skip: a
 /// missing etcd must not turn the etcd tests green.
-pub fn etcd_binary() -> PathBuf {
+pub(crate) fn etcd_binary() -> PathBuf {
     let found = std::env::var_os("PATH").and_then(|paths| {
         std::env::split_paths(&paths)
             .map(|p| p.join("etcd"))
@@ -120,13 +120,13 @@ pub fn etcd_binary() -> PathBuf {
 
 impl Etcd {
     /// Starts etcd and waits until it serves requests.
-    pub async fn start() -> Self {
+    pub(crate) async fn start() -> Self {
         Self::start_with(false).await
     }
 
     /// Starts etcd serving clients over TLS only, requiring a client
     /// certificate signed by its CA ([`Etcd::tls`]).
-    pub async fn start_tls() -> Self {
+    pub(crate) async fn start_tls() -> Self {
         Self::start_with(true).await
     }
 
@@ -186,7 +186,7 @@ impl Etcd {
     }
 
     /// Kills etcd, keeping its data directory and ports for [`Etcd::restart`].
-    pub fn stop(&mut self) {
+    pub(crate) fn stop(&mut self) {
         if let Some(mut child) = self.child.take() {
             let _ = child.kill();
             let _ = child.wait();
@@ -195,7 +195,7 @@ impl Etcd {
 
     /// Starts etcd again on the same data and ports after [`Etcd::stop`],
     /// and waits until it serves requests.
-    pub async fn restart(&mut self) {
+    pub(crate) async fn restart(&mut self) {
         self.stop();
         self.spawn();
         self.wait_ready().await;
@@ -224,13 +224,13 @@ impl Etcd {
     }
 
     /// etcd's output so far.
-    pub fn log(&self) -> String {
+    pub(crate) fn log(&self) -> String {
         std::fs::read_to_string(self.dir.path().join("etcd.log")).unwrap_or_default()
     }
 
     /// A client (with the client certificate under TLS), for tests that
     /// write keys directly.
-    pub async fn client(&self) -> etcd_client::Client {
+    pub(crate) async fn client(&self) -> etcd_client::Client {
         self.try_client().await.expect("connect to test etcd")
     }
 

@@ -2,7 +2,7 @@
 //! per member with its own free ports, temporary data directory and log
 //! file. Members can be killed one at a time; all are killed when dropped.
 
-pub mod traffic;
+pub(crate) mod traffic;
 
 use super::etcd::etcd_binary;
 use std::net::TcpListener;
@@ -14,7 +14,7 @@ use etcd_client::{Client, ConnectOptions};
 use tempfile::TempDir;
 
 /// Members in the cluster: the smallest that survives losing one.
-pub const MEMBERS: usize = 3;
+pub(crate) const MEMBERS: usize = 3;
 
 /// How long the cluster gets to elect a leader and answer writes.
 const STARTUP: Duration = Duration::from_secs(30);
@@ -37,7 +37,7 @@ impl Member {
 }
 
 /// A running three-member etcd cluster; every member is killed when dropped.
-pub struct EtcdCluster {
+pub(crate) struct EtcdCluster {
     members: Vec<Member>,
 }
 
@@ -66,7 +66,7 @@ async fn member_client(endpoint: &str) -> Result<Client, etcd_client::Error> {
 impl EtcdCluster {
     /// Starts three members and waits until every one of them agrees on a
     /// leader and the cluster accepts a write.
-    pub async fn start() -> Self {
+    pub(crate) async fn start() -> Self {
         let ports = free_ports(2 * MEMBERS);
         let mut members: Vec<Member> = (0..MEMBERS)
             .map(|i| Member {
@@ -174,7 +174,7 @@ impl EtcdCluster {
 
     /// The index of the current leader, once every running member agrees
     /// on it; panics if they do not within 10 s.
-    pub async fn leader(&self) -> usize {
+    pub(crate) async fn leader(&self) -> usize {
         let deadline = Instant::now() + Duration::from_secs(10);
         loop {
             if let Some(i) = self.agreed_leader().await {
@@ -191,7 +191,7 @@ impl EtcdCluster {
 
     /// Kills member `i` with SIGKILL (no graceful leader hand-off) and
     /// waits for the process to be gone.
-    pub fn kill(&mut self, i: usize) {
+    pub(crate) fn kill(&mut self, i: usize) {
         if let Some(mut child) = self.members[i].child.take() {
             let _ = child.kill();
             let _ = child.wait();
@@ -199,13 +199,13 @@ impl EtcdCluster {
     }
 
     /// Every member's client URL, `http://127.0.0.1:<port>`, in member order.
-    pub fn endpoints(&self) -> Vec<String> {
+    pub(crate) fn endpoints(&self) -> Vec<String> {
         self.members.iter().map(|m| m.endpoint.clone()).collect()
     }
 
     /// `etcd://127.0.0.1:A,127.0.0.1:B,127.0.0.1:C`: every member, in the
     /// form `ringd serve --store` takes.
-    pub fn store_url(&self) -> String {
+    pub(crate) fn store_url(&self) -> String {
         let members: Vec<&str> = self
             .members
             .iter()
@@ -215,12 +215,12 @@ impl EtcdCluster {
     }
 
     /// Member `i`'s output so far.
-    pub fn log(&self, i: usize) -> String {
+    pub(crate) fn log(&self, i: usize) -> String {
         std::fs::read_to_string(self.members[i].log_path()).unwrap_or_default()
     }
 
     /// Every member's output so far, each under its name.
-    pub fn logs(&self) -> String {
+    pub(crate) fn logs(&self) -> String {
         (0..self.members.len())
             .map(|i| format!("--- etcd {} ---\n{}", self.members[i].name, self.log(i)))
             .collect()
@@ -228,7 +228,7 @@ impl EtcdCluster {
 
     /// A client over every member's endpoint, for tests that read keys
     /// directly.
-    pub async fn client(&self) -> Client {
+    pub(crate) async fn client(&self) -> Client {
         Client::connect(self.endpoints(), None)
             .await
             .expect("connect to the test etcd cluster")

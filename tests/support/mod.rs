@@ -3,18 +3,18 @@
 //! the CLI's golden-file checks, and a double of the server's read routes. Each test binary declares this module
 //! once; the client-only build gets the parts it can compile.
 
-pub mod api;
+pub(crate) mod api;
 #[cfg(feature = "server")]
-pub mod cli;
-pub mod client;
+pub(crate) mod cli;
+pub(crate) mod client;
 #[cfg(feature = "server")]
-pub mod double;
+pub(crate) mod double;
 #[cfg(feature = "server")]
-pub mod etcd;
+pub(crate) mod etcd;
 #[cfg(feature = "server")]
-pub mod etcd_cluster;
+pub(crate) mod etcd_cluster;
 #[cfg(feature = "server")]
-pub mod problem;
-pub mod ringd;
+pub(crate) mod problem;
+pub(crate) mod ringd;
 #[cfg(feature = "server")]
-pub mod sse;
+pub(crate) mod sse;

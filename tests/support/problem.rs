@@ -16,7 +16,7 @@ use super::api::expect_json;
 
 /// What a problem response must say.
 #[must_use = "a Problem checks nothing until given to assert_problem"]
-pub struct Problem {
+pub(crate) struct Problem {
     status: StatusCode,
     slug: Option<String>,
     field: Option<String>,
@@ -25,7 +25,7 @@ pub struct Problem {
 
 impl Problem {
     /// A problem with this HTTP status (a `StatusCode` or its number).
-    pub fn status<S>(status: S) -> Self
+    pub(crate) fn status<S>(status: S) -> Self
     where
         S: TryInto<StatusCode>,
         S::Error: std::fmt::Debug,
@@ -39,32 +39,32 @@ impl Problem {
     }
 
     /// Its `type` is `urn:ringd:problem:<slug>`.
-    pub fn slug(mut self, slug: &str) -> Self {
+    pub(crate) fn slug(mut self, slug: &str) -> Self {
         self.slug = Some(slug.to_owned());
         self
     }
 
     /// It blames this request field (without it, `field` must be absent).
-    pub fn field(mut self, field: &str) -> Self {
+    pub(crate) fn field(mut self, field: &str) -> Self {
         self.field = Some(field.to_owned());
         self
     }
 
     /// It blames `field`, or no field at all when `None`.
-    pub fn field_opt(mut self, field: Option<&str>) -> Self {
+    pub(crate) fn field_opt(mut self, field: Option<&str>) -> Self {
         self.field = field.map(str::to_owned);
         self
     }
 
     /// Its detail contains these words.
-    pub fn detail_has(mut self, words: &str) -> Self {
+    pub(crate) fn detail_has(mut self, words: &str) -> Self {
         self.detail_has = words.to_owned();
         self
     }
 }
 
 /// Asserts that `r` is the problem `want` describes; returns its body.
-pub async fn assert_problem(r: Response, want: Problem) -> Value {
+pub(crate) async fn assert_problem(r: Response, want: Problem) -> Value {
     let content_type = r
         .headers()
         .get("content-type")

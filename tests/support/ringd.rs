@@ -32,7 +32,7 @@ const STARTUP: Duration = Duration::from_secs(30);
 /// process's own environment is left alone, since tests run in parallel
 /// threads of one process). The proxy variables would send the CLI's and
 /// the client's loopback requests elsewhere.
-pub const SCRUBBED_ENV: &[&str] = &[
+pub(crate) const SCRUBBED_ENV: &[&str] = &[
     // `ringd serve`.
     "RINGD_LISTEN",
     "RINGD_STORE",
@@ -70,7 +70,7 @@ pub const SCRUBBED_ENV: &[&str] = &[
 /// the server binary for a build that has none, such as the client-only
 /// one), else the one cargo built for this test. Never a silent skip when
 /// it is missing.
-pub fn ringd_binary() -> PathBuf {
+pub(crate) fn ringd_binary() -> PathBuf {
     let built = option_env!("CARGO_BIN_EXE_ringd").map(PathBuf::from);
     // Load tools are examples, which cargo gives no binary path: they run
     // the release build. Tests never fall back to a build of unknown age.
@@ -108,7 +108,7 @@ enum Store {
 
 /// How to start a `ringd serve`: the store, then extra arguments and
 /// environment variables for the child.
-pub struct Ringd {
+pub(crate) struct Ringd {
     store: Store,
     args: Vec<OsString>,
     env: Vec<(OsString, OsString)>,
@@ -116,18 +116,18 @@ pub struct Ringd {
 
 impl Ringd {
     /// A server on a fresh temporary SQLite file, deleted with the server.
-    pub fn sqlite() -> Self {
+    pub(crate) fn sqlite() -> Self {
         Self::with(Store::Sqlite(None))
     }
 
     /// A server on the SQLite file in `dir` (which the caller keeps), for
     /// restarts on the same data; its log is appended to `dir/ringd.log`.
-    pub fn sqlite_in(dir: &Path) -> Self {
+    pub(crate) fn sqlite_in(dir: &Path) -> Self {
         Self::with(Store::Sqlite(Some(dir.to_path_buf())))
     }
 
     /// A server on the store at `url` (for example `etcd://host:port`).
-    pub fn on(url: &str) -> Self {
+    pub(crate) fn on(url: &str) -> Self {
         Self::with(Store::Url(url.to_owned()))
     }
 
@@ -140,25 +140,25 @@ impl Ringd {
     }
 
     /// `--etcd-prefix prefix`.
-    pub fn prefix(self, prefix: &str) -> Self {
+    pub(crate) fn prefix(self, prefix: &str) -> Self {
         self.args(&["--etcd-prefix", prefix])
     }
 
     /// Extra `serve` arguments; a later `--listen` wins over the default
     /// `127.0.0.1:0` (a restart on the same port).
-    pub fn args(mut self, args: &[&str]) -> Self {
+    pub(crate) fn args(mut self, args: &[&str]) -> Self {
         self.args.extend(args.iter().map(OsString::from));
         self
     }
 
     /// An environment variable for the child only.
-    pub fn env(mut self, name: &str, value: &str) -> Self {
+    pub(crate) fn env(mut self, name: &str, value: &str) -> Self {
         self.env.push((name.into(), value.into()));
         self
     }
 
     /// Environment variables for the child only.
-    pub fn envs(mut self, vars: &[(&str, &str)]) -> Self {
+    pub(crate) fn envs(mut self, vars: &[(&str, &str)]) -> Self {
         for (name, value) in vars {
             self = self.env(name, value);
         }
@@ -193,7 +193,7 @@ impl Ringd {
     }
 
     /// Starts the server and waits (at most 30 s) for its URL.
-    pub fn start(self) -> Server {
+    pub(crate) fn start(self) -> Server {
         let (mut cmd, dir, owned) = self.command();
         let log = std::fs::OpenOptions::new()
             .create(true)
@@ -240,7 +240,7 @@ impl Ringd {
 
     /// Runs the server expecting it to exit by itself within 30 s (a
     /// refused configuration); returns its output.
-    pub fn run_to_exit(self) -> Output {
+    pub(crate) fn run_to_exit(self) -> Output {
         let (mut cmd, _dir, _owned) = self.command();
         let mut child = cmd
             .stdout(Stdio::piped())
@@ -254,7 +254,7 @@ impl Ringd {
 }
 
 /// A running `ringd serve`; killed when dropped.
-pub struct Server {
+pub(crate) struct Server {
     child: Child,
     /// `http://127.0.0.1:<port>`.
     pub url: String,
@@ -267,28 +267,28 @@ pub struct Server {
 
 impl Server {
     /// The server's log so far.
-    pub fn log(&self) -> String {
+    pub(crate) fn log(&self) -> String {
         std::fs::read_to_string(self.dir.join("ringd.log")).unwrap_or_default()
     }
 
     /// The server's process id, for sending it signals.
-    pub fn pid(&self) -> u32 {
+    pub(crate) fn pid(&self) -> u32 {
         self.child.id()
     }
 
     /// Whether the process is still running.
-    pub fn is_running(&mut self) -> bool {
+    pub(crate) fn is_running(&mut self) -> bool {
         matches!(self.child.try_wait(), Ok(None))
     }
 
     /// Kills the server at once (SIGKILL), as a crash would.
-    pub fn kill(&mut self) {
+    pub(crate) fn kill(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
 
     /// Sends SIGTERM and waits for the exit.
-    pub fn terminate(&mut self) -> ExitStatus {
+    pub(crate) fn terminate(&mut self) -> ExitStatus {
         // The shell's builtin `kill`, so no extra package is needed.
         let status = Command::new("sh")
             .args(["-c", &format!("kill -TERM {}", self.child.id())])

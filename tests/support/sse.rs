@@ -6,7 +6,7 @@ use serde_json::Value;
 
 /// One event.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Event {
+pub(crate) struct Event {
     /// `event:` field.
     pub event: String,
     /// `id:` field, if any.
@@ -16,14 +16,14 @@ pub struct Event {
 }
 
 /// An open event stream.
-pub struct EventStream {
+pub(crate) struct EventStream {
     response: reqwest::Response,
     buffer: Vec<u8>,
 }
 
 impl EventStream {
     /// Opens `url` (a watch URL), asserting 200 and `text/event-stream`.
-    pub async fn open(url: &str, last_event_id: Option<u64>) -> Self {
+    pub(crate) async fn open(url: &str, last_event_id: Option<u64>) -> Self {
         let mut request = reqwest::Client::new().get(url);
         if let Some(id) = last_event_id {
             request = request.header("Last-Event-ID", id.to_string());
@@ -42,7 +42,7 @@ impl EventStream {
     }
 
     /// The next event; panics if none arrives within `limit`.
-    pub async fn next_within(&mut self, limit: Duration) -> Event {
+    pub(crate) async fn next_within(&mut self, limit: Duration) -> Event {
         tokio::time::timeout(limit, self.next())
             .await
             .unwrap_or_else(|_| panic!("no event within {limit:?}"))
@@ -50,12 +50,12 @@ impl EventStream {
     }
 
     /// The next event within 5 s.
-    pub async fn next_event(&mut self) -> Event {
+    pub(crate) async fn next_event(&mut self) -> Event {
         self.next_within(Duration::from_secs(5)).await
     }
 
     /// Whether an event arrives within `limit` (consuming it if so).
-    pub async fn quiet_for(&mut self, limit: Duration) -> Option<Event> {
+    pub(crate) async fn quiet_for(&mut self, limit: Duration) -> Option<Event> {
         tokio::time::timeout(limit, self.next())
             .await
             .ok()
@@ -63,7 +63,7 @@ impl EventStream {
     }
 
     /// The next event, or `None` when the stream ends.
-    pub async fn next(&mut self) -> Option<Event> {
+    pub(crate) async fn next(&mut self) -> Option<Event> {
         loop {
             if let Some(end) = find(&self.buffer, b"\n\n") {
                 let block: Vec<u8> = self.buffer.drain(..end + 2).collect();

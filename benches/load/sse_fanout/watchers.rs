@@ -13,7 +13,7 @@ use super::RING;
 /// Arrivals, shared by every watcher: slot `i` is version `base + i`.
 /// Per version only the count and the earliest and latest arrival are
 /// kept, so recording costs three atomic operations whatever N is.
-pub struct Arrivals {
+pub(crate) struct Arrivals {
     pub start: Instant,
     pub base: u64,
     pub count: Vec<AtomicUsize>,
@@ -25,7 +25,7 @@ pub struct Arrivals {
 }
 
 impl Arrivals {
-    pub fn new(base: u64, slots: usize) -> Self {
+    pub(crate) fn new(base: u64, slots: usize) -> Self {
         Self {
             start: Instant::now(),
             base,
@@ -38,11 +38,11 @@ impl Arrivals {
         }
     }
 
-    pub fn nanos(&self, t: Instant) -> u64 {
+    pub(crate) fn nanos(&self, t: Instant) -> u64 {
         t.duration_since(self.start).as_nanos() as u64
     }
 
-    pub fn record(&self, version: u64, at: u64) {
+    pub(crate) fn record(&self, version: u64, at: u64) {
         let Some(i) = version.checked_sub(self.base).map(|i| i as usize) else {
             return;
         };
@@ -130,7 +130,7 @@ impl Scanner {
 }
 
 /// One watcher: a raw HTTP/1.1 request, then the stream until it ends.
-pub async fn watcher(addr: String, mode: &'static str, arrivals: Arc<Arrivals>) {
+pub(crate) async fn watcher(addr: String, mode: &'static str, arrivals: Arc<Arrivals>) {
     if let Err(e) = watch(&addr, mode, &arrivals).await {
         if arrivals.errors.fetch_add(1, Ordering::Relaxed) == 0 {
             eprintln!("watcher failed: {e} (is the open-file limit high enough?)");

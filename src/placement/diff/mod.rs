@@ -30,7 +30,7 @@ pub enum DiffBasis {
 }
 
 /// Number of keys a sampled diff evaluates.
-pub const SAMPLE_KEYS: u32 = 65_536;
+pub(super) const SAMPLE_KEYS: u32 = 65_536;
 
 /// One node's change in share.
 #[derive(Debug, Clone, PartialEq, Serialize)]

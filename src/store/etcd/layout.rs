@@ -18,45 +18,45 @@ pub const MAX_TXN_BYTES: usize = 1_400 * 1024;
 
 /// The keys of one store, all under a configurable prefix.
 #[derive(Debug, Clone)]
-pub struct Keys {
+pub(super) struct Keys {
     prefix: String,
 }
 
 impl Keys {
     /// Keys under `prefix` (a trailing `/` is dropped).
-    pub fn new(prefix: &str) -> Self {
+    pub(super) fn new(prefix: &str) -> Self {
         Self {
             prefix: prefix.trim_end_matches('/').to_owned(),
         }
     }
 
     /// The layout-version key: the number of migrations applied.
-    pub fn layout(&self) -> String {
+    pub(super) fn layout(&self) -> String {
         format!("{}/layout", self.prefix)
     }
 
     /// A key given relative to the prefix (by a migration).
-    pub fn below(&self, relative: &str) -> String {
+    pub(super) fn below(&self, relative: &str) -> String {
         format!("{}/{}", self.prefix, relative.trim_start_matches('/'))
     }
 
     /// The name of the etcd lock held while migrating.
-    pub fn migrate_lock(&self) -> String {
+    pub(super) fn migrate_lock(&self) -> String {
         format!("{}/lock/migrate", self.prefix)
     }
 
     /// Prefix of every ring's meta key; watched for events and listed.
-    pub fn rings(&self) -> String {
+    pub(super) fn rings(&self) -> String {
         format!("{}/rings/", self.prefix)
     }
 
     /// A ring's meta key: latest and oldest retained version.
-    pub fn meta(&self, ring: &RingName) -> String {
+    pub(super) fn meta(&self, ring: &RingName) -> String {
         format!("{}{ring}", self.rings())
     }
 
     /// The ring named by a meta key, if `key` is one.
-    pub fn ring_of_meta(&self, key: &[u8]) -> Result<RingName, StoreError> {
+    pub(super) fn ring_of_meta(&self, key: &[u8]) -> Result<RingName, StoreError> {
         let key = std::str::from_utf8(key).map_err(|e| corrupt("meta key", e))?;
         let name = key
             .strip_prefix(&self.rings())
@@ -65,39 +65,39 @@ impl Keys {
     }
 
     /// Prefix of a ring's latest node records.
-    pub fn nodes(&self, ring: &RingName) -> String {
+    pub(super) fn nodes(&self, ring: &RingName) -> String {
         format!("{}/nodes/{ring}/", self.prefix)
     }
 
     /// One node record of a ring's latest version.
-    pub fn node(&self, ring: &RingName, id: &NodeId) -> String {
+    pub(super) fn node(&self, ring: &RingName, id: &NodeId) -> String {
         format!("{}{}", self.nodes(ring), id.as_str())
     }
 
     /// Prefix of a ring's version records.
-    pub fn versions(&self, ring: &RingName) -> String {
+    pub(super) fn versions(&self, ring: &RingName) -> String {
         format!("{}/versions/{ring}/", self.prefix)
     }
 
     /// One version record; zero-padded so key order is version order.
-    pub fn version(&self, ring: &RingName, version: u64) -> String {
+    pub(super) fn version(&self, ring: &RingName, version: u64) -> String {
         format!("{}{version:020}", self.versions(ring))
     }
 
     /// Prefix of a ring's client acks.
-    pub fn acks(&self, ring: &RingName) -> String {
+    pub(super) fn acks(&self, ring: &RingName) -> String {
         format!("{}/acks/{ring}/", self.prefix)
     }
 
     /// One client's ack of a ring (client ids cannot contain `/`).
-    pub fn ack(&self, ring: &RingName, client: &ClientId) -> String {
+    pub(super) fn ack(&self, ring: &RingName, client: &ClientId) -> String {
         format!("{}{}", self.acks(ring), client.as_str())
     }
 }
 
 /// A ring's meta value. Its `mod_revision` is what commits compare on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct RingMeta {
+pub(super) struct RingMeta {
     /// The latest version.
     pub latest: u64,
     /// The oldest retained version.
@@ -106,7 +106,7 @@ pub struct RingMeta {
 
 /// A node's record before a change: `None` if the change added it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct BeforeImage {
+pub(super) struct BeforeImage {
     /// The node.
     pub id: NodeId,
     /// Its record in the previous version, if it had one.
@@ -117,7 +117,7 @@ pub struct BeforeImage {
 /// rebuilt from the latest nodes by undoing newer versions' `before`
 /// images, so no value ever holds a whole 10,000-node list.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct VersionRecord {
+pub(super) struct VersionRecord {
     /// The version (checked against the key on reading).
     pub version: u64,
     /// When it was committed.
@@ -139,7 +139,7 @@ pub struct VersionRecord {
 
 impl VersionRecord {
     /// The record of `s`, given the nodes it changed.
-    pub fn of(s: &Snapshot, before: Vec<BeforeImage>) -> Self {
+    pub(super) fn of(s: &Snapshot, before: Vec<BeforeImage>) -> Self {
         Self {
             version: s.version,
             created_at: s.created_at,
@@ -152,7 +152,7 @@ impl VersionRecord {
     }
 
     /// The snapshot of this version with `nodes` (sorted by id).
-    pub fn into_snapshot(self, ring: RingName, nodes: Vec<NodeRecord>) -> Snapshot {
+    pub(super) fn into_snapshot(self, ring: RingName, nodes: Vec<NodeRecord>) -> Snapshot {
         Snapshot {
             ring,
             version: self.version,
@@ -167,18 +167,21 @@ impl VersionRecord {
 }
 
 /// A corruption error naming what failed to decode.
-pub fn corrupt(what: &'static str, e: impl Into<Cause>) -> StoreError {
+pub(super) fn corrupt(what: &'static str, e: impl Into<Cause>) -> StoreError {
     StoreError::corrupt_from(what, e)
 }
 
 /// Encodes a value; our types always serialize, but never panic on it.
-pub fn encode<T: Serialize>(what: &str, value: &T) -> Result<Vec<u8>, StoreError> {
+pub(super) fn encode<T: Serialize>(what: &str, value: &T) -> Result<Vec<u8>, StoreError> {
     serde_json::to_vec(value)
         .map_err(|e| StoreError::unavailable_from(format!("cannot encode {what}"), e))
 }
 
 /// Decodes the value of `key`.
-pub fn decode<T: for<'de> Deserialize<'de>>(key: &[u8], value: &[u8]) -> Result<T, StoreError> {
+pub(super) fn decode<T: for<'de> Deserialize<'de>>(
+    key: &[u8],
+    value: &[u8],
+) -> Result<T, StoreError> {
     serde_json::from_slice(value).map_err(|e| {
         StoreError::corrupt_from(format!("value of `{}`", String::from_utf8_lossy(key)), e)
     })

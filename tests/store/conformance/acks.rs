@@ -21,7 +21,7 @@ fn ack(client: &str, version: u64, fingerprint: Fingerprint, seen: i64) -> Clien
     }
 }
 
-pub async fn client_acks(store: Arc<dyn Store>) {
+pub(crate) async fn client_acks(store: Arc<dyn Store>) {
     let versions = chain("cache", 3);
     store_all(&*store, &versions).await;
     let (other, _) = first("other");

@@ -9,7 +9,7 @@ use ringd::store::{Store, StoreError};
 
 use super::{add_node, chain, first, first_with, name, store_all};
 
-pub async fn create_then_latest(store: Arc<dyn Store>) {
+pub(crate) async fn create_then_latest(store: Arc<dyn Store>) {
     let (first, _) = first("cache");
     store.create_ring(&first).await.unwrap();
     assert_eq!(store.latest(&name("cache")).await.unwrap(), first);
@@ -21,7 +21,7 @@ pub async fn create_then_latest(store: Arc<dyn Store>) {
     ));
 }
 
-pub async fn create_twice_is_ring_exists(store: Arc<dyn Store>) {
+pub(crate) async fn create_twice_is_ring_exists(store: Arc<dyn Store>) {
     let (first, _) = first("cache");
     store.create_ring(&first).await.unwrap();
     // A second create, even with another config, must not replace the ring.
@@ -40,7 +40,7 @@ pub async fn create_twice_is_ring_exists(store: Arc<dyn Store>) {
     }
 }
 
-pub async fn commits_are_gapless(store: Arc<dyn Store>) {
+pub(crate) async fn commits_are_gapless(store: Arc<dyn Store>) {
     let versions = chain("cache", 3);
     store_all(&*store, &versions).await;
     assert_eq!(store.latest(&name("cache")).await.unwrap(), versions[2]);
@@ -52,7 +52,7 @@ pub async fn commits_are_gapless(store: Arc<dyn Store>) {
     }
 }
 
-pub async fn stale_commit_conflicts(store: Arc<dyn Store>) {
+pub(crate) async fn stale_commit_conflicts(store: Arc<dyn Store>) {
     let versions = chain("cache", 3);
     store_all(&*store, &versions).await;
     // A writer that read version 2 and built its own version 3.
@@ -87,7 +87,7 @@ pub async fn stale_commit_conflicts(store: Arc<dyn Store>) {
     ));
 }
 
-pub async fn concurrent_commits_one_wins(store: Arc<dyn Store>) {
+pub(crate) async fn concurrent_commits_one_wins(store: Arc<dyn Store>) {
     let (first, placement) = first("cache");
     store.create_ring(&first).await.unwrap();
     let candidates: Vec<Snapshot> = (0..8)

@@ -17,7 +17,7 @@ async fn next_event(rx: &mut tokio::sync::broadcast::Receiver<StoreEvent>) -> St
         .expect("channel open and not lagged")
 }
 
-pub async fn subscribe_sees_writes_in_order(store: Arc<dyn Store>) {
+pub(crate) async fn subscribe_sees_writes_in_order(store: Arc<dyn Store>) {
     let mut rx = store.subscribe();
     let versions = chain("cache", 3);
     store_all(&*store, &versions).await;

@@ -11,7 +11,7 @@ use super::{add_node, at, first_with, name};
 /// Versions 1..=4 of a `jump` ring: `node-2` (weight 2) and `node-3`
 /// (weight 3) join, then `node-2` leaves, so version 4's order starts with
 /// two holes: `- - node-3 node-3 node-3`.
-pub fn jump_chain(ring: &str) -> Vec<Snapshot> {
+pub(crate) fn jump_chain(ring: &str) -> Vec<Snapshot> {
     let (v1, p1) = first_with(ring, Algorithm::Jump);
     let (v2, p2) = add_node(&v1, &p1, "node-2");
     let (v3, p3) = add_node(&v2, &p2, "node-3");
@@ -31,7 +31,7 @@ pub fn jump_chain(ring: &str) -> Vec<Snapshot> {
     vec![v1, v2, v3, v4]
 }
 
-pub async fn jump_orders_round_trip(store: Arc<dyn Store>) {
+pub(crate) async fn jump_orders_round_trip(store: Arc<dyn Store>) {
     let versions = jump_chain("heavy");
     let node3 = Some(NodeId::new("node-3").unwrap());
     assert_eq!(

@@ -20,15 +20,15 @@ mod jump;
 mod reads;
 mod rings;
 
-pub use acks::client_acks;
-pub use commits::{
+pub(crate) use acks::client_acks;
+pub(crate) use commits::{
     commits_are_gapless, concurrent_commits_one_wins, create_then_latest,
     create_twice_is_ring_exists, stale_commit_conflicts,
 };
-pub use events::subscribe_sees_writes_in_order;
-pub use jump::{jump_chain, jump_orders_round_trip};
-pub use reads::{history_order_and_contents, pruned_versions, snapshot_lookup};
-pub use rings::{delete_then_recreate, list_rings_sorted};
+pub(crate) use events::subscribe_sees_writes_in_order;
+pub(crate) use jump::{jump_chain, jump_orders_round_trip};
+pub(crate) use reads::{history_order_and_contents, pruned_versions, snapshot_lookup};
+pub(crate) use rings::{delete_then_recreate, list_rings_sorted};
 
 use ringd::placement::{Algorithm, NodeId, Placement, RingConfig, Weight};
 use ringd::ring::{ChangeOp, NodeRecord, RingName, Role, Snapshot};
@@ -72,13 +72,13 @@ macro_rules! store_conformance_tests {
 }
 
 /// A valid ring name.
-pub fn name(s: &str) -> RingName {
+pub(crate) fn name(s: &str) -> RingName {
     RingName::new(s).expect("valid ring name")
 }
 
 /// A fixed instant `secs` after a base, with nanoseconds so that
 /// sub-second precision must survive a round trip through the store.
-pub fn at(secs: i64) -> OffsetDateTime {
+pub(crate) fn at(secs: i64) -> OffsetDateTime {
     OffsetDateTime::from_unix_timestamp_nanos(
         (1_750_000_000 + i128::from(secs)) * 1_000_000_000 + 123_456_789,
     )
@@ -86,19 +86,23 @@ pub fn at(secs: i64) -> OffsetDateTime {
 }
 
 /// Version 1 of `ring` on `algorithm`, with its placement.
-pub fn first_with(ring: &str, algorithm: Algorithm) -> (Snapshot, Placement) {
+pub(crate) fn first_with(ring: &str, algorithm: Algorithm) -> (Snapshot, Placement) {
     Snapshot::first(name(ring), RingConfig::new(algorithm), Role::Admin, at(0))
         .expect("first snapshot")
 }
 
 /// Version 1 of `ring` on the default `ring` algorithm.
-pub fn first(ring: &str) -> (Snapshot, Placement) {
+pub(crate) fn first(ring: &str) -> (Snapshot, Placement) {
     first_with(ring, Algorithm::Ring)
 }
 
 /// The version after `prev` that registers node `node`, with an address,
 /// a weight and a label, as an operator would.
-pub fn add_node(prev: &Snapshot, placement: &Placement, node: &str) -> (Snapshot, Placement) {
+pub(crate) fn add_node(
+    prev: &Snapshot,
+    placement: &Placement,
+    node: &str,
+) -> (Snapshot, Placement) {
     let mut record = NodeRecord::new(NodeId::new(node).expect("valid node id"));
     record.address = Some(format!("{node}.internal:11211"));
     record.weight = Weight::new(1 + prev.version % 3).expect("valid weight");
@@ -119,7 +123,7 @@ pub fn add_node(prev: &Snapshot, placement: &Placement, node: &str) -> (Snapshot
 }
 
 /// Versions 1..=n of `ring`, each adding one node.
-pub fn chain(ring: &str, n: u64) -> Vec<Snapshot> {
+pub(crate) fn chain(ring: &str, n: u64) -> Vec<Snapshot> {
     let (mut snapshot, mut placement) = first(ring);
     let mut out = vec![snapshot.clone()];
     for v in 2..=n {
@@ -130,7 +134,7 @@ pub fn chain(ring: &str, n: u64) -> Vec<Snapshot> {
 }
 
 /// Creates the ring and commits every later version of `versions`.
-pub async fn store_all(store: &dyn Store, versions: &[Snapshot]) {
+pub(crate) async fn store_all(store: &dyn Store, versions: &[Snapshot]) {
     store.create_ring(&versions[0]).await.expect("create");
     for s in &versions[1..] {
         store.commit(s).await.expect("commit");

@@ -7,7 +7,7 @@ use ringd::store::{HistoryEntry, Store, StoreError};
 
 use super::{add_node, chain, name, store_all};
 
-pub async fn snapshot_lookup(store: Arc<dyn Store>) {
+pub(crate) async fn snapshot_lookup(store: Arc<dyn Store>) {
     let versions = chain("cache", 3);
     store_all(&*store, &versions).await;
     let ring = name("cache");
@@ -41,7 +41,7 @@ pub async fn snapshot_lookup(store: Arc<dyn Store>) {
 }
 
 /// Needs a store opened with retention 3.
-pub async fn pruned_versions(store: Arc<dyn Store>) {
+pub(crate) async fn pruned_versions(store: Arc<dyn Store>) {
     let versions = chain("cache", 6);
     store_all(&*store, &versions).await;
     let ring = name("cache");
@@ -86,7 +86,7 @@ pub async fn pruned_versions(store: Arc<dyn Store>) {
     assert_eq!(store.latest(&ring).await.unwrap(), v7);
 }
 
-pub async fn history_order_and_contents(store: Arc<dyn Store>) {
+pub(crate) async fn history_order_and_contents(store: Arc<dyn Store>) {
     let versions = chain("cache", 4);
     store_all(&*store, &versions).await;
     let expected: Vec<HistoryEntry> = versions.iter().map(HistoryEntry::from).collect();

@@ -8,7 +8,7 @@ use ringd::store::{HistoryEntry, Store, StoreError};
 
 use super::{add_node, chain, first, first_with, name, store_all};
 
-pub async fn delete_then_recreate(store: Arc<dyn Store>) {
+pub(crate) async fn delete_then_recreate(store: Arc<dyn Store>) {
     let versions = chain("cache", 3);
     store_all(&*store, &versions).await;
     let (keep, _) = first("keep");
@@ -61,7 +61,7 @@ pub async fn delete_then_recreate(store: Arc<dyn Store>) {
     assert_eq!(store.latest(&name("keep")).await.unwrap(), keep);
 }
 
-pub async fn list_rings_sorted(store: Arc<dyn Store>) {
+pub(crate) async fn list_rings_sorted(store: Arc<dyn Store>) {
     assert_eq!(store.list_rings().await.unwrap(), Vec::<Snapshot>::new());
     // Names whose byte order differs from a naive "natural" order.
     let names = ["b", "a-1", "a.1", "a_1", "a0", "a", "9z", "c-cache"];

@@ -10,18 +10,18 @@ use std::time::{Duration, Instant};
 use reqwest::{Client, StatusCode};
 use serde_json::{json, Value};
 
-pub const RING: &str = "c";
+pub(crate) const RING: &str = "c";
 /// Pause between one writer's writes; keeps the ring (one new node per write) small
 /// enough that placement work never dominates the timings.
-pub const WRITE_PAUSE: Duration = Duration::from_millis(10);
+pub(crate) const WRITE_PAUSE: Duration = Duration::from_millis(10);
 /// Pause between reads: far more often than any election lasts.
-pub const READ_PAUSE: Duration = Duration::from_millis(5);
+pub(crate) const READ_PAUSE: Duration = Duration::from_millis(5);
 /// A read slower than this counts as a failed read: reads are served from
 /// memory and must not wait on the election.
-pub const READ_TIMEOUT: Duration = Duration::from_secs(2);
+pub(crate) const READ_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// One write a writer sent: an upsert of a new node `w{writer}-n{i}`.
-pub struct Attempt {
+pub(crate) struct Attempt {
     pub writer: usize,
     pub node: String,
     pub address: String,
@@ -33,7 +33,7 @@ pub struct Attempt {
 
 /// The address of writer `w`'s node `i`: unique per attempt, so the
 /// history entry of every acknowledged version matches exactly one request.
-pub fn address(w: usize, i: usize) -> String {
+pub(crate) fn address(w: usize, i: usize) -> String {
     format!("10.{w}.{}.{}:7000", i / 250, i % 250 + 1)
 }
 
@@ -42,7 +42,7 @@ pub fn address(w: usize, i: usize) -> String {
 /// A failure is not retried with the same node: the next attempt uses the
 /// next id, so an unacknowledged change that etcd applied anyway still
 /// names a node of its own.
-pub async fn writer(
+pub(crate) async fn writer(
     w: usize,
     http: Client,
     base: String,
@@ -92,7 +92,7 @@ pub async fn writer(
 
 /// What the reader saw.
 #[derive(Default)]
-pub struct Reads {
+pub(crate) struct Reads {
     pub total: usize,
     /// `(when, what)` of every read that did not answer 200.
     pub failures: Vec<(Instant, String)>,
@@ -103,7 +103,7 @@ pub struct Reads {
 }
 
 /// Looks a key up every few milliseconds until `stop`.
-pub async fn reader(http: Client, base: String, stop: Arc<AtomicBool>) -> Reads {
+pub(crate) async fn reader(http: Client, base: String, stop: Arc<AtomicBool>) -> Reads {
     let mut reads = Reads::default();
     let url = format!("{base}/v1/rings/{RING}/lookup?key=k");
     while !stop.load(Ordering::Relaxed) {
@@ -137,7 +137,10 @@ pub async fn reader(http: Client, base: String, stop: Arc<AtomicBool>) -> Reads 
 
 /// Failures grouped by message, each with its count and the first and last
 /// time it happened, in seconds relative to `kill` (negative: before it).
-pub fn summarize<'a>(failures: impl Iterator<Item = (Instant, &'a str)>, kill: Instant) -> String {
+pub(crate) fn summarize<'a>(
+    failures: impl Iterator<Item = (Instant, &'a str)>,
+    kill: Instant,
+) -> String {
     let at = |t: Instant| {
         if t >= kill {
             (t - kill).as_secs_f64()
@@ -157,14 +160,14 @@ pub fn summarize<'a>(failures: impl Iterator<Item = (Instant, &'a str)>, kill: I
         .collect()
 }
 
-pub async fn get_json(http: &Client, url: String) -> Value {
+pub(crate) async fn get_json(http: &Client, url: String) -> Value {
     let r = http.get(&url).send().await.expect("request");
     assert_eq!(r.status(), StatusCode::OK, "GET {url}");
     r.json().await.expect("JSON body")
 }
 
 /// Polls `/readyz` until 200; panics after `limit`.
-pub async fn wait_ready(http: &Client, base: &str, limit: Duration) {
+pub(crate) async fn wait_ready(http: &Client, base: &str, limit: Duration) {
     let deadline = Instant::now() + limit;
     loop {
         let ok = http
