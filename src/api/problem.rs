@@ -153,8 +153,13 @@ impl ApiError {
         let mut text = self.detail.clone();
         let mut next = self.cause.as_deref().and_then(std::error::Error::source);
         while let Some(cause) = next {
-            text.push_str(": caused by: ");
-            text.push_str(&cause.to_string());
+            // Some errors already print their cause (`StoreError` does, so
+            // that a problem detail carries it); naming it twice helps no one.
+            let shown = cause.to_string();
+            if !text.ends_with(&shown) {
+                text.push_str(": caused by: ");
+                text.push_str(&shown);
+            }
             next = cause.source();
         }
         text
@@ -253,6 +258,18 @@ mod tests {
         let err = ApiError::internal(Outer(std::io::Error::other("disk on fire")));
         assert_eq!(err.chain(), "reading the snapshot: caused by: disk on fire");
         assert_eq!(err.problem().detail, INTERNAL_DETAIL);
+    }
+
+    #[test]
+    fn a_cause_the_message_already_shows_is_not_repeated() {
+        let err = ApiError::from(StoreError::corrupt_from(
+            "snapshot of ring `r` version 3",
+            std::io::Error::other("expected value at line 1 column 1"),
+        ));
+        assert_eq!(
+            err.chain(),
+            "stored data is corrupt: snapshot of ring `r` version 3: expected value at line 1 column 1"
+        );
     }
 
     #[test]
