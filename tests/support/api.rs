@@ -12,7 +12,7 @@ use ringd::client::RingClient;
 use serde_json::{json, Value};
 
 use super::client::GUARD;
-use super::ringd::{Ringd, Server};
+use super::ringd::Server;
 
 /// Plain HTTP requests to one ringd, about ring [`TestApi::ring`] where a
 /// method names none.
@@ -32,7 +32,7 @@ impl TestApi {
         Self::with_timeout(base, ring, GUARD)
     }
 
-    /// The API of a launched server: ring `r` ([`setup`]'s), with a
+    /// The API of a launched server: ring `r` (`in_process::setup`'s), with a
     /// longer timeout for the long polls and slow pages the server tests
     /// ask for.
     pub(super) fn of_server(base: &str) -> Self {
@@ -332,14 +332,6 @@ pub(crate) async fn expect_json(r: Response, status: StatusCode) -> Value {
     let text = r.text().await.expect("body");
     assert_eq!(got, status, "unexpected status; body: {text}");
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("not JSON ({e}): {text}"))
-}
-
-/// A server with ring `r` at version 3 (nodes a, b), and that state.
-pub(crate) async fn setup() -> (Server, (u64, String)) {
-    let s = Ringd::sqlite().start();
-    assert_eq!(s.ring_with("r", &["a", "b"]).await, 3);
-    let state = s.state_of("r").await;
-    (s, state)
 }
 
 /// The names of every ring.
