@@ -123,6 +123,26 @@ impl TestApi {
             .expect("a whole number")
     }
 
+    /// Polls `/readyz` until 200; panics after `limit`.
+    pub(crate) async fn wait_ready(&self, limit: Duration) {
+        let deadline = tokio::time::Instant::now() + limit;
+        loop {
+            let ok = self
+                .req(Method::GET, "/readyz")
+                .send()
+                .await
+                .is_ok_and(|r| r.status() == StatusCode::OK);
+            if ok {
+                return;
+            }
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "ringd not ready within {limit:?}"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
     /// The ring's current version and fingerprint.
     pub(crate) async fn state_of(&self, ring: &str) -> (u64, String) {
         let v = self.get_ok(&format!("/v1/rings/{ring}")).await;
@@ -236,6 +256,18 @@ impl TestApi {
             .send()
             .await;
         Self::json_as(r.expect("snapshot"), StatusCode::OK, "snapshot").await
+    }
+
+    /// `POST …/clients/{client}/ack` of `version` and `fingerprint`,
+    /// asserting 200; the body.
+    pub(crate) async fn ack(&self, client: &str, version: u64, fingerprint: &str) -> Value {
+        let r = self
+            .http
+            .post(self.url(&format!("/clients/{client}/ack")))
+            .json(&json!({"version": version, "fingerprint": fingerprint}))
+            .send()
+            .await;
+        Self::json_as(r.expect("POST ack"), StatusCode::OK, "ack").await
     }
 
     /// `GET …/clients`.
