@@ -3,9 +3,10 @@
 //! deleted with their ring. What the server judges from them is in
 //! `convergence.rs`.
 
-use crate::support::api::{expect_json, setup};
+use crate::support::api::{expect_json, TestApi};
+use crate::support::in_process::setup;
 use crate::support::problem::{assert_problem, Problem};
-use crate::support::ringd::{Ringd, Server};
+use crate::support::ringd::Ringd;
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 use time::format_description::well_known::Rfc3339;
@@ -19,7 +20,7 @@ pub(super) fn ack_path(ring: &str, client: &str) -> String {
 }
 
 /// POSTs an ack, asserting 200; returns the body.
-pub(super) async fn ack(s: &Server, client: &str, version: u64, fingerprint: &str) -> Value {
+pub(super) async fn ack(s: &TestApi, client: &str, version: u64, fingerprint: &str) -> Value {
     let body = json!({"version": version, "fingerprint": fingerprint});
     expect_json(s.post(&ack_path("r", client), body).await, StatusCode::OK).await
 }
@@ -58,14 +59,14 @@ pub(super) fn row(
     (id.to_owned(), v, lag, latest, m, div)
 }
 
-pub(super) async fn metrics(s: &Server) -> String {
+pub(super) async fn metrics(s: &TestApi) -> String {
     let r = s.get("/metrics").await;
     assert_eq!(r.status(), StatusCode::OK);
     r.text().await.unwrap()
 }
 
 /// Registers `nodes` in ring `r`; returns the last version.
-pub(super) async fn add_nodes(s: &Server, nodes: &[&str]) -> u64 {
+pub(super) async fn add_nodes(s: &TestApi, nodes: &[&str]) -> u64 {
     let mut version = 0;
     for n in nodes {
         let r = s.put(&format!("/v1/rings/r/nodes/{n}"), json!({})).await;
@@ -259,6 +260,7 @@ async fn deleting_a_ring_deletes_its_acks() {
 async fn clients_ack_with_the_read_token() {
     let s = Ringd::sqlite()
         .args(&["--admin-token", "adm", "--read-token", "rd"])
+        .in_process()
         .start();
     let created = s
         .req(Method::PUT, "/v1/rings/r")

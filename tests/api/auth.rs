@@ -3,22 +3,22 @@
 
 use crate::support::api::expect_json;
 use crate::support::problem::{assert_problem, Problem};
-use crate::support::ringd::{Ringd, Server};
+use crate::support::ringd::Ringd;
 use reqwest::{Method, StatusCode};
 use serde_json::json;
 
 const ADMIN: &str = "admin-secret-0123456789";
 const READ: &str = "read-secret-9876543210";
 
-fn both_tokens() -> Server {
-    Ringd::sqlite()
-        .args(&["--admin-token", ADMIN, "--read-token", READ])
-        .start()
+/// A server with both tokens set.
+fn both_tokens() -> Ringd {
+    Ringd::sqlite().args(&["--admin-token", ADMIN, "--read-token", READ])
 }
 
 #[tokio::test]
 async fn mutations_need_the_admin_token() {
-    let s = both_tokens();
+    // The process: the test reads its log.
+    let s = both_tokens().start();
     let create = |token: Option<&str>| {
         let mut r = s.req(Method::PUT, "/v1/rings/r").json(&json!({}));
         if let Some(t) = token {
@@ -143,7 +143,7 @@ async fn mutations_need_the_admin_token() {
 
 #[tokio::test]
 async fn reads_need_the_read_or_admin_token() {
-    let s = both_tokens();
+    let s = both_tokens().in_process().start();
     let r = s
         .req(Method::PUT, "/v1/rings/r")
         .bearer_auth(ADMIN)
@@ -204,7 +204,10 @@ async fn reads_need_the_read_or_admin_token() {
 
 #[tokio::test]
 async fn only_an_admin_token_leaves_reads_open() {
-    let s = Ringd::sqlite().args(&["--admin-token", ADMIN]).start();
+    let s = Ringd::sqlite()
+        .args(&["--admin-token", ADMIN])
+        .in_process()
+        .start();
     let r = s.put("/v1/rings/r", json!({})).await;
     assert_problem(
         r,
@@ -226,7 +229,7 @@ async fn only_an_admin_token_leaves_reads_open() {
 
 #[tokio::test]
 async fn without_tokens_everything_is_open_and_anonymous() {
-    let s = Ringd::sqlite().start();
+    let s = Ringd::sqlite().in_process().start();
     s.ring_with("r", &["a"]).await;
     let snap = s.get_ok("/v1/rings/r/snapshot").await;
     assert_eq!(snap["change"]["role"], "anonymous");
@@ -234,7 +237,7 @@ async fn without_tokens_everything_is_open_and_anonymous() {
 
 #[tokio::test]
 async fn operations_endpoints_stay_open() {
-    let s = both_tokens();
+    let s = both_tokens().in_process().start();
     assert_eq!(s.get_ok("/healthz").await, json!({"status": "ok"}));
     assert_eq!(s.get_ok("/readyz").await, json!({"status": "ready"}));
     let served = s.get_ok("/openapi.json").await;

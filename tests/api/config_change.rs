@@ -4,14 +4,16 @@
 //! after.
 
 use crate::support::api::expect_json;
+use crate::support::api::TestApi;
+use crate::support::in_process::InProcessServer;
 use crate::support::problem::{assert_problem, Problem};
-use crate::support::ringd::{Ringd, Server};
+use crate::support::ringd::Ringd;
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 
 /// A ketama ring `k` with three nodes, at version 4.
-async fn ketama() -> Server {
-    let s = Ringd::sqlite().start();
+async fn ketama() -> InProcessServer {
+    let s = Ringd::sqlite().in_process().start();
     let r = s
         .put(
             "/v1/rings/k",
@@ -37,7 +39,7 @@ fn ketama_config(replication_factor: u64) -> Value {
     })
 }
 
-async fn change(s: &Server, body: Value) -> reqwest::Response {
+async fn change(s: &TestApi, body: Value) -> reqwest::Response {
     s.post("/v1/rings/k/changes", body).await
 }
 

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use crate::support::api::setup;
+use crate::support::in_process::setup;
 use crate::support::ringd::Ringd;
 use serde_json::{json, Value};
 use time::OffsetDateTime;
@@ -120,7 +120,10 @@ async fn acks_are_listed_judged_and_counted() {
 #[tokio::test]
 async fn acks_expire_after_the_ttl() {
     // The shortest TTL the server accepts.
-    let s = Ringd::sqlite().args(&["--client-ttl", "10s"]).start();
+    let s = Ringd::sqlite()
+        .args(&["--client-ttl", "10s"])
+        .in_process()
+        .start();
     s.ring_with("r", &["a"]).await;
     let (_, fp) = s.state_of("r").await;
     let body = ack(&s, "web-1", 2, &fp).await;
@@ -145,7 +148,10 @@ async fn acks_expire_after_the_ttl() {
 
 #[tokio::test]
 async fn acks_of_pruned_versions_are_kept_but_not_judged() {
-    let s = Ringd::sqlite().args(&["--retention", "2"]).start();
+    let s = Ringd::sqlite()
+        .args(&["--retention", "2"])
+        .in_process()
+        .start();
     assert_eq!(s.ring_with("r", &["a", "b"]).await, 3);
     let body = ack(&s, "old", 1, WRONG).await;
     assert_eq!(

@@ -3,7 +3,8 @@
 //! names the problem, and no change to the ring (same version, same
 //! fingerprint). Invalid and malformed input: `errors_input.rs`.
 
-use crate::support::api::{rings, setup};
+use crate::support::api::rings;
+use crate::support::in_process::setup;
 use crate::support::problem::{assert_problem, Problem};
 use crate::support::ringd::Ringd;
 use reqwest::{Method, StatusCode};

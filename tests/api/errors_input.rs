@@ -3,7 +3,8 @@
 //! problem+json body whose detail names the problem and the field, and no
 //! change to the ring (same version, same fingerprint).
 
-use crate::support::api::{rings, setup};
+use crate::support::api::rings;
+use crate::support::in_process::setup;
 use crate::support::problem::{assert_problem, Problem};
 use reqwest::{Method, StatusCode};
 use serde_json::json;

@@ -3,7 +3,7 @@
 //! refused where it arrives: 400 invalid-input naming the exact field,
 //! and the ring unchanged.
 
-use crate::support::api::setup;
+use crate::support::in_process::setup;
 use crate::support::problem::{assert_problem, Problem};
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};

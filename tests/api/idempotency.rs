@@ -1,14 +1,14 @@
 //! `Idempotency-Key`: a retried change is answered with the version its
 //! first attempt committed, never applied twice.
 
-use crate::support::api::{expect_json, setup};
+use crate::support::api::{expect_json, TestApi};
+use crate::support::in_process::setup;
 use crate::support::problem::{assert_problem, Problem};
-use crate::support::ringd::Server;
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
 /// POSTs a change with `Idempotency-Key: key`.
-async fn post_keyed(s: &Server, key: &str, body: &Value) -> reqwest::Response {
+async fn post_keyed(s: &TestApi, key: &str, body: &Value) -> reqwest::Response {
     s.req(Method::POST, "/v1/rings/r/changes")
         .header("Idempotency-Key", key)
         .json(body)
@@ -17,7 +17,7 @@ async fn post_keyed(s: &Server, key: &str, body: &Value) -> reqwest::Response {
         .expect("POST")
 }
 
-async fn versions(s: &Server) -> Vec<u64> {
+async fn versions(s: &TestApi) -> Vec<u64> {
     s.get_ok("/v1/rings/r/history").await["entries"]
         .as_array()
         .unwrap()

@@ -5,7 +5,7 @@
 
 use crate::support::api::{expect_json, TestApi};
 use crate::support::client::{client, wait_status};
-use crate::support::ringd::{Ringd, Server};
+use crate::support::ringd::Ringd;
 use crate::support::sse::EventStream;
 use reqwest::StatusCode;
 use ringd::client::WatchMode;
@@ -13,7 +13,7 @@ use ringd::placement::NodeId;
 use ringd::ring::BucketRun;
 use serde_json::{json, Value};
 
-async fn put_node(s: &Server, id: &str, weight: u64) -> u64 {
+async fn put_node(s: &TestApi, id: &str, weight: u64) -> u64 {
     let r = s
         .put(
             &format!("/v1/rings/j/nodes/{id}"),
@@ -27,7 +27,7 @@ async fn put_node(s: &Server, id: &str, weight: u64) -> u64 {
 
 /// Ring `j` at version 5: `a` (2), `b` (1), `c` (3) joined and `b` left,
 /// so its order is `a a - c c c`.
-async fn ring_with_a_hole(s: &Server) {
+async fn ring_with_a_hole(s: &TestApi) {
     let r = s.put("/v1/rings/j", json!({"algorithm": "jump"})).await;
     expect_json(r, StatusCode::CREATED).await;
     put_node(s, "a", 2).await;
@@ -73,7 +73,7 @@ async fn snapshots_carry_one_entry_per_bucket() {
 
 #[tokio::test]
 async fn full_watch_events_carry_one_entry_per_bucket() {
-    let s = Ringd::sqlite().start();
+    let s = Ringd::sqlite().in_process().start();
     ring_with_a_hole(&s).await;
     let url = format!("{}/v1/rings/j/watch?after=3", s.url);
     let mut w = EventStream::open(&url, None).await;
@@ -95,7 +95,7 @@ async fn full_watch_events_carry_one_entry_per_bucket() {
 /// key as the server does, by stream and by long-poll.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_client_reads_the_order_as_runs() {
-    let s = Ringd::sqlite().start();
+    let s = Ringd::sqlite().in_process().start();
     let api = TestApi::new(&s.url, "j");
     assert_eq!(api.create_with(json!({"algorithm": "jump"})).await, 1);
     api.upsert("a", 2000).await;

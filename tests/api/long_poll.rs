@@ -2,7 +2,8 @@
 
 use std::time::{Duration, Instant};
 
-use crate::support::api::{expect_json, setup};
+use crate::support::api::expect_json;
+use crate::support::in_process::setup;
 use crate::support::problem::{assert_problem, Problem};
 use reqwest::StatusCode;
 use serde_json::json;

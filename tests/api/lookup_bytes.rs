@@ -4,8 +4,9 @@
 //! is refused instead of being placed as some other key.
 
 use crate::support::api::expect_json;
+use crate::support::api::TestApi;
 use crate::support::problem::{assert_problem, Problem};
-use crate::support::ringd::{Ringd, Server};
+use crate::support::ringd::Ringd;
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
 use proptest::collection::vec;
@@ -24,7 +25,7 @@ fn percent_all(bytes: &[u8]) -> String {
 }
 
 /// The ring's latest snapshot, as a client would hold it, and its placement.
-async fn placement_of(s: &Server, ring: &str) -> (Snapshot, Placement) {
+async fn placement_of(s: &TestApi, ring: &str) -> (Snapshot, Placement) {
     let body = s.get_ok(&format!("/v1/rings/{ring}/snapshot")).await;
     let snapshot: Snapshot = serde_json::from_value(body).expect("a snapshot");
     let placement = snapshot.placement().expect("placement");
@@ -53,7 +54,7 @@ fn assert_placed(p: &Placement, key: &[u8], answer: &Value) {
 
 #[tokio::test]
 async fn random_byte_keys_are_placed_as_the_core_places_them() {
-    let s = Ringd::sqlite().start();
+    let s = Ringd::sqlite().in_process().start();
     let configs = [
         (
             "ring",
@@ -158,7 +159,7 @@ async fn random_byte_keys_are_placed_as_the_core_places_them() {
 
 #[tokio::test]
 async fn undecodable_keys_and_bad_base64_are_refused() {
-    let s = Ringd::sqlite().start();
+    let s = Ringd::sqlite().in_process().start();
     s.ring_with("r", &["a", "b", "c"]).await;
     let bad = |path: &'static str, field: &'static str, detail: &'static str| {
         let s = &s;

@@ -3,7 +3,8 @@
 //! whatever its `If-Match` and `expected_version` say, even when the two
 //! contradict each other. (schemathesis found these answering 400.)
 
-use crate::support::api::{rings, setup};
+use crate::support::api::rings;
+use crate::support::in_process::setup;
 use crate::support::problem::{assert_problem, Problem};
 use reqwest::Method;
 use serde_json::json;

@@ -6,11 +6,12 @@ use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::Duration;
 
-use crate::support::ringd::{Ringd, Server};
+use crate::support::api::TestApi;
+use crate::support::ringd::Ringd;
 use crate::support::sse::EventStream;
 
-fn addr(s: &Server) -> String {
-    s.url.trim_start_matches("http://").to_owned()
+fn addr(s: &TestApi) -> String {
+    s.base.trim_start_matches("http://").to_owned()
 }
 
 /// Reads from `conn` until it closes or `limit` passes.
@@ -50,7 +51,7 @@ fn read_until(conn: &mut TcpStream, needle: &str) -> String {
 
 #[tokio::test]
 async fn an_oversized_head_gets_431_before_it_is_read_in_full() {
-    let s = Ringd::sqlite().start();
+    let s = Ringd::sqlite().in_process().start();
     s.ring_with("r", &["a"]).await;
     let a = addr(&s);
     let raw = tokio::task::spawn_blocking(move || {
@@ -76,7 +77,7 @@ async fn an_oversized_head_gets_431_before_it_is_read_in_full() {
 
 #[tokio::test]
 async fn a_head_just_under_the_limit_is_served() {
-    let s = Ringd::sqlite().start();
+    let s = Ringd::sqlite().in_process().start();
     s.ring_with("r", &["a"]).await;
     let r = s
         .req(reqwest::Method::GET, "/v1/rings/r")
@@ -89,7 +90,7 @@ async fn a_head_just_under_the_limit_is_served() {
 
 #[tokio::test]
 async fn a_watch_with_bare_lf_line_endings_is_answered() {
-    let s = Ringd::sqlite().start();
+    let s = Ringd::sqlite().in_process().start();
     s.ring_with("r", &["a"]).await;
     let a = addr(&s);
     let raw = tokio::task::spawn_blocking(move || {

@@ -1,6 +1,7 @@
 //! The server started in process: `Server::bind` on port 0 with a fresh
 //! SQLite file, `run` on a task, real HTTP requests, and a shutdown
-//! through the future `run` was given.
+//! through the future `run` was given; and the launcher's in-process
+//! mode built on it, with the configurations it refuses.
 
 use std::time::Duration;
 
@@ -8,6 +9,8 @@ use ringd::server::{ServeConfig, Server};
 use serde_json::{json, Value};
 use tempfile::TempDir;
 use tokio::sync::oneshot;
+
+use crate::support::ringd::Ringd;
 
 /// A config for a fresh SQLite file in `dir` on a free loopback port.
 fn config(dir: &TempDir) -> ServeConfig {
@@ -112,4 +115,53 @@ async fn a_server_bound_in_process_serves_requests_and_stops_when_told() {
     // The listener is closed: nothing answers on the port any more.
     let refused = http.get(format!("{base}/healthz")).send().await;
     assert!(refused.is_err(), "{refused:?}");
+}
+
+/// The launcher's in-process mode from a sync test (no runtime of the
+/// test's own): it serves, and dropping it closes the listener.
+#[test]
+fn the_in_process_launcher_serves_sync_tests_and_stops_on_drop() {
+    use std::io::{Read, Write};
+    use std::net::TcpStream;
+
+    let s = Ringd::sqlite().in_process().start();
+    let addr = s.url.trim_start_matches("http://").to_owned();
+    let mut conn = TcpStream::connect(&addr).unwrap();
+    conn.set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    conn.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        .unwrap();
+    let mut answer = String::new();
+    conn.read_to_string(&mut answer).unwrap();
+    assert!(answer.starts_with("HTTP/1.1 200 OK\r\n"), "{answer}");
+    drop(s);
+    let refused = TcpStream::connect(&addr);
+    assert!(refused.is_err(), "still listening after drop: {refused:?}");
+}
+
+#[test]
+#[should_panic(expected = "in-process ringd cannot honour `--listen`")]
+fn the_in_process_launcher_refuses_an_argument_it_cannot_honour() {
+    let _ = Ringd::sqlite()
+        .args(&["--listen", "0.0.0.0:0"])
+        .in_process();
+}
+
+#[test]
+#[should_panic(expected = "in-process ringd cannot honour environment variables")]
+fn the_in_process_launcher_refuses_environment_variables() {
+    let _ = Ringd::sqlite().env("RINGD_ADMIN_TOKEN", "t").in_process();
+}
+
+#[test]
+#[should_panic(expected = "in-process ringd runs only on a fresh temporary SQLite file")]
+fn the_in_process_launcher_refuses_a_kept_directory() {
+    let dir = TempDir::new().unwrap();
+    let _ = Ringd::sqlite_in(dir.path()).in_process();
+}
+
+#[test]
+#[should_panic(expected = "in-process ringd: bad --client-ttl \"1s\"")]
+fn the_in_process_launcher_checks_durations_as_the_flags_do() {
+    let _ = Ringd::sqlite().args(&["--client-ttl", "1s"]).in_process();
 }

@@ -3,14 +3,15 @@
 //! pruning.
 
 use crate::support::api::expect_json;
+use crate::support::api::TestApi;
 use crate::support::problem::{assert_problem, Problem};
-use crate::support::ringd::{Ringd, Server};
+use crate::support::ringd::Ringd;
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
 #[tokio::test]
 async fn every_accepted_change_adds_exactly_one() {
-    let s = Ringd::sqlite().start();
+    let s = Ringd::sqlite().in_process().start();
     let mut version = s.ring_with("r", &["a"]).await;
     assert_eq!(version, 2);
     let changes = [
@@ -46,7 +47,7 @@ async fn every_accepted_change_adds_exactly_one() {
 
 #[tokio::test]
 async fn a_no_op_creates_no_version() {
-    let s = Ringd::sqlite().start();
+    let s = Ringd::sqlite().in_process().start();
     s.ring_with("r", &[]).await;
     let node = json!({"address": "h:1", "weight": 2, "labels": {"rack": "r1"}});
     let first = expect_json(
@@ -83,7 +84,7 @@ async fn a_no_op_creates_no_version() {
 
 #[tokio::test]
 async fn concurrent_writers_with_the_same_expected_version() {
-    let s = Ringd::sqlite().start();
+    let s = Ringd::sqlite().in_process().start();
     let mut version = s.ring_with("r", &["a", "b"]).await;
     for round in 0..5 {
         let one = json!({"ops": [{"op": "upsert", "node": {"id": format!("x{round}")}}], "expected_version": version});
@@ -128,7 +129,7 @@ async fn concurrent_writers_with_the_same_expected_version() {
 
 #[tokio::test]
 async fn if_match_is_a_precondition_too() {
-    let s = Ringd::sqlite().start();
+    let s = Ringd::sqlite().in_process().start();
     let v = s.ring_with("r", &["a"]).await;
     let put = |tag: &str| {
         s.req(Method::PUT, "/v1/rings/r/nodes/b")
@@ -183,7 +184,7 @@ async fn if_match_is_a_precondition_too() {
 }
 
 /// Everything a client can read about a ring, for comparing across restarts.
-async fn everything(s: &Server) -> Value {
+async fn everything(s: &TestApi) -> Value {
     let mut snapshots = Vec::new();
     let latest = s.state_of("r").await.0;
     for v in 1..=latest {
@@ -229,7 +230,7 @@ async fn restarts_keep_every_ring_version_and_snapshot() {
 
 #[tokio::test]
 async fn etags_and_not_modified() {
-    let s = Ringd::sqlite().start();
+    let s = Ringd::sqlite().in_process().start();
     let v = s.ring_with("r", &["a"]).await;
     let tag = format!("\"{v}\"");
     for path in [
@@ -271,7 +272,10 @@ async fn etags_and_not_modified() {
 
 #[tokio::test]
 async fn pruned_versions_are_gone() {
-    let s = Ringd::sqlite().args(&["--retention", "3"]).start();
+    let s = Ringd::sqlite()
+        .args(&["--retention", "3"])
+        .in_process()
+        .start();
     let v = s.ring_with("r", &["a", "b", "c", "d"]).await;
     assert_eq!(v, 5);
     for old in [1, 2] {

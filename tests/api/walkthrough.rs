@@ -23,7 +23,7 @@ fn close(a: f64, b: f64) -> bool {
 
 #[tokio::test]
 async fn the_readme_walkthrough_runs_against_a_live_server() {
-    let s = Ringd::sqlite().start();
+    let s = Ringd::sqlite().in_process().start();
 
     // 1. Create a ring.
     let r = s.put("/v1/rings/cache", json!({"algorithm": "ring"})).await;

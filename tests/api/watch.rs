@@ -3,27 +3,28 @@
 
 use std::time::Duration;
 
-use crate::support::api::{expect_json, setup};
-use crate::support::ringd::{Ringd, Server};
+use crate::support::api::{expect_json, TestApi};
+use crate::support::in_process::setup;
+use crate::support::ringd::Ringd;
 use crate::support::sse::{Event, EventStream};
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 
 /// Adds node `id` to ring `r`; returns the new version.
-async fn add(s: &Server, id: &str) -> u64 {
+async fn add(s: &TestApi, id: &str) -> u64 {
     let r = s.put(&format!("/v1/rings/r/nodes/{id}"), json!({})).await;
     expect_json(r, StatusCode::CREATED).await["version"]
         .as_u64()
         .unwrap()
 }
 
-fn watch_url(s: &Server, query: &str) -> String {
-    format!("{}/v1/rings/r/watch{query}", s.url)
+fn watch_url(s: &TestApi, query: &str) -> String {
+    format!("{}/v1/rings/r/watch{query}", s.base)
 }
 
 /// Asserts a `snapshot` event of version `v` whose data is exactly the
 /// retained snapshot `v`.
-async fn assert_snapshot(s: &Server, e: &Event, kind: &str, v: u64) {
+async fn assert_snapshot(s: &TestApi, e: &Event, kind: &str, v: u64) {
     assert_eq!((e.event.as_str(), e.id), (kind, Some(v)), "{e:?}");
     let stored = s.get_ok(&format!("/v1/rings/r/snapshots/{v}")).await;
     assert_eq!(e.data, stored);
@@ -96,7 +97,10 @@ async fn resume_across_a_restart() {
 
 #[tokio::test]
 async fn reset_when_history_is_too_old_or_the_ring_was_recreated() {
-    let s = Ringd::sqlite().args(&["--retention", "3"]).start();
+    let s = Ringd::sqlite()
+        .args(&["--retention", "3"])
+        .in_process()
+        .start();
     assert_eq!(s.ring_with("r", &["a", "b", "c", "d"]).await, 5);
     // Versions 3–5 are retained; resuming after 1 needs 2, which is gone.
     let mut w = EventStream::open(&watch_url(&s, "?after=1"), None).await;
@@ -125,7 +129,10 @@ async fn reset_when_history_is_too_old_or_the_ring_was_recreated() {
 #[tokio::test]
 async fn keepalives_carry_the_current_version() {
     // The shortest keep-alive the server accepts.
-    let s = Ringd::sqlite().args(&["--watch-keepalive", "1s"]).start();
+    let s = Ringd::sqlite()
+        .args(&["--watch-keepalive", "1s"])
+        .in_process()
+        .start();
     s.ring_with("r", &["a"]).await;
     let (version, fingerprint) = s.state_of("r").await;
     let mut w = EventStream::open(&watch_url(&s, ""), None).await;
@@ -207,7 +214,10 @@ async fn bad_watch_requests_are_refused() {
 
 #[tokio::test]
 async fn closed_streams_are_freed() {
-    let s = Ringd::sqlite().args(&["--watch-keepalive", "1s"]).start();
+    let s = Ringd::sqlite()
+        .args(&["--watch-keepalive", "1s"])
+        .in_process()
+        .start();
     s.ring_with("r", &["a"]).await;
     let mut w = EventStream::open(&watch_url(&s, ""), None).await;
     w.next_event().await;
@@ -254,6 +264,7 @@ async fn a_watch_on_a_reused_connection_streams_the_same_events() {
 async fn watching_needs_the_read_token() {
     let s = Ringd::sqlite()
         .args(&["--admin-token", "adm", "--read-token", "rd"])
+        .in_process()
         .start();
     let created = s
         .req(reqwest::Method::PUT, "/v1/rings/r")

@@ -20,7 +20,7 @@ const CHANGES: u64 = 120;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stalled_watcher_ends_in_a_reset_and_delays_nobody() {
-    let s = Ringd::sqlite().start();
+    let s = Ringd::sqlite().in_process().start();
     expect_json(s.put("/v1/rings/r", json!({})).await, StatusCode::CREATED).await;
     let ops: Vec<_> = (0..NODES)
         .map(|i| json!({"op": "upsert", "node": {"id": format!("node-{i:04}"), "address": format!("10.0.{}.{}:11211", i / 250, i % 250)}}))

@@ -8,7 +8,8 @@ use std::collections::HashMap;
 
 use crate::support::api::TestApi;
 use crate::support::client::{client, GUARD};
-use crate::support::ringd::{Ringd, Server};
+use crate::support::in_process::InProcessServer;
+use crate::support::ringd::Ringd;
 use ringd::client::{BoundedLoad, RingClient, RingView, WatchMode};
 use ringd::placement::NodeId;
 use ringd::ring::Snapshot;
@@ -125,8 +126,8 @@ fn simulate(view: &RingView, num: u64, den: u64, seed: u64) -> Tally {
     t
 }
 
-async fn live_ring() -> (Server, RingClient, u64) {
-    let s = Ringd::sqlite().start();
+async fn live_ring() -> (InProcessServer, RingClient, u64) {
+    let s = Ringd::sqlite().in_process().start();
     let api = TestApi::new(&s.url, "hot");
     assert_eq!(api.create().await, 1);
     let mut ops: Vec<_> = (0..9)

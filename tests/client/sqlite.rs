@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use crate::support::api::TestApi;
 use crate::support::client::{client, keys, wait_status, Events, GUARD};
-use crate::support::ringd::{Ringd, Server};
+use crate::support::ringd::Ringd;
 use ringd::client::{RingClient, Transport, WatchMode};
 
 fn transport_of(mode: WatchMode) -> Transport {
@@ -35,9 +35,9 @@ fn owners(c: &RingClient) -> BTreeMap<String, Option<String>> {
 
 /// Starts a client before its ring exists (so no event can be missed),
 /// creates the ring and waits for version 1.
-async fn client_then_ring(s: &Server, mode: WatchMode, id: &str) -> (TestApi, RingClient, Events) {
-    let api = TestApi::new(&s.url, "cache");
-    let c = client(&[&s.url], "cache", mode, id);
+async fn client_then_ring(s: &TestApi, mode: WatchMode, id: &str) -> (TestApi, RingClient, Events) {
+    let api = TestApi::new(&s.base, "cache");
+    let c = client(&[&s.base], "cache", mode, id);
     let mut ev = Events::of(&c);
     let st = wait_status(&c, "a refusal", |st| st.last_error.is_some()).await;
     let err = st.last_error.unwrap();
@@ -49,7 +49,7 @@ async fn client_then_ring(s: &Server, mode: WatchMode, id: &str) -> (TestApi, Ri
 }
 
 async fn converges(mode: WatchMode, id: &str) {
-    let s = Ringd::sqlite().start();
+    let s = Ringd::sqlite().in_process().start();
     let (api, c, mut ev) = client_then_ring(&s, mode, id).await;
     // Adds, a weighted add, a reweight and a removal: six versions.
     assert_eq!(api.add_each(&["n1", "n2", "n3"]).await, 4);
@@ -137,7 +137,7 @@ async fn survives_a_server_crash_and_restart_by_long_polling() {
 }
 
 async fn deletion_and_recreation(mode: WatchMode, id: &str) {
-    let s = Ringd::sqlite().start();
+    let s = Ringd::sqlite().in_process().start();
     let (api, c, mut ev) = client_then_ring(&s, mode, id).await;
     assert_eq!(api.add_each(&["n1", "n2", "n3"]).await, 4);
     ev.run(&api, 1, 4).await;
@@ -197,7 +197,7 @@ async fn deletion_keeps_the_last_version_and_recreation_resets_by_long_polling()
 /// new ring.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_ack_status_starts_over_with_a_recreated_ring() {
-    let s = Ringd::sqlite().start();
+    let s = Ringd::sqlite().in_process().start();
     let api = TestApi::new(&s.url, "cache");
     assert_eq!(api.create().await, 1);
     assert_eq!(api.add_each(&["n1", "n2", "n3"]).await, 4);
@@ -327,7 +327,7 @@ async fn proxy(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn auto_mode_long_polls_when_a_proxy_refuses_the_stream() {
-    let s = Ringd::sqlite().start();
+    let s = Ringd::sqlite().in_process().start();
     let api = TestApi::new(&s.url, "cache");
     assert_eq!(api.create().await, 1);
     assert_eq!(api.add_each(&["n1", "n2"]).await, 3);
@@ -359,7 +359,7 @@ async fn auto_mode_long_polls_when_a_proxy_refuses_the_stream() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn auto_mode_long_polls_when_a_proxy_buffers_the_stream() {
-    let s = Ringd::sqlite().start();
+    let s = Ringd::sqlite().in_process().start();
     let api = TestApi::new(&s.url, "cache");
     assert_eq!(api.create().await, 1);
     assert_eq!(api.add_each(&["n1", "n2"]).await, 3);

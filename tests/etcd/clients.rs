@@ -6,39 +6,15 @@
 
 use std::time::{Duration, Instant};
 
+use crate::support::api::expect_json;
 use crate::support::etcd::Etcd;
 use crate::support::ringd::Ringd;
 use etcd_client::GetOptions;
+use reqwest::StatusCode;
 use serde_json::{json, Value};
 
 /// A fingerprint no placement has.
 const WRONG: &str = "00000000000000000000000000000000000000000000000000000000000000ff";
-
-struct Http(reqwest::Client);
-
-impl Http {
-    async fn send(&self, req: reqwest::RequestBuilder, status: u16) -> Value {
-        let r = req.send().await.expect("request");
-        let got = r.status().as_u16();
-        let text = r.text().await.expect("body");
-        assert_eq!(got, status, "{text}");
-        serde_json::from_str(&text).unwrap_or(Value::Null)
-    }
-
-    async fn get(&self, url: &str) -> Value {
-        self.send(self.0.get(url), 200).await
-    }
-
-    async fn ack(&self, base: &str, client: &str, version: u64, fp: &str) -> Value {
-        let url = format!("{base}/v1/rings/r/clients/{client}/ack");
-        let body = json!({"version": version, "fingerprint": fp});
-        self.send(self.0.post(url).json(&body), 200).await
-    }
-
-    async fn clients(&self, base: &str) -> Value {
-        self.get(&format!("{base}/v1/rings/r/clients")).await
-    }
-}
 
 /// `(client_id, version, lag, matches, divergent)` of each listed client.
 fn rows(list: &Value) -> Vec<(String, u64, u64, Value, bool)> {
@@ -81,37 +57,29 @@ async fn an_ack_through_one_instance_is_seen_by_the_other() {
     let store = format!("etcd://{}", etcd.host_port);
     let a = Ringd::on(&store).prefix("/conv").start();
     let b = Ringd::on(&store).prefix("/conv").start();
-    let http = Http(reqwest::Client::new());
-    http.send(
-        http.0.put(format!("{}/v1/rings/r", a.url)).json(&json!({})),
-        201,
+    expect_json(a.put("/v1/rings/r", json!({})).await, StatusCode::CREATED).await;
+    // B holds version 1 in memory before A commits version 2.
+    assert_eq!(b.clients().await["version"], 1);
+    let v2 = expect_json(
+        a.put("/v1/rings/r/nodes/n1", json!({})).await,
+        StatusCode::CREATED,
     )
     .await;
-    // B holds version 1 in memory before A commits version 2.
-    assert_eq!(http.clients(&b.url).await["version"], 1);
-    let v2 = http
-        .send(
-            http.0
-                .put(format!("{}/v1/rings/r/nodes/n1", a.url))
-                .json(&json!({})),
-            201,
-        )
-        .await;
     assert_eq!(v2["version"], 2);
-    let summary = http.get(&format!("{}/v1/rings/r", a.url)).await;
+    let summary = a.get_ok("/v1/rings/r").await;
     let fp2 = summary["fingerprint"].as_str().unwrap().to_owned();
 
-    http.ack(&a.url, "web-1", 2, &fp2).await;
+    a.ack("web-1", 2, &fp2).await;
     // Through B at once, even if B's watch has not delivered version 2 yet:
     // B asks etcd before calling the version unknown.
-    let wrong = http.ack(&b.url, "web-2", 2, WRONG).await;
+    let wrong = b.ack("web-2", 2, WRONG).await;
     assert_eq!(
         (&wrong["version"], &wrong["client"]["divergent"]),
         (&json!(2), &json!(true))
     );
 
-    for base in [&b.url, &a.url] {
-        let list = http.clients(base).await;
+    for api in [b.api(), a.api()] {
+        let list = api.clients().await;
         assert_eq!(
             (&list["version"], &list["fingerprint"]),
             (&json!(2), &json!(fp2))
@@ -127,15 +95,7 @@ async fn an_ack_through_one_instance_is_seen_by_the_other() {
             list["summary"],
             json!({"clients": 2, "on_latest": 2, "on_latest_share": 1.0, "divergent": 1})
         );
-        let text = http
-            .0
-            .get(format!("{base}/metrics"))
-            .send()
-            .await
-            .unwrap()
-            .text()
-            .await
-            .unwrap();
+        let text = api.get("/metrics").await.text().await.unwrap();
         for line in [
             "ringd_clients{ring=\"r\"} 2\n",
             "ringd_clients_on_latest_ratio{ring=\"r\"} 1\n",
@@ -150,24 +110,20 @@ async fn an_ack_through_one_instance_is_seen_by_the_other() {
     );
 
     // Deleting the ring through A deletes its acks for everyone.
-    http.send(http.0.delete(format!("{}/v1/rings/r", a.url)), 204)
-        .await;
+    a.delete_ring().await;
     assert_eq!(keys(&etcd, "/conv/acks/").await, Vec::<String>::new());
-    let gone = http
-        .send(
-            http.0
-                .post(format!("{}/v1/rings/r/clients/web-1/ack", b.url))
-                .json(&json!({"version": 1, "fingerprint": fp2})),
-            404,
+    let gone = expect_json(
+        b.post(
+            "/v1/rings/r/clients/web-1/ack",
+            json!({"version": 1, "fingerprint": fp2}),
         )
-        .await;
-    assert_eq!(gone["type"], "urn:ringd:problem:ring-not-found");
-    http.send(
-        http.0.put(format!("{}/v1/rings/r", b.url)).json(&json!({})),
-        201,
+        .await,
+        StatusCode::NOT_FOUND,
     )
     .await;
-    assert_eq!(http.clients(&a.url).await["clients"], json!([]));
+    assert_eq!(gone["type"], "urn:ringd:problem:ring-not-found");
+    expect_json(b.put("/v1/rings/r", json!({})).await, StatusCode::CREATED).await;
+    assert_eq!(a.clients().await["clients"], json!([]));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -179,17 +135,11 @@ async fn acks_expire_on_every_instance_and_leave_etcd() {
     let ttl = ["--client-ttl", "10s"];
     let a = Ringd::on(&store).prefix("/ttl").args(&ttl).start();
     let b = Ringd::on(&store).prefix("/ttl").args(&ttl).start();
-    let http = Http(reqwest::Client::new());
-    let created = http
-        .send(
-            http.0.put(format!("{}/v1/rings/r", a.url)).json(&json!({})),
-            201,
-        )
-        .await;
+    let created = expect_json(a.put("/v1/rings/r", json!({})).await, StatusCode::CREATED).await;
     let fp = created["fingerprint"].as_str().unwrap().to_owned();
     let acked = Instant::now();
-    http.ack(&a.url, "web-1", 1, &fp).await;
-    assert_eq!(http.clients(&b.url).await["summary"]["clients"], 1);
+    a.ack("web-1", 1, &fp).await;
+    assert_eq!(b.clients().await["summary"]["clients"], 1);
     let kv = etcd
         .client()
         .await
@@ -200,8 +150,8 @@ async fn acks_expire_on_every_instance_and_leave_etcd() {
 
     tokio::time::sleep(Duration::from_millis(10_200).saturating_sub(acked.elapsed())).await;
     // Listings hide it at `expires_at` exactly, whatever etcd still holds.
-    for base in [&a.url, &b.url] {
-        assert_eq!(http.clients(base).await["clients"], json!([]));
+    for api in [a.api(), b.api()] {
+        assert_eq!(api.clients().await["clients"], json!([]));
     }
     // etcd drops the key when the shared lease (TTL plus a 1 s window) ends.
     let deadline = Instant::now() + Duration::from_secs(15);

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::support::etcd_cluster::traffic::{
-    get_json, reader, summarize, wait_ready, writer, Attempt, READ_TIMEOUT, RING,
+    reader, summarize, writer, Attempt, READ_TIMEOUT, RING,
 };
 use crate::support::etcd_cluster::EtcdCluster;
 use crate::support::ringd::Ringd;
@@ -43,26 +43,20 @@ async fn killing_the_etcd_leader_loses_no_change_and_no_read() {
         .args(&["--retention", "100000"])
         .start();
     let base = ringd.url.clone();
-    let http = Client::builder()
-        .timeout(Duration::from_secs(30))
-        .build()
-        .unwrap();
-    wait_ready(&http, &base, Duration::from_secs(10)).await;
+    let api = ringd.api().clone();
+    api.wait_ready(Duration::from_secs(10)).await;
 
-    let created = http
-        .put(format!("{base}/v1/rings/{RING}"))
-        .json(&json!({"algorithm": "ring"}))
-        .send()
-        .await
-        .unwrap();
+    let created = api
+        .put(&format!("/v1/rings/{RING}"), json!({"algorithm": "ring"}))
+        .await;
     assert!(created.status().is_success(), "{}", created.status());
     for (i, id) in SEEDS.iter().enumerate() {
-        let r = http
-            .put(format!("{base}/v1/rings/{RING}/nodes/{id}"))
-            .json(&json!({"address": format!("10.9.9.{}:7000", i + 1)}))
-            .send()
-            .await
-            .unwrap();
+        let r = api
+            .put(
+                &format!("/v1/rings/{RING}/nodes/{id}"),
+                json!({"address": format!("10.9.9.{}:7000", i + 1)}),
+            )
+            .await;
         // A node that did not exist before: 201.
         assert_eq!(r.status(), StatusCode::CREATED);
         let v: Value = r.json().await.unwrap();
@@ -192,7 +186,7 @@ async fn killing_the_etcd_leader_loses_no_change_and_no_read() {
     );
 
     // Every acknowledged change is in etcd, with its exact contents.
-    wait_ready(&http, &base, Duration::from_secs(10)).await;
+    api.wait_ready(Duration::from_secs(10)).await;
     let acked: Vec<(u64, &Attempt)> = attempts
         .iter()
         .filter_map(|a| a.outcome.as_ref().ok().map(|v| (*v, a)))
@@ -215,7 +209,7 @@ async fn killing_the_etcd_leader_loses_no_change_and_no_read() {
         acked.len(),
         "two writes acknowledged one version"
     );
-    let history = get_json(&http, format!("{base}/v1/rings/{RING}/history")).await;
+    let history = api.get_ok(&format!("/v1/rings/{RING}/history")).await;
     let entries = history["entries"].as_array().expect("entries");
     let numbers: Vec<u64> = entries
         .iter()
@@ -259,7 +253,7 @@ async fn killing_the_etcd_leader_loses_no_change_and_no_read() {
         assert!(committed.insert(id), "node {id} added twice");
     }
 
-    let snapshot = get_json(&http, format!("{base}/v1/rings/{RING}/snapshot")).await;
+    let snapshot = api.get_ok(&format!("/v1/rings/{RING}/snapshot")).await;
     assert_eq!(
         snapshot["version"], latest,
         "snapshot is not the latest version"
@@ -285,7 +279,7 @@ async fn killing_the_etcd_leader_loses_no_change_and_no_read() {
         "the snapshot's nodes are not the seeds plus the committed writes"
     );
     // The instance serves the latest version from memory too.
-    let lookup = get_json(&http, format!("{base}/v1/rings/{RING}/lookup?key=k")).await;
+    let lookup = api.get_ok(&format!("/v1/rings/{RING}/lookup?key=k")).await;
     assert_eq!(lookup["version"], latest);
     eprintln!(
         "history: {latest} versions, {} acknowledged writes, {} unacknowledged that etcd applied anyway",

@@ -5,9 +5,10 @@
 
 use std::time::{Duration, Instant};
 
+use crate::support::api::TestApi;
 use crate::support::etcd::Etcd;
 use crate::support::ringd::Ringd;
-use reqwest::{Client, Response, StatusCode};
+use reqwest::{Response, StatusCode};
 use serde_json::{json, Value};
 
 const STALE: &str = "ringd-stale";
@@ -16,16 +17,12 @@ fn stale(r: &Response) -> bool {
     r.headers().get(STALE).is_some_and(|v| v == "true")
 }
 
-async fn get(http: &Client, url: String) -> Response {
-    http.get(url).send().await.unwrap()
-}
-
-async fn put_node(http: &Client, base: &str, id: &str) -> Response {
-    http.put(format!("{base}/v1/rings/r/nodes/{id}"))
-        .json(&json!({"address": "10.0.0.1:80"}))
-        .send()
-        .await
-        .unwrap()
+async fn put_node(api: &TestApi, id: &str) -> Response {
+    api.put(
+        &format!("/v1/rings/r/nodes/{id}"),
+        json!({"address": "10.0.0.1:80"}),
+    )
+    .await
 }
 
 /// Polls `f` every 50 ms until it holds; panics after `limit`.
@@ -46,28 +43,20 @@ async fn reads_survive_an_etcd_outage_and_writes_recover() {
     let mut etcd = Etcd::start().await;
     let store = format!("etcd://{}", etcd.endpoint.trim_start_matches("http://"));
     let mut ringd = Ringd::on(&store).prefix("/o").start();
-    let base = ringd.url.clone();
-    let http = Client::builder()
-        .timeout(Duration::from_secs(30))
-        .build()
-        .unwrap();
+    let api = ringd.api().clone();
     eventually("ready at start", Duration::from_secs(10), || async {
-        get(&http, format!("{base}/readyz")).await.status() == StatusCode::OK
+        api.get("/readyz").await.status() == StatusCode::OK
     })
     .await;
-    let created = http
-        .put(format!("{base}/v1/rings/r"))
-        .json(&json!({"algorithm": "ring"}))
-        .send()
-        .await
-        .unwrap();
+    let created = api.put("/v1/rings/r", json!({"algorithm": "ring"})).await;
     assert!(created.status().is_success(), "{}", created.status());
     for id in ["n1", "n2"] {
-        let r = put_node(&http, &base, id).await;
+        let r = put_node(&api, id).await;
         assert!(r.status().is_success(), "{}", r.status());
         assert!(!stale(&r));
     }
-    let lookup: Value = get(&http, format!("{base}/v1/rings/r/lookup?key=k"))
+    let lookup: Value = api
+        .get("/v1/rings/r/lookup?key=k")
         .await
         .json()
         .await
@@ -77,12 +66,10 @@ async fn reads_survive_an_etcd_outage_and_writes_recover() {
     eventually(
         "readyz says the store is gone",
         Duration::from_secs(10),
-        || async {
-            get(&http, format!("{base}/readyz")).await.status() == StatusCode::SERVICE_UNAVAILABLE
-        },
+        || async { api.get("/readyz").await.status() == StatusCode::SERVICE_UNAVAILABLE },
     )
     .await;
-    let ready = get(&http, format!("{base}/readyz")).await;
+    let ready = api.get("/readyz").await;
     assert_eq!(ready.headers()["content-type"], "application/problem+json");
     let problem: Value = ready.json().await.unwrap();
     assert!(
@@ -95,12 +82,12 @@ async fn reads_survive_an_etcd_outage_and_writes_recover() {
     let outage = Instant::now();
     while outage.elapsed() < Duration::from_secs(2) {
         let started = Instant::now();
-        let s = get(&http, format!("{base}/v1/rings/r/snapshot")).await;
+        let s = api.get("/v1/rings/r/snapshot").await;
         assert_eq!(s.status(), StatusCode::OK);
         assert!(stale(&s), "snapshot not marked stale");
         let s: Value = s.json().await.unwrap();
         assert_eq!(s["version"], 3, "{s}");
-        let l = get(&http, format!("{base}/v1/rings/r/lookup?key=k")).await;
+        let l = api.get("/v1/rings/r/lookup?key=k").await;
         assert_eq!(l.status(), StatusCode::OK);
         assert!(stale(&l), "lookup not marked stale");
         assert_eq!(l.json::<Value>().await.unwrap(), lookup);
@@ -114,7 +101,7 @@ async fn reads_survive_an_etcd_outage_and_writes_recover() {
 
     // Writes fail fast with a 503 problem.
     let started = Instant::now();
-    let w = put_node(&http, &base, "n3").await;
+    let w = put_node(&api, "n3").await;
     let took = started.elapsed();
     assert_eq!(w.status(), StatusCode::SERVICE_UNAVAILABLE);
     assert_eq!(w.headers()["content-type"], "application/problem+json");
@@ -131,14 +118,14 @@ async fn reads_survive_an_etcd_outage_and_writes_recover() {
     etcd.restart().await;
     let back = Instant::now();
     eventually("writes succeed again", Duration::from_secs(10), || async {
-        put_node(&http, &base, "n3").await.status().is_success()
+        put_node(&api, "n3").await.status().is_success()
     })
     .await;
     eventually("readyz recovers", Duration::from_secs(10), || async {
-        get(&http, format!("{base}/readyz")).await.status() == StatusCode::OK
+        api.get("/readyz").await.status() == StatusCode::OK
     })
     .await;
-    let s = get(&http, format!("{base}/v1/rings/r/snapshot")).await;
+    let s = api.get("/v1/rings/r/snapshot").await;
     assert!(!stale(&s), "still marked stale after recovery");
     assert_eq!(s.json::<Value>().await.unwrap()["version"], 4);
     assert!(ringd.is_running(), "ringd exited during the outage");

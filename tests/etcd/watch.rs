@@ -22,7 +22,6 @@ struct Pair {
     a: Server,
     b: Server,
     _etcd: Etcd,
-    http: reqwest::Client,
 }
 
 impl Pair {
@@ -33,39 +32,25 @@ impl Pair {
             a: Ringd::on(&store).prefix(prefix).start(),
             b: Ringd::on(&store).prefix(prefix).start(),
             _etcd: etcd,
-            http: reqwest::Client::new(),
         }
-    }
-
-    /// `GET base + path`, asserting 200; the JSON body.
-    async fn get_ok(&self, base: &str, path: &str) -> Value {
-        let r = self.http.get(format!("{base}{path}")).send().await.unwrap();
-        assert_eq!(r.status(), 200, "GET {path}");
-        r.json().await.unwrap()
     }
 
     /// Creates ring `r` through A; it is at version 1.
     async fn create(&self) {
-        let r = self
-            .http
-            .put(format!("{}/v1/rings/r", self.a.url))
-            .json(&json!({}))
-            .send()
-            .await
-            .unwrap();
+        let r = self.a.put("/v1/rings/r", json!({})).await;
         assert_eq!(r.status(), 201);
     }
 
     /// Adds node `id` through A with a reason; returns the new version.
     async fn add(&self, id: &str) -> u64 {
         let r = self
-            .http
-            .post(format!("{}/v1/rings/r/changes", self.a.url))
-            .json(&json!({"ops": [{"op": "upsert", "node": {"id": id}}],
-                          "reason": format!("add {id}")}))
-            .send()
-            .await
-            .unwrap();
+            .a
+            .post(
+                "/v1/rings/r/changes",
+                json!({"ops": [{"op": "upsert", "node": {"id": id}}],
+                       "reason": format!("add {id}")}),
+            )
+            .await;
         assert_eq!(r.status(), 200, "add {id}");
         let body: Value = r.json().await.unwrap();
         body["version"].as_u64().unwrap()
@@ -74,8 +59,7 @@ impl Pair {
     /// Snapshot `v` as A serves it: the reference every event on B is
     /// compared with, so B must relay exactly what A committed.
     async fn snapshot(&self, v: u64) -> Value {
-        self.get_ok(&self.a.url, &format!("/v1/rings/r/snapshots/{v}"))
-            .await
+        self.a.get_ok(&format!("/v1/rings/r/snapshots/{v}")).await
     }
 
     /// Asserts that `e` is a `kind` event of version `v` whose data is
@@ -83,16 +67,6 @@ impl Pair {
     async fn assert_snapshot(&self, e: &Event, kind: &str, v: u64) {
         assert_eq!((e.event.as_str(), e.id), (kind, Some(v)), "{e:?}");
         assert_eq!(e.data, self.snapshot(v).await, "version {v}");
-    }
-
-    async fn metric(&self, base: &str, name: &str) -> u64 {
-        let r = self.http.get(format!("{base}/metrics")).send().await;
-        let text = r.unwrap().text().await.unwrap();
-        text.lines()
-            .find_map(|l| l.strip_prefix(&format!("{name} ")))
-            .unwrap_or_else(|| panic!("no {name} in {text}"))
-            .parse()
-            .unwrap()
     }
 }
 
@@ -155,10 +129,7 @@ async fn a_watch_dropped_on_a_resumes_on_b_without_a_gap() {
     p.create().await;
     // B holds the ring in memory from here on, so what it knows of the
     // versions below comes from its etcd watch, which may lag.
-    assert_eq!(
-        p.get_ok(&p.b.url, "/v1/rings/r/snapshot").await["version"],
-        1
-    );
+    assert_eq!(p.b.get_ok("/v1/rings/r/snapshot").await["version"], 1);
 
     let mut on_a = EventStream::open(&watch_url(&p.a.url, ""), None).await;
     p.assert_snapshot(&on_a.next_event().await, "snapshot", 1)
@@ -201,15 +172,15 @@ async fn a_watch_dropped_on_a_resumes_on_b_without_a_gap() {
 async fn a_long_poll_on_b_wakes_up_on_a_write_through_a() {
     let p = Pair::start("/poll").await;
     p.create().await;
-    let current = p.get_ok(&p.b.url, "/v1/rings/r/snapshot").await;
+    let current = p.b.get_ok("/v1/rings/r/snapshot").await;
     assert_eq!(current["version"], 1);
 
-    let url = format!("{}/v1/rings/r/snapshot?after=1&wait=20s", p.b.url);
+    let b = p.b.api().clone();
     let started = Instant::now();
-    let poll = tokio::spawn(async move { reqwest::get(url).await.unwrap() });
+    let poll = tokio::spawn(async move { b.get("/v1/rings/r/snapshot?after=1&wait=20s").await });
     // The write must come after the poll is parked, or this would test
     // the immediate answer instead of the wake-up.
-    while p.metric(&p.b.url, "ringd_long_polls_waiting").await != 1 {
+    while p.b.metric("ringd_long_polls_waiting").await != 1 {
         assert!(started.elapsed() < Duration::from_secs(5), "never waited");
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
@@ -227,7 +198,7 @@ async fn a_long_poll_on_b_wakes_up_on_a_write_through_a() {
     let body: Value = answer.json().await.unwrap();
     assert_eq!(body["version"], 2);
     assert_eq!(body, p.snapshot(2).await);
-    assert_eq!(p.metric(&p.b.url, "ringd_long_polls_waiting").await, 0);
+    assert_eq!(p.b.metric("ringd_long_polls_waiting").await, 0);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -246,12 +217,7 @@ async fn a_ring_recreated_through_a_arrives_on_b_as_deleted_then_reset() {
     }
     p.assert_snapshot(&e, "snapshot", 3).await;
 
-    let r = p
-        .http
-        .delete(format!("{}/v1/rings/r", p.a.url))
-        .send()
-        .await
-        .unwrap();
+    let r = p.a.delete("/v1/rings/r").await;
     assert_eq!(r.status(), 204);
     let e = on_b.next_within(ACROSS).await;
     assert_eq!((e.event.as_str(), e.id), ("deleted", None), "{e:?}");
@@ -276,10 +242,7 @@ async fn resuming_on_b_at_a_version_b_has_not_heard_of_yet_is_no_reset() {
     let p = Pair::start("/ahead").await;
     p.create().await;
     // B holds the ring in memory, so its view follows its etcd watch.
-    assert_eq!(
-        p.get_ok(&p.b.url, "/v1/rings/r/snapshot").await["version"],
-        1
-    );
+    assert_eq!(p.b.get_ok("/v1/rings/r/snapshot").await["version"], 1);
     // Several rounds: B is behind right after a write through A only some
     // of the time.
     for round in 0..10 {
@@ -294,12 +257,7 @@ async fn resuming_on_b_at_a_version_b_has_not_heard_of_yet_is_no_reset() {
                 json!({"ring": "r", "version": v, "fingerprint": fingerprint})
             );
         } else {
-            let r = p
-                .http
-                .get(format!("{}/v1/rings/r/snapshot?after={v}", p.b.url))
-                .send()
-                .await
-                .unwrap();
+            let r = p.b.get(&format!("/v1/rings/r/snapshot?after={v}")).await;
             assert_eq!(r.headers().get("ringd-reset"), None, "after={v}");
             assert_eq!(r.status(), 304, "after={v}");
             assert_eq!(r.headers()["etag"], format!("\"{v}\"").as_str());

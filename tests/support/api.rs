@@ -12,7 +12,7 @@ use ringd::client::RingClient;
 use serde_json::{json, Value};
 
 use super::client::GUARD;
-use super::ringd::{Ringd, Server};
+use super::ringd::Server;
 
 /// Plain HTTP requests to one ringd, about ring [`TestApi::ring`] where a
 /// method names none.
@@ -32,7 +32,7 @@ impl TestApi {
         Self::with_timeout(base, ring, GUARD)
     }
 
-    /// The API of a launched server: ring `r` ([`setup`]'s), with a
+    /// The API of a launched server: ring `r` (`in_process::setup`'s), with a
     /// longer timeout for the long polls and slow pages the server tests
     /// ask for.
     pub(super) fn of_server(base: &str) -> Self {
@@ -121,6 +121,26 @@ impl TestApi {
             .unwrap_or_else(|| panic!("no {name} in {text}"))
             .parse()
             .expect("a whole number")
+    }
+
+    /// Polls `/readyz` until 200; panics after `limit`.
+    pub(crate) async fn wait_ready(&self, limit: Duration) {
+        let deadline = tokio::time::Instant::now() + limit;
+        loop {
+            let ok = self
+                .req(Method::GET, "/readyz")
+                .send()
+                .await
+                .is_ok_and(|r| r.status() == StatusCode::OK);
+            if ok {
+                return;
+            }
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "ringd not ready within {limit:?}"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
     }
 
     /// The ring's current version and fingerprint.
@@ -238,6 +258,18 @@ impl TestApi {
         Self::json_as(r.expect("snapshot"), StatusCode::OK, "snapshot").await
     }
 
+    /// `POST …/clients/{client}/ack` of `version` and `fingerprint`,
+    /// asserting 200; the body.
+    pub(crate) async fn ack(&self, client: &str, version: u64, fingerprint: &str) -> Value {
+        let r = self
+            .http
+            .post(self.url(&format!("/clients/{client}/ack")))
+            .json(&json!({"version": version, "fingerprint": fingerprint}))
+            .send()
+            .await;
+        Self::json_as(r.expect("POST ack"), StatusCode::OK, "ack").await
+    }
+
     /// `GET …/clients`.
     pub(crate) async fn clients(&self) -> Value {
         let r = self.http.get(self.url("/clients")).send().await;
@@ -332,14 +364,6 @@ pub(crate) async fn expect_json(r: Response, status: StatusCode) -> Value {
     let text = r.text().await.expect("body");
     assert_eq!(got, status, "unexpected status; body: {text}");
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("not JSON ({e}): {text}"))
-}
-
-/// A server with ring `r` at version 3 (nodes a, b), and that state.
-pub(crate) async fn setup() -> (Server, (u64, String)) {
-    let s = Ringd::sqlite().start();
-    assert_eq!(s.ring_with("r", &["a", "b"]).await, 3);
-    let state = s.state_of("r").await;
-    (s, state)
 }
 
 /// The names of every ring.

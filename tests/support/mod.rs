@@ -1,4 +1,5 @@
-//! What the integration tests share: the one `ringd` launcher, typed HTTP
+//! What the integration tests share: the one `ringd` launcher (a child
+//! process, or in this process), typed HTTP
 //! requests, the problem assertion, the SSE reader, the etcd processes and
 //! the CLI's golden-file checks, and a double of the server's read routes. Each test binary declares this module
 //! once; the client-only build gets the parts it can compile.
@@ -13,6 +14,8 @@ pub(crate) mod double;
 pub(crate) mod etcd;
 #[cfg(feature = "server")]
 pub(crate) mod etcd_cluster;
+#[cfg(feature = "server")]
+pub(crate) mod in_process;
 #[cfg(feature = "server")]
 pub(crate) mod problem;
 pub(crate) mod ringd;

@@ -5,13 +5,15 @@
 //! ```ignore
 //! let s = Ringd::sqlite().args(&["--client-ttl", "1s"]).start();
 //! let s = Ringd::on(&etcd.store_url()).prefix("/p").env("RINGD_ETCD_PASSWORD", pw).start();
+//! let s = Ringd::sqlite().args(&["--client-ttl", "1s"]).in_process().start();
 //! ```
 //!
 //! The child never sees the test's own `RINGD_*` or proxy variables
 //! ([`SCRUBBED_ENV`]), gets 30 s to print its URL, has its stdout drained
 //! and its stderr written to `ringd.log`, which is printed when the test
-//! panics. How the server runs is the builder's business, so another way
-//! of running it (in this process) is one more method on [`Ringd`].
+//! panics. `Ringd::in_process` (in `in_process.rs`, so that the load tools,
+//! which include only this file, `api.rs` and `client.rs`, need no server
+//! in their own process) runs the same configuration in this process.
 
 use std::ffi::OsString;
 use std::io::{BufRead, BufReader};
@@ -25,7 +27,7 @@ use tempfile::TempDir;
 use super::api::TestApi;
 
 /// How long a server gets to print its URL.
-const STARTUP: Duration = Duration::from_secs(30);
+pub(super) const STARTUP: Duration = Duration::from_secs(30);
 
 /// Every environment variable that would change what the `ringd` binary
 /// does, as a server or as a CLI: the children get none of them (the test
@@ -98,7 +100,7 @@ pub(crate) fn ringd_binary() -> PathBuf {
 }
 
 /// Where the server keeps its data.
-enum Store {
+pub(super) enum Store {
     /// A SQLite file `ringd.db` in this directory, or in a fresh temporary
     /// one.
     Sqlite(Option<PathBuf>),
@@ -109,9 +111,9 @@ enum Store {
 /// How to start a `ringd serve`: the store, then extra arguments and
 /// environment variables for the child.
 pub(crate) struct Ringd {
-    store: Store,
-    args: Vec<OsString>,
-    env: Vec<(OsString, OsString)>,
+    pub(super) store: Store,
+    pub(super) args: Vec<OsString>,
+    pub(super) env: Vec<(OsString, OsString)>,
 }
 
 impl Ringd {

@@ -159,29 +159,3 @@ pub(crate) fn summarize<'a>(
         .map(|(m, (n, first, last))| format!("  {n}x from {first:+.2} s to {last:+.2} s: {m}\n"))
         .collect()
 }
-
-pub(crate) async fn get_json(http: &Client, url: String) -> Value {
-    let r = http.get(&url).send().await.expect("request");
-    assert_eq!(r.status(), StatusCode::OK, "GET {url}");
-    r.json().await.expect("JSON body")
-}
-
-/// Polls `/readyz` until 200; panics after `limit`.
-pub(crate) async fn wait_ready(http: &Client, base: &str, limit: Duration) {
-    let deadline = Instant::now() + limit;
-    loop {
-        let ok = http
-            .get(format!("{base}/readyz"))
-            .send()
-            .await
-            .is_ok_and(|r| r.status() == StatusCode::OK);
-        if ok {
-            return;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "ringd not ready within {limit:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
