@@ -13,28 +13,41 @@
 
 pub mod changes;
 pub mod clients;
+pub mod config_input;
 pub mod duration;
 pub mod headers;
 pub mod inspection;
+pub mod limits;
+pub mod lookup_input;
 pub mod movement;
+pub mod node_input;
 pub mod nodes;
 pub mod problem;
 pub mod rings;
+#[cfg(feature = "server")]
+pub mod schema;
 pub mod snapshots;
+pub mod watch;
 
-pub use changes::{ChangeResult, ChangeView, ConfigChange, OpView, RoleName};
-pub use clients::{AckResult, ClientList, ClientSummary, ClientView};
+pub use changes::{ChangeInput, ChangeResult, ChangeView, ConfigChange, OpInput, OpView, RoleName};
+pub use clients::{AckInput, AckResult, ClientList, ClientSummary, ClientView};
+pub use config_input::{CompleteConfigInput, ConfigPatchInput, RingConfigInput};
 pub use inspection::{
-    DiffResult, KeyPlacement, LookupBatchResult, LookupResult, NodeShare, OwnershipBasisName,
-    OwnershipView,
+    DiffQuery, DiffResult, KeyPlacement, LookupBatchResult, LookupQuery, LookupResult, NodeShare,
+    OwnershipBasisName, OwnershipView, VersionQuery,
 };
+pub use lookup_input::{LookupBase64Keys, LookupBatch, LookupBatchInput, LookupTextKeys};
 pub use movement::{
     DiffBasisName, DiffView, MovedRangeView, NodeMovementView, TransferView, MAX_MOVED_RANGES,
 };
-pub use nodes::{NodeList, NodeStateName, NodeView};
+pub use node_input::{NodeInput, UpsertNodeInput};
+pub use nodes::{NodeChangeQuery, NodeList, NodeStateName, NodeView};
 pub use problem::Problem;
-pub use rings::{AlgorithmName, HashName, RingConfigView, RingList, RingSummary};
-pub use snapshots::{HistoryEntryView, HistoryView, SnapshotView};
+pub use rings::{
+    AlgorithmName, HashName, PreconditionQuery, RingConfigView, RingList, RingSummary,
+};
+pub use snapshots::{HistoryEntryView, HistoryView, SnapshotQuery, SnapshotView};
+pub use watch::{EventDetail, KeepaliveEvent, LightEvent, WatchQuery};
 
 #[cfg(test)]
 mod tests {
