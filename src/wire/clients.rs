@@ -81,7 +81,7 @@ pub struct AckResult {
 }
 
 /// The body of an ack; unknown fields are refused.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
 #[cfg_attr(feature = "server", schema(example = json!({"version": 3, "fingerprint": "5f0c0e9ac5d4d3b1a0e1f2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f7"})))]
 #[serde(deny_unknown_fields)]

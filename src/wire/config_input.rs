@@ -74,20 +74,26 @@ pub struct ConfigPatchInput {
 #[serde(deny_unknown_fields)]
 pub struct RingConfigInput {
     /// Defaults to `ring`.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub algorithm: Option<AlgorithmName>,
     /// Defaults to `md5` for `ketama` (its only hash), `xxh3` otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub hash: Option<HashName>,
     /// `ring`: points per unit of weight, 1–10000; defaults to 160.
     #[cfg_attr(feature = "server", schema(value_type = Option<VnodesPerWeightSchema>))]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub vnodes_per_weight: Option<u64>,
     /// `maglev`: a prime table size, at least the active node count and
     /// at most 16777216; defaults to 65537.
     #[cfg_attr(feature = "server", schema(value_type = Option<TableSizeSchema>))]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub table_size: Option<u64>,
     /// Default preference-list length, 1–64; defaults to 3.
     #[cfg_attr(feature = "server", schema(value_type = Option<ReplicationFactorSchema>))]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub replication_factor: Option<u64>,
     /// Spread preference lists over zones first (every active node then
     /// needs a zone); defaults to false.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub zone_aware: Option<bool>,
 }

@@ -66,25 +66,31 @@ pub struct NodeInput {
     /// Where clients reach the node: 1–255 characters, no spaces or
     /// control characters.
     #[cfg_attr(feature = "server", schema(value_type = Option<NodeAddressSchema>))]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub address: Option<String>,
     /// Relative capacity, an integer from 1 to 1000000; defaults to 1.
     #[cfg_attr(feature = "server", schema(value_type = Option<WeightSchema>))]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub weight: Option<u64>,
     /// Failure domain: 1–64 characters of `[A-Za-z0-9._:-]`, starting with a
     /// letter or digit.
     #[cfg_attr(feature = "server", schema(value_type = Option<ZoneSchema>))]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub zone: Option<String>,
     /// Up to 32 labels; keys are 1–63 characters of letters, digits, `.`,
     /// `_`, `-` and `/` starting with a letter or digit; values at most 255
     /// characters without control characters. Not nullable: omit it for
     /// none.
     #[cfg_attr(feature = "server", schema(value_type = LabelsSchema, required = false))]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub labels: Option<BTreeMap<String, String>>,
     /// `active` (default) or `draining`: a draining node keeps its record
     /// but owns no keys.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub state: Option<NodeStateName>,
     /// Hashed instead of the id (1–255 bytes, no control characters), so a
     /// replacement node can take over a dead one's positions.
     #[cfg_attr(feature = "server", schema(value_type = Option<HashKeySchema>))]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub hash_key: Option<String>,
 }
