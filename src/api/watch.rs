@@ -32,7 +32,7 @@ use crate::hub::{GaugeGuard, Head, Published, RECENT_VERSIONS};
 use crate::ring::{RingName, Snapshot};
 use crate::service::ServiceError;
 use crate::wire::schema::VersionCursorSchema;
-pub use crate::wire::{EventDetail, KeepaliveEvent, LightEvent, WatchQuery};
+use crate::wire::{EventDetail, KeepaliveEvent, WatchQuery};
 
 /// Watch a ring.
 ///

@@ -1,6 +1,19 @@
-//! The wire contract: every body ringd's HTTP API sends, shared by the
-//! server (which serializes these types and derives the OpenAPI schemas
-//! from them), the Rust client and the CLI (which decode them).
+//! The wire contract: every body ringd's HTTP API sends or takes, and its
+//! query strings, shared by the server (which serializes the responses,
+//! parses the queries and derives the OpenAPI schemas from these types),
+//! the Rust client and the CLI (which decode the responses and send the
+//! requests).
+//!
+//! Some request types are schema-only mirrors (`NodeInput`,
+//! `UpsertNodeInput`, `RingConfigInput`, the config inputs, `ChangeInput`,
+//! `OpInput`, `LookupBatchInput`): the server parses those bodies into
+//! domain specs (`NodeRecordSpec`, `RingConfigSpec`, the API's
+//! `ChangeBody`, [`LookupBatch`]) so that each error names its field, and
+//! the mirrors tell the OpenAPI document what is accepted; a test feeds
+//! every schema example through the real parsers. The clients send the
+//! mirrors, which serialize without the fields left unset. `AckInput`,
+//! [`LookupBatch`] and the query structs are what the server parses;
+//! their checks that answer with a problem stay in the API.
 //!
 //! Responses are built from these rather than by serializing domain types
 //! directly, so the OpenAPI schemas (derived from these same types) always
@@ -9,7 +22,8 @@
 //! many clients.
 //!
 //! This module depends only on `placement` and `ring`, so it compiles for
-//! the client alone.
+//! the client alone. `schema`, the named OpenAPI schemas of bounded
+//! values, is built only with the server.
 
 pub mod changes;
 pub mod clients;
