@@ -94,3 +94,49 @@ pub struct NodeInput {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hash_key: Option<String>,
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::wire::{AckInput, AlgorithmName, RingConfigInput};
+
+    /// The clients send these types, and the server refuses `null` where
+    /// a field is not nullable: a field left unset must not be sent.
+    #[test]
+    fn request_bodies_leave_unset_fields_out() {
+        let node = NodeInput {
+            address: None,
+            weight: Some(2),
+            zone: None,
+            labels: Some(BTreeMap::from([("tier".into(), "warm".into())])),
+            state: None,
+            hash_key: None,
+        };
+        assert_eq!(
+            serde_json::to_value(node).unwrap(),
+            json!({"weight": 2, "labels": {"tier": "warm"}})
+        );
+        let ring = RingConfigInput {
+            algorithm: Some(AlgorithmName::Maglev),
+            hash: None,
+            vnodes_per_weight: None,
+            table_size: Some(7),
+            replication_factor: None,
+            zone_aware: None,
+        };
+        assert_eq!(
+            serde_json::to_value(ring).unwrap(),
+            json!({"algorithm": "maglev", "table_size": 7})
+        );
+        let ack = AckInput {
+            version: Some(3),
+            fingerprint: Some("ab".into()),
+        };
+        assert_eq!(
+            serde_json::to_value(ack).unwrap(),
+            json!({"version": 3, "fingerprint": "ab"})
+        );
+    }
+}
