@@ -6,26 +6,20 @@ use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde::Deserialize;
-use utoipa::ToSchema;
 
 use super::auth::Writer;
-use super::config_input::{CompleteConfigInput, ConfigPatchInput};
 use super::extract::{from_value, ApiJson};
 use super::headers::{etag, expected_version, idempotency_key};
-use super::node_input::UpsertNodeInput;
 use super::paths::RingPath;
 use super::problem::{ApiError, Problem};
 use super::reason::check_reason;
 use super::responses::{IdempotencyError, JsonBodyErrors, WriteErrors};
-use super::schemas::{
-    ChangeOpsSchema, IdempotencyKeySchema, NodeIdSchema, ReasonSchema, RingNameSchema,
-    VersionSchema, VersionTagSchema,
-};
+use super::schemas::{IdempotencyKeySchema, RingNameSchema, VersionTagSchema};
 use super::AppState;
 use crate::placement::{json_integer, NodeId, RingConfig, RingConfigSpec};
 use crate::ring::{escape_refused, ChangeOp, NodeRecordSpec, RequestedOp, RingName, MAX_OPS};
 use crate::service::{ChangeOutcome, ChangeRequest};
-use crate::wire::{ChangeResult, ConfigChange, DiffView};
+use crate::wire::{ChangeInput, ChangeResult, ConfigChange, DiffView};
 
 /// The body of `POST …/changes`, as parsed.
 #[derive(Debug, Clone, Deserialize)]
@@ -39,68 +33,6 @@ pub struct ChangeBody {
     reason: Option<String>,
     #[serde(default)]
     dry_run: bool,
-}
-
-/// One operation of a change.
-#[derive(Debug, Clone, ToSchema)]
-#[serde(tag = "op", rename_all = "snake_case", deny_unknown_fields)]
-pub enum OpInput {
-    /// `{"op":"upsert","node":{…}}`: register a node or replace its
-    /// record; `node.id` is required.
-    Upsert {
-        /// The full record; omitted fields take their defaults.
-        node: UpsertNodeInput,
-    },
-    /// `{"op":"remove","id":"…"}`: remove a node; it must exist.
-    Remove {
-        /// The node to remove.
-        #[schema(value_type = NodeIdSchema)]
-        id: String,
-    },
-    /// `{"op":"set_config","config":{…}}`: replace the configuration.
-    /// Every field is required (the `config` of `GET /v1/rings/{ring}`
-    /// has them all); to change some fields only, use `update_config`.
-    SetConfig {
-        /// The complete new configuration.
-        config: CompleteConfigInput,
-    },
-    /// `{"op":"update_config","config":{…}}`: change the given fields
-    /// and keep every other one as the ring has it (a patch; at least one
-    /// field). The version records the resulting complete configuration
-    /// as a `set_config` op.
-    UpdateConfig {
-        /// The fields to change.
-        config: ConfigPatchInput,
-    },
-}
-
-/// The body of `POST …/changes`.
-#[derive(Debug, Clone, ToSchema)]
-#[schema(example = json!({
-    "ops": [{"op": "upsert", "node": {"id": "cache-d", "weight": 1}}],
-    "expected_version": 4,
-    "reason": "add cache-d",
-    "dry_run": true
-}))]
-#[serde(deny_unknown_fields)]
-pub struct ChangeInput {
-    /// Applied in order as one new version; 1–10000 ops. Each op is an
-    /// object with `"op"` set to `upsert`, `remove`, `set_config` or
-    /// `update_config`.
-    #[schema(value_type = ChangeOpsSchema)]
-    pub ops: Vec<OpInput>,
-    /// Apply only if the ring is at this version (or send `If-Match`).
-    #[schema(value_type = Option<VersionSchema>)]
-    pub expected_version: Option<u64>,
-    /// Free-text reason recorded in the version, at most 1024 bytes,
-    /// without control characters, line separators or bidirectional
-    /// formatting characters.
-    #[schema(value_type = Option<ReasonSchema>)]
-    pub reason: Option<String>,
-    /// Compute the result and the movement but commit nothing. Not
-    /// nullable: omit it for false.
-    #[schema(value_type = bool, required = false, default = false)]
-    pub dry_run: Option<bool>,
 }
 
 impl ConfigChange {

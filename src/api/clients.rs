@@ -8,37 +8,17 @@
 use axum::extract::State;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use serde::Deserialize;
-use utoipa::ToSchema;
 
 use super::auth::Reader;
 use super::extract::ApiJson;
 use super::paths::{RingClientPath, RingPath};
 use super::problem::{ApiError, Problem};
 use super::responses::{ReadErrors, StoreUnreachable};
-use super::schemas::{
-    ClientIdSchema, FingerprintSchema, RingNameSchema, VersionSchema, CLIENT_ID_RULES,
-};
+use super::schemas::{ClientIdSchema, RingNameSchema, CLIENT_ID_RULES};
 use super::AppState;
-use crate::placement::{json_integer, Fingerprint};
+use crate::placement::Fingerprint;
 use crate::service::{ClientStatus, Convergence};
-use crate::wire::{AckResult, ClientList, ClientSummary, ClientView};
-
-/// The body of an ack; unknown fields are refused.
-#[derive(Debug, Clone, Deserialize, ToSchema)]
-#[schema(example = json!({"version": 3, "fingerprint": "5f0c0e9ac5d4d3b1a0e1f2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f7"}))]
-#[serde(deny_unknown_fields)]
-pub struct AckInput {
-    /// The ring version the client applied: at least 1 and at most the
-    /// ring's current version. Older (even pruned) versions are accepted.
-    #[schema(value_type = VersionSchema, required = true)]
-    #[serde(default, deserialize_with = "json_integer::option")]
-    pub version: Option<u64>,
-    /// The placement fingerprint the client computed for that version:
-    /// 64 lowercase hex digits.
-    #[schema(value_type = FingerprintSchema, required = true)]
-    pub fingerprint: Option<String>,
-}
+use crate::wire::{AckInput, AckResult, ClientList, ClientSummary, ClientView};
 
 impl AckInput {
     /// The version and fingerprint, validated.

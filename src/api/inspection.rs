@@ -3,8 +3,6 @@
 
 use axum::extract::State;
 use axum::Json;
-use serde::Deserialize;
-use utoipa::{IntoParams, ToSchema};
 
 use super::auth::Reader;
 use super::extract::{ApiJson, ApiQuery};
@@ -13,67 +11,15 @@ use super::keys::{self, LookupKey};
 use super::paths::{optional_version, RingPath};
 use super::problem::{ApiError, Problem, ProblemKind};
 use super::responses::{JsonBodyErrors, ReadTokenError, VersionedReadErrors};
-use super::schemas::{
-    KeyB64Schema, LookupKeysB64Schema, LookupKeysSchema, ReplicasSchema, RingNameSchema,
-    VersionSchema,
-};
+use super::schemas::RingNameSchema;
 use super::AppState;
 use crate::placement::config::MAX_REPLICATION_FACTOR;
-use crate::placement::{json_integer, OwnershipBasis, Placement};
+use crate::placement::{OwnershipBasis, Placement};
 use crate::wire::{
-    DiffResult, DiffView, KeyPlacement, LookupBatchResult, LookupResult, NodeShare,
-    OwnershipBasisName, OwnershipView,
+    DiffQuery, DiffResult, DiffView, KeyPlacement, LookupBatch, LookupBatchInput,
+    LookupBatchResult, LookupQuery, LookupResult, NodeShare, OwnershipBasisName, OwnershipView,
+    VersionQuery,
 };
-
-/// Query of `GET …/lookup`: the key as `key` or as `key_b64`, exactly one.
-#[derive(Debug, Clone, Deserialize, IntoParams)]
-#[serde(deny_unknown_fields)]
-#[into_params(parameter_in = Query)]
-pub struct LookupQuery {
-    /// The key as text; its UTF-8 bytes are hashed. Percent-encoded bytes
-    /// that do not decode to UTF-8 are refused: send such a key as
-    /// `key_b64`.
-    pub key: Option<String>,
-    /// The key's bytes in standard base64 (RFC 4648 §4, `+` and `/`,
-    /// padded with `=`; write `+` as `%2B` in the query string). Instead
-    /// of `key`, for keys that are not UTF-8 text.
-    #[param(value_type = Option<KeyB64Schema>)]
-    pub key_b64: Option<String>,
-    /// How many distinct nodes to list, 1–64; defaults to the ring's
-    /// `replication_factor`.
-    #[param(value_type = Option<ReplicasSchema>)]
-    pub replicas: Option<u32>,
-    /// Look up in this retained version; defaults to the latest.
-    #[param(value_type = Option<VersionSchema>)]
-    pub version: Option<u64>,
-}
-
-/// The body of `POST …/lookup`: the keys as `keys` or as `keys_b64`,
-/// exactly one.
-#[derive(Debug, Clone, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-#[schema(example = json!({"keys": ["user:1", "user:2"], "replicas": 2}))]
-pub struct LookupBatch {
-    /// Up to 10,000 keys as text; their UTF-8 bytes are hashed.
-    #[serde(default)]
-    #[schema(value_type = Option<LookupKeysSchema>)]
-    pub keys: Option<Vec<String>>,
-    /// Instead of `keys`: up to 10,000 keys, each its bytes in standard
-    /// base64 (RFC 4648 §4, `+` and `/`, padded with `=`), for keys that
-    /// are not UTF-8 text.
-    #[serde(default)]
-    #[schema(value_type = Option<LookupKeysB64Schema>)]
-    pub keys_b64: Option<Vec<String>>,
-    /// How many distinct nodes to list per key, 1–64; defaults to the
-    /// ring's `replication_factor`.
-    #[serde(default, deserialize_with = "json_integer::option")]
-    #[schema(value_type = Option<ReplicasSchema>)]
-    pub replicas: Option<u32>,
-    /// Look up in this retained version; defaults to the latest.
-    #[serde(default, deserialize_with = "json_integer::option")]
-    #[schema(value_type = Option<VersionSchema>)]
-    pub version: Option<u64>,
-}
 
 fn replicas(placement: &Placement, requested: Option<u32>) -> Result<u32, ApiError> {
     match requested {
@@ -154,7 +100,7 @@ pub async fn lookup(
     path = "/v1/rings/{ring}/lookup",
     tag = "inspection",
     params(("ring" = RingNameSchema, Path, description = super::RING_NAME_RULES)),
-    request_body(content = super::lookup_schema::LookupBatchInput, content_type = "application/json"),
+    request_body(content = LookupBatchInput, content_type = "application/json"),
     responses(
         (status = 200, description = "Where each key lives", body = LookupBatchResult),
         (status = 400, description = "Over 10,000 keys, neither or both of `keys` and `keys_b64`, invalid base64, replicas out of range, unknown field, malformed JSON", body = Problem, content_type = "application/problem+json"),
@@ -194,16 +140,6 @@ pub async fn lookup_batch(
         replicas: r,
         results,
     }))
-}
-
-/// Query of `GET …/ownership`.
-#[derive(Debug, Clone, Deserialize, IntoParams)]
-#[serde(deny_unknown_fields)]
-#[into_params(parameter_in = Query)]
-pub struct VersionQuery {
-    /// A retained version; defaults to the latest.
-    #[param(value_type = Option<VersionSchema>)]
-    pub version: Option<u64>,
 }
 
 /// Read ownership.
@@ -255,19 +191,6 @@ pub async fn ownership(
             .collect(),
         max_over_mean: o.max_over_mean,
     }))
-}
-
-/// Query of `GET …/diff`.
-#[derive(Debug, Clone, Deserialize, IntoParams)]
-#[serde(deny_unknown_fields)]
-#[into_params(parameter_in = Query)]
-pub struct DiffQuery {
-    /// The older version.
-    #[param(value_type = VersionSchema)]
-    pub from: u64,
-    /// The newer version; defaults to the latest.
-    #[param(value_type = Option<VersionSchema>)]
-    pub to: Option<u64>,
 }
 
 /// Compare two versions.

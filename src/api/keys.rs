@@ -11,13 +11,7 @@ use base64::{DecodeError, Engine};
 
 use super::problem::ApiError;
 
-/// Most keys one `POST …/lookup` accepts.
-pub const MAX_LOOKUP_KEYS: usize = 10_000;
-
-/// The alphabet and padding `key_b64` and `keys_b64` take, for messages
-/// and the OpenAPI descriptions.
-pub const BASE64_RULES: &str =
-    "standard base64 (RFC 4648 §4: A–Z, a–z, 0–9, '+' and '/', padded with '=' to a multiple of 4 characters)";
+pub use crate::wire::limits::{BASE64_RULES, MAX_LOOKUP_KEYS};
 
 /// One key to place, in the form it was sent.
 #[derive(Debug, Clone, PartialEq, Eq)]

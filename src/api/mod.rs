@@ -10,16 +10,13 @@
 pub mod auth;
 pub mod changes;
 pub mod clients;
-pub mod config_input;
 pub mod extract;
 pub mod headers;
 pub mod health;
 pub mod inspection;
 pub mod keys;
 pub mod links;
-pub mod lookup_schema;
 pub mod metrics;
-pub mod node_input;
 pub mod nodes;
 pub mod openapi;
 pub mod paths;
@@ -58,8 +55,7 @@ pub const IDEMPOTENCY_KEY_DOC: &str = "A name for this change, 1–255 visible A
 
 /// Allowed ring names, for the OpenAPI descriptions.
 pub const RING_NAME_RULES: &str = "Ring name: 1–63 characters of `a-z`, `0-9`, `.`, `_` and `-`, starting with a lowercase letter or digit.";
-/// Allowed node ids, for the OpenAPI descriptions.
-pub const NODE_ID_RULES: &str = "Node id: 1–128 characters of `A-Z`, `a-z`, `0-9`, `.`, `_`, `-` and `:`, starting with a letter or digit.";
+pub use crate::wire::schema::NODE_ID_RULES;
 
 /// Response header set to `true` while the store is not known to be
 /// current (etcd unreachable): the answer comes from the last snapshot held

@@ -1,14 +1,10 @@
 //! `/v1/rings/{ring}/nodes`: list, read, register, update and remove
 //! nodes. Each PUT or DELETE is a one-op change (one new version).
 
-use std::collections::BTreeMap;
-
 use axum::extract::State;
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use serde::Deserialize;
-use utoipa::{IntoParams, ToSchema};
 
 use super::auth::{Reader, Writer};
 use super::extract::{ApiJson, ApiQuery};
@@ -19,62 +15,12 @@ use super::reason::check_reason;
 use super::responses::{
     IdempotencyError, JsonBodyErrors, PreconditionError, ReadErrors, ReadTokenError, WriteErrors,
 };
-use super::schemas::{
-    HashKeySchema, IdempotencyKeySchema, LabelsSchema, NodeAddressSchema, NodeIdSchema,
-    ReasonSchema, RingNameSchema, VersionSchema, VersionTagSchema, WeightSchema, ZoneSchema,
-};
+use super::schemas::{IdempotencyKeySchema, RingNameSchema, VersionTagSchema};
 use super::AppState;
 use crate::ring::{ChangeOp, NodeRecordSpec, RingName, Role};
 use crate::service::{ChangeOutcome, ChangeRequest};
-use crate::wire::{ChangeResult, NodeList, NodeStateName, NodeView};
-
-/// The body of `PUT …/nodes/{node}`: every field optional, unknown fields
-/// refused. The node id is the path's (a body `id` equal to it is
-/// accepted too, which the schema leaves out).
-#[derive(Debug, Clone, ToSchema)]
-#[schema(example = json!({"address": "10.0.0.4:11211", "weight": 2, "zone": "eu-1a"}))]
-#[serde(deny_unknown_fields)]
-pub struct NodeInput {
-    /// Where clients reach the node: 1–255 characters, no spaces or
-    /// control characters.
-    #[schema(value_type = Option<NodeAddressSchema>)]
-    pub address: Option<String>,
-    /// Relative capacity, an integer from 1 to 1000000; defaults to 1.
-    #[schema(value_type = Option<WeightSchema>)]
-    pub weight: Option<u64>,
-    /// Failure domain: 1–64 characters of `[A-Za-z0-9._:-]`, starting with a
-    /// letter or digit.
-    #[schema(value_type = Option<ZoneSchema>)]
-    pub zone: Option<String>,
-    /// Up to 32 labels; keys are 1–63 characters of letters, digits, `.`,
-    /// `_`, `-` and `/` starting with a letter or digit; values at most 255
-    /// characters without control characters. Not nullable: omit it for
-    /// none.
-    #[schema(value_type = LabelsSchema, required = false)]
-    pub labels: Option<BTreeMap<String, String>>,
-    /// `active` (default) or `draining`: a draining node keeps its record
-    /// but owns no keys.
-    pub state: Option<NodeStateName>,
-    /// Hashed instead of the id (1–255 bytes, no control characters), so a
-    /// replacement node can take over a dead one's positions.
-    #[schema(value_type = Option<HashKeySchema>)]
-    pub hash_key: Option<String>,
-}
-
-/// Conditions and a reason a node mutation may carry in its query string.
-#[derive(Debug, Clone, Default, Deserialize, IntoParams)]
-#[serde(deny_unknown_fields)]
-#[into_params(parameter_in = Query)]
-pub struct NodeChangeQuery {
-    /// Apply only if the ring is at this version (same as `If-Match: "<version>"`).
-    #[param(value_type = Option<VersionSchema>)]
-    pub expected_version: Option<u64>,
-    /// Free-text reason recorded in the version, at most 1024 bytes,
-    /// without control characters, line separators or bidirectional
-    /// formatting characters.
-    #[param(value_type = Option<ReasonSchema>)]
-    pub reason: Option<String>,
-}
+use crate::wire::schema::NodeIdSchema;
+use crate::wire::{ChangeResult, NodeChangeQuery, NodeInput, NodeList, NodeView};
 
 /// List nodes.
 #[utoipa::path(

@@ -12,7 +12,7 @@ use utoipa::{Modify, OpenApi};
 use utoipa_swagger_ui::SwaggerUi;
 
 use super::links::Links;
-use super::{changes, schemas, watch_events, AppState};
+use super::{schemas, AppState};
 
 const DESCRIPTION: &str = "\
 ringd keeps the one true list of nodes, weights and placement algorithm for \
@@ -51,20 +51,20 @@ token). With a read token configured, reads need the read or the admin token. \
     // collects those of bodies by itself, but not these.
     components(schemas(
         schemas::RingNameSchema,
-        schemas::NodeIdSchema,
+        crate::wire::schema::NodeIdSchema,
         schemas::ClientIdSchema,
-        schemas::VersionSchema,
-        schemas::VersionCursorSchema,
+        crate::wire::schema::VersionSchema,
+        crate::wire::schema::VersionCursorSchema,
         schemas::VersionTagSchema,
         schemas::IdempotencyKeySchema,
-        schemas::ReasonSchema,
-        schemas::ReplicasSchema,
-        schemas::WaitSchema,
-        schemas::KeyB64Schema,
-        changes::OpInput,
-        watch_events::EventDetail,
-        watch_events::LightEvent,
-        watch_events::KeepaliveEvent,
+        crate::wire::schema::ReasonSchema,
+        crate::wire::schema::ReplicasSchema,
+        crate::wire::schema::WaitSchema,
+        crate::wire::schema::KeyB64Schema,
+        crate::wire::OpInput,
+        crate::wire::EventDetail,
+        crate::wire::LightEvent,
+        crate::wire::KeepaliveEvent,
         crate::wire::SnapshotView,
     )),
     tags(

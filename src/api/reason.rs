@@ -4,8 +4,7 @@
 use super::problem::ApiError;
 use crate::ring::{RefusedChar, RingError};
 
-/// Longest accepted `reason`, in bytes.
-pub const MAX_REASON_LEN: usize = 1_024;
+pub use crate::wire::limits::MAX_REASON_LEN;
 
 /// Checks a free-text reason: its length, and no character that
 /// terminals act on (see [`crate::ring::is_refused_char`]).

@@ -4,8 +4,6 @@ use axum::extract::State;
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use serde::Deserialize;
-use utoipa::{IntoParams, ToSchema};
 
 use super::auth::{Reader, Writer};
 use super::extract::{ApiJson, ApiQuery};
@@ -15,51 +13,13 @@ use super::problem::{ApiError, Problem, ProblemKind};
 use super::responses::{
     JsonBodyErrors, PreconditionError, ReadErrors, ReadTokenError, WriteErrors,
 };
-use super::schemas::{
-    ReplicationFactorSchema, RingNameSchema, TableSizeSchema, VersionSchema, VersionTagSchema,
-    VnodesPerWeightSchema,
-};
+use super::schemas::{RingNameSchema, VersionTagSchema};
 use super::AppState;
 use crate::placement::{RingConfig, RingConfigSpec};
 use crate::ring::RingName;
 use crate::service::{Created, ServiceError};
 use crate::store::StoreError;
-use crate::wire::{AlgorithmName, HashName, RingList, RingSummary};
-
-/// The body of `PUT /v1/rings/{ring}`: every field optional, unknown
-/// fields refused.
-#[derive(Debug, Clone, ToSchema)]
-#[schema(example = json!({"algorithm": "ring", "replication_factor": 3}))]
-#[serde(deny_unknown_fields)]
-pub struct RingConfigInput {
-    /// Defaults to `ring`.
-    pub algorithm: Option<AlgorithmName>,
-    /// Defaults to `md5` for `ketama` (its only hash), `xxh3` otherwise.
-    pub hash: Option<HashName>,
-    /// `ring`: points per unit of weight, 1–10000; defaults to 160.
-    #[schema(value_type = Option<VnodesPerWeightSchema>)]
-    pub vnodes_per_weight: Option<u64>,
-    /// `maglev`: a prime table size, at least the active node count and
-    /// at most 16777216; defaults to 65537.
-    #[schema(value_type = Option<TableSizeSchema>)]
-    pub table_size: Option<u64>,
-    /// Default preference-list length, 1–64; defaults to 3.
-    #[schema(value_type = Option<ReplicationFactorSchema>)]
-    pub replication_factor: Option<u64>,
-    /// Spread preference lists over zones first (every active node then
-    /// needs a zone); defaults to false.
-    pub zone_aware: Option<bool>,
-}
-
-/// Conditions a mutation may carry in its query string.
-#[derive(Debug, Clone, Default, Deserialize, IntoParams)]
-#[serde(deny_unknown_fields)]
-#[into_params(parameter_in = Query)]
-pub struct PreconditionQuery {
-    /// Apply only if the ring is at this version (same as `If-Match: "<version>"`).
-    #[param(value_type = Option<VersionSchema>)]
-    pub expected_version: Option<u64>,
-}
+use crate::wire::{PreconditionQuery, RingConfigInput, RingList, RingSummary};
 
 /// Checks a creation's `If-Match`/`expected_version` precondition against
 /// the ring's current version. A ring that does not exist fails any

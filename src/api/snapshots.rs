@@ -5,8 +5,6 @@ use axum::extract::State;
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use serde::Deserialize;
-use utoipa::IntoParams;
 
 use super::auth::Reader;
 use super::extract::ApiQuery;
@@ -15,12 +13,11 @@ use super::paths::{RingPath, RingVersionPath};
 use super::problem::{ApiError, Problem};
 use super::respond::snapshot_body;
 use super::responses::{ReadErrors, VersionedReadErrors};
-use super::schemas::{
-    PlacementTableSchema, RingNameSchema, VersionCursorSchema, VersionSchema, WaitSchema,
-};
+use super::schemas::{PlacementTableSchema, RingNameSchema};
 use super::AppState;
 use crate::ring::Snapshot;
-use crate::wire::{HistoryEntryView, HistoryView, OpView, SnapshotView};
+use crate::wire::schema::VersionSchema;
+use crate::wire::{HistoryEntryView, HistoryView, OpView, SnapshotQuery, SnapshotView};
 
 pub use crate::wire::headers::FINGERPRINT_HEADER;
 
@@ -30,21 +27,6 @@ fn snapshot_response(headers: &HeaderMap, snapshot: &Snapshot) -> Response {
         return (StatusCode::NOT_MODIFIED, [(header::ETAG, tag)]).into_response();
     }
     snapshot_body(snapshot)
-}
-
-/// Long-poll parameters of `GET …/snapshot`.
-#[derive(Debug, Clone, Default, Deserialize, IntoParams)]
-#[serde(deny_unknown_fields)]
-#[into_params(parameter_in = Query)]
-pub struct SnapshotQuery {
-    /// The version the client holds: answer as soon as the ring is past it.
-    #[param(value_type = Option<VersionCursorSchema>)]
-    pub after: Option<u64>,
-    /// With `after`: how long to wait for a newer version before answering
-    /// 304, e.g. `30s` (`1ms` to `5m`; up to 1/16 more is added as jitter).
-    /// Without it the answer is immediate.
-    #[param(value_type = Option<WaitSchema>)]
-    pub wait: Option<String>,
 }
 
 /// Read the latest snapshot, or long-poll for the next one.

@@ -25,13 +25,14 @@ use super::extract::{ApiPath, ApiQuery};
 use super::paths::ring_name;
 use super::problem::{ApiError, Problem};
 use super::responses::ReadErrors;
-use super::schemas::{RingNameSchema, VersionCursorSchema};
+use super::schemas::RingNameSchema;
 use super::watch_events::{frame, full_data, light_data, WatchEventSchema};
-pub use super::watch_events::{EventDetail, KeepaliveEvent, LightEvent, WatchQuery};
 use super::AppState;
 use crate::hub::{GaugeGuard, Head, Published, RECENT_VERSIONS};
 use crate::ring::{RingName, Snapshot};
 use crate::service::ServiceError;
+use crate::wire::schema::VersionCursorSchema;
+use crate::wire::{EventDetail, KeepaliveEvent, WatchQuery};
 
 /// Watch a ring.
 ///

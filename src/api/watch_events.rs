@@ -4,78 +4,14 @@
 use std::borrow::Cow;
 
 use bytes::Bytes;
-use serde::{Deserialize, Serialize};
 use serde_json::json;
-use time::OffsetDateTime;
 use utoipa::openapi::extensions::Extensions;
 use utoipa::openapi::schema::{ObjectBuilder, OneOfBuilder, Type};
 use utoipa::openapi::{RefOr, Schema};
-use utoipa::{IntoParams, ToSchema};
+use utoipa::ToSchema;
 
 use crate::ring::Snapshot;
-use crate::wire::{RoleName, SnapshotView};
-
-/// What each event carries.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, ToSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum EventDetail {
-    /// The complete snapshot, as `GET …/snapshot` returns it.
-    #[default]
-    Full,
-    /// Version, fingerprint and change summary only ([`LightEvent`]).
-    Light,
-}
-
-/// Query parameters of a watch.
-#[derive(Debug, Clone, Default, Deserialize, IntoParams)]
-#[serde(deny_unknown_fields)]
-#[into_params(parameter_in = Query)]
-pub struct WatchQuery {
-    /// Resume after this version: the stream starts with version
-    /// `after + 1`. `Last-Event-ID` takes precedence.
-    #[param(value_type = Option<super::schemas::VersionCursorSchema>)]
-    pub after: Option<u64>,
-    /// `full` (default) or `light`.
-    pub mode: Option<EventDetail>,
-}
-
-/// The data of a `light`-mode event.
-#[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct LightEvent {
-    /// The ring.
-    pub ring: String,
-    /// The version.
-    pub version: u64,
-    /// Its fingerprint.
-    pub fingerprint: String,
-    /// When it was committed (RFC 3339).
-    #[serde(with = "time::serde::rfc3339")]
-    #[schema(value_type = String, format = DateTime)]
-    pub created_at: OffsetDateTime,
-    /// Number of ops in the change that produced it.
-    pub ops: usize,
-    /// Share of the keyspace that changed owner.
-    pub moved_fraction: f64,
-    /// The operator's reason.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
-    /// The acting token's role.
-    pub role: RoleName,
-}
-
-/// The data of a `keepalive` event, and of a `deleted` event (without
-/// version and fingerprint).
-#[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct KeepaliveEvent {
-    /// The ring.
-    pub ring: String,
-    /// The newest version.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub version: Option<u64>,
-    /// Its fingerprint.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub fingerprint: Option<String>,
-}
+use crate::wire::{LightEvent, SnapshotView};
 
 /// The data of a full-mode event: the snapshot as `GET …/snapshot` has it.
 pub fn full_data(s: &Snapshot) -> Vec<u8> {

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use reqwest::{Method, Response, StatusCode};
 use serde::de::DeserializeOwned;
+use serde::Serialize;
 use serde_json::Value;
 
 use super::{CliError, ClientArgs, OutputFormat};
@@ -130,6 +131,12 @@ fn etag_version(resp: &Response) -> Option<u64> {
 /// what `--output json` prints.
 pub(super) fn decode<T: DeserializeOwned>(what: &str, value: &Value) -> Result<T, CliError> {
     T::deserialize(value).map_err(|e| CliError::decode(what, e))
+}
+
+/// A request body as JSON, from its wire type.
+pub(super) fn to_body<T: Serialize>(input: &T) -> Value {
+    // Serializing plain data into memory cannot fail.
+    serde_json::to_value(input).unwrap_or_default()
 }
 
 /// Percent-encodes one path segment or query value: everything but

@@ -8,11 +8,11 @@ use clap::{Args, Subcommand};
 use reqwest::Method;
 use serde_json::{Map, Value};
 
-use super::context::{decode, encode, ring_path};
+use super::context::{decode, encode, ring_path, to_body};
 use super::output::{emit, emit_json, escape, percent, Align, Table};
 use super::{CliError, Context};
 use crate::placement::NodeState;
-use crate::wire::{ChangeResult, NodeStateName, NodeView};
+use crate::wire::{ChangeResult, NodeInput, NodeStateName, NodeView};
 
 /// `ringd node …`.
 #[derive(Debug, Subcommand)]
@@ -182,15 +182,14 @@ async fn add(ctx: &Context, a: AddArgs) -> Result<(), CliError> {
             escape(&a.ring)
         )));
     }
-    let mut body = Map::new();
-    put_fields(&mut body, &a.fields);
+    let body = to_body(&node_input(&a.fields));
     let tag = version.map(if_match);
     let headers: Vec<(&str, &str)> = tag.iter().map(|t| ("if-match", t.as_str())).collect();
     let answer = ctx
         .request(
             Method::PUT,
             &node_path(&a.ring, &a.id, &a.fields.reason),
-            Some(&Value::Object(body)),
+            Some(&body),
             &headers,
         )
         .await?;
@@ -240,29 +239,30 @@ async fn update(
     report(ctx, &answer.body, id, verb)
 }
 
+/// The node body the flags give: only the fields set.
+fn node_input(f: &NodeFields) -> NodeInput {
+    NodeInput {
+        address: f.address.clone(),
+        weight: f.weight,
+        zone: f.zone.clone(),
+        // A label given twice keeps its last value, as on the command line.
+        labels: (!f.labels.is_empty()).then(|| f.labels.iter().cloned().collect()),
+        state: None,
+        hash_key: f.hash_key.clone(),
+    }
+}
+
 /// Sets the given flags on a node body, merging labels into those present.
 fn put_fields(body: &mut Map<String, Value>, f: &NodeFields) {
-    if let Some(w) = f.weight {
-        body.insert("weight".into(), w.into());
-    }
-    for (k, v) in [
-        ("zone", &f.zone),
-        ("address", &f.address),
-        ("hash_key", &f.hash_key),
-    ] {
-        if let Some(v) = v {
-            body.insert(k.into(), v.clone().into());
+    let Value::Object(given) = to_body(&node_input(f)) else {
+        return;
+    };
+    for (k, v) in given {
+        if let (Some(Value::Object(labels)), Value::Object(more)) = (body.get_mut(&k), &v) {
+            labels.extend(more.clone());
+            continue;
         }
-    }
-    if !f.labels.is_empty() {
-        let labels = body
-            .entry("labels")
-            .or_insert_with(|| Value::Object(Map::new()));
-        if let Value::Object(map) = labels {
-            for (k, v) in &f.labels {
-                map.insert(k.clone(), v.clone().into());
-            }
-        }
+        body.insert(k, v);
     }
 }
 

@@ -3,13 +3,16 @@
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use clap::{Args, Subcommand};
 use reqwest::{Method, StatusCode};
-use serde_json::{json, Map, Value};
+use serde_json::json;
 
-use super::context::{decode, ring_path};
+use super::context::{decode, ring_path, to_body};
 use super::output::{emit, emit_json, escape, fields, time, yes_no, Align, Table};
 use super::{node, CliError, Context};
 use crate::placement::{Algorithm, HashFunction};
-use crate::wire::{NodeStateName, RingConfigView, RingSummary, SnapshotView};
+use crate::wire::{
+    AlgorithmName, HashName, NodeStateName, RingConfigInput, RingConfigView, RingSummary,
+    SnapshotView,
+};
 use time::OffsetDateTime;
 
 /// `ringd ring …`.
@@ -95,33 +98,18 @@ pub async fn run(ctx: &Context, command: RingCommand) -> Result<(), CliError> {
 }
 
 async fn create(ctx: &Context, a: CreateArgs) -> Result<(), CliError> {
-    let mut body = Map::new();
-    if let Some(v) = &a.algorithm {
-        body.insert("algorithm".into(), v.name().into());
-    }
-    if let Some(v) = &a.hash {
-        body.insert("hash".into(), v.name().into());
-    }
-    let numbers = [
-        ("vnodes_per_weight", a.vnodes_per_weight),
-        ("table_size", a.table_size),
-        ("replication_factor", a.replication_factor),
-    ];
-    for (k, v) in numbers {
-        if let Some(v) = v {
-            body.insert(k.into(), v.into());
-        }
-    }
-    if a.zone_aware {
-        body.insert("zone_aware".into(), true.into());
-    }
+    let input = RingConfigInput {
+        algorithm: a.algorithm.map(AlgorithmName::from),
+        hash: a.hash.map(HashName::from),
+        vnodes_per_weight: a.vnodes_per_weight,
+        table_size: a.table_size,
+        replication_factor: a.replication_factor,
+        // The flag only turns it on; the server's default is off.
+        zone_aware: a.zone_aware.then_some(true),
+    };
+    let body = to_body(&input);
     let answer = ctx
-        .request(
-            Method::PUT,
-            &ring_path(&a.name, ""),
-            Some(&Value::Object(body)),
-            &[],
-        )
+        .request(Method::PUT, &ring_path(&a.name, ""), Some(&body), &[])
         .await?;
     if ctx.json() {
         return emit_json(&answer.body);

@@ -5,11 +5,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use reqwest::Method;
-use serde_json::json;
 use tokio::sync::watch;
 
 use crate::placement::Fingerprint;
 use crate::ring::ClientId;
+use crate::wire::AckInput;
 
 use super::backoff::Backoff;
 use super::http::Endpoints;
@@ -59,7 +59,12 @@ impl Acker {
                 }
                 continue;
             };
-            let body = json!({"version": version, "fingerprint": fingerprint.to_string()});
+            let ack = AckInput {
+                version: Some(version),
+                fingerprint: Some(fingerprint.to_string()),
+            };
+            // Serializing plain data into memory cannot fail.
+            let body = serde_json::to_value(ack).unwrap_or_default();
             let wait = match self
                 .endpoints
                 .send(Method::POST, &self.path, Some(&body), &[], None)

@@ -2,9 +2,13 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::config_input::{CompleteConfigInput, ConfigPatchInput};
 use super::movement::DiffView;
+use super::node_input::UpsertNodeInput;
 use super::nodes::NodeView;
 use super::rings::{RingConfigView, RingSummary};
+#[cfg(feature = "server")]
+use super::schema::{ChangeOpsSchema, NodeIdSchema, ReasonSchema, VersionSchema};
 use crate::ring::{ChangeOp, ChangeRecord, Role};
 
 /// One operation of a recorded change.
@@ -141,4 +145,68 @@ pub struct ConfigChange {
     pub from: RingConfigView,
     /// The config of `version`.
     pub to: RingConfigView,
+}
+
+/// One operation of a change.
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
+#[serde(tag = "op", rename_all = "snake_case", deny_unknown_fields)]
+pub enum OpInput {
+    /// `{"op":"upsert","node":{…}}`: register a node or replace its
+    /// record; `node.id` is required.
+    Upsert {
+        /// The full record; omitted fields take their defaults.
+        node: UpsertNodeInput,
+    },
+    /// `{"op":"remove","id":"…"}`: remove a node; it must exist.
+    Remove {
+        /// The node to remove.
+        #[cfg_attr(feature = "server", schema(value_type = NodeIdSchema))]
+        id: String,
+    },
+    /// `{"op":"set_config","config":{…}}`: replace the configuration.
+    /// Every field is required (the `config` of `GET /v1/rings/{ring}`
+    /// has them all); to change some fields only, use `update_config`.
+    SetConfig {
+        /// The complete new configuration.
+        config: CompleteConfigInput,
+    },
+    /// `{"op":"update_config","config":{…}}`: change the given fields
+    /// and keep every other one as the ring has it (a patch; at least one
+    /// field). The version records the resulting complete configuration
+    /// as a `set_config` op.
+    UpdateConfig {
+        /// The fields to change.
+        config: ConfigPatchInput,
+    },
+}
+
+/// The body of `POST …/changes`.
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "server", schema(example = json!({
+    "ops": [{"op": "upsert", "node": {"id": "cache-d", "weight": 1}}],
+    "expected_version": 4,
+    "reason": "add cache-d",
+    "dry_run": true
+})))]
+#[serde(deny_unknown_fields)]
+pub struct ChangeInput {
+    /// Applied in order as one new version; 1–10000 ops. Each op is an
+    /// object with `"op"` set to `upsert`, `remove`, `set_config` or
+    /// `update_config`.
+    #[cfg_attr(feature = "server", schema(value_type = ChangeOpsSchema))]
+    pub ops: Vec<OpInput>,
+    /// Apply only if the ring is at this version (or send `If-Match`).
+    #[cfg_attr(feature = "server", schema(value_type = Option<VersionSchema>))]
+    pub expected_version: Option<u64>,
+    /// Free-text reason recorded in the version, at most 1024 bytes,
+    /// without control characters, line separators or bidirectional
+    /// formatting characters.
+    #[cfg_attr(feature = "server", schema(value_type = Option<ReasonSchema>))]
+    pub reason: Option<String>,
+    /// Compute the result and the movement but commit nothing. Not
+    /// nullable: omit it for false.
+    #[cfg_attr(feature = "server", schema(value_type = bool, required = false, default = false))]
+    pub dry_run: Option<bool>,
 }

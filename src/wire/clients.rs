@@ -3,6 +3,9 @@
 use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 
+#[cfg(feature = "server")]
+use super::schema::{FingerprintSchema, VersionSchema};
+use crate::placement::json_integer;
 /// One client's latest ack, judged against the ring.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
@@ -75,4 +78,21 @@ pub struct AckResult {
     pub fingerprint: String,
     /// The ack as stored, judged against the ring.
     pub client: ClientView,
+}
+
+/// The body of an ack; unknown fields are refused.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "server", schema(example = json!({"version": 3, "fingerprint": "5f0c0e9ac5d4d3b1a0e1f2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f7"})))]
+#[serde(deny_unknown_fields)]
+pub struct AckInput {
+    /// The ring version the client applied: at least 1 and at most the
+    /// ring's current version. Older (even pruned) versions are accepted.
+    #[cfg_attr(feature = "server", schema(value_type = VersionSchema, required = true))]
+    #[serde(default, deserialize_with = "json_integer::option")]
+    pub version: Option<u64>,
+    /// The placement fingerprint the client computed for that version:
+    /// 64 lowercase hex digits.
+    #[cfg_attr(feature = "server", schema(value_type = FingerprintSchema, required = true))]
+    pub fingerprint: Option<String>,
 }

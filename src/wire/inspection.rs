@@ -3,6 +3,8 @@
 use serde::{Deserialize, Serialize};
 
 use super::movement::DiffView;
+#[cfg(feature = "server")]
+use super::schema::{KeyB64Schema, ReplicasSchema, VersionSchema};
 
 /// Where one key lives.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -128,4 +130,53 @@ pub struct DiffResult {
     pub to: u64,
     /// What moves from `from` to `to`.
     pub diff: DiffView,
+}
+
+/// Query of `GET …/lookup`: the key as `key` or as `key_b64`, exactly one.
+#[derive(Debug, Clone, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::IntoParams))]
+#[serde(deny_unknown_fields)]
+#[cfg_attr(feature = "server", into_params(parameter_in = Query))]
+pub struct LookupQuery {
+    /// The key as text; its UTF-8 bytes are hashed. Percent-encoded bytes
+    /// that do not decode to UTF-8 are refused: send such a key as
+    /// `key_b64`.
+    pub key: Option<String>,
+    /// The key's bytes in standard base64 (RFC 4648 §4, `+` and `/`,
+    /// padded with `=`; write `+` as `%2B` in the query string). Instead
+    /// of `key`, for keys that are not UTF-8 text.
+    #[cfg_attr(feature = "server", param(value_type = Option<KeyB64Schema>))]
+    pub key_b64: Option<String>,
+    /// How many distinct nodes to list, 1–64; defaults to the ring's
+    /// `replication_factor`.
+    #[cfg_attr(feature = "server", param(value_type = Option<ReplicasSchema>))]
+    pub replicas: Option<u32>,
+    /// Look up in this retained version; defaults to the latest.
+    #[cfg_attr(feature = "server", param(value_type = Option<VersionSchema>))]
+    pub version: Option<u64>,
+}
+
+/// Query of `GET …/ownership`.
+#[derive(Debug, Clone, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::IntoParams))]
+#[serde(deny_unknown_fields)]
+#[cfg_attr(feature = "server", into_params(parameter_in = Query))]
+pub struct VersionQuery {
+    /// A retained version; defaults to the latest.
+    #[cfg_attr(feature = "server", param(value_type = Option<VersionSchema>))]
+    pub version: Option<u64>,
+}
+
+/// Query of `GET …/diff`.
+#[derive(Debug, Clone, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::IntoParams))]
+#[serde(deny_unknown_fields)]
+#[cfg_attr(feature = "server", into_params(parameter_in = Query))]
+pub struct DiffQuery {
+    /// The older version.
+    #[cfg_attr(feature = "server", param(value_type = VersionSchema))]
+    pub from: u64,
+    /// The newer version; defaults to the latest.
+    #[cfg_attr(feature = "server", param(value_type = Option<VersionSchema>))]
+    pub to: Option<u64>,
 }

@@ -1,6 +1,19 @@
-//! The wire contract: every body ringd's HTTP API sends, shared by the
-//! server (which serializes these types and derives the OpenAPI schemas
-//! from them), the Rust client and the CLI (which decode them).
+//! The wire contract: every body ringd's HTTP API sends or takes, and its
+//! query strings, shared by the server (which serializes the responses,
+//! parses the queries and derives the OpenAPI schemas from these types),
+//! the Rust client and the CLI (which decode the responses and send the
+//! requests).
+//!
+//! Some request types are schema-only mirrors (`NodeInput`,
+//! `UpsertNodeInput`, `RingConfigInput`, the config inputs, `ChangeInput`,
+//! `OpInput`, `LookupBatchInput`): the server parses those bodies into
+//! domain specs (`NodeRecordSpec`, `RingConfigSpec`, the API's
+//! `ChangeBody`, [`LookupBatch`]) so that each error names its field, and
+//! the mirrors tell the OpenAPI document what is accepted; a test feeds
+//! every schema example through the real parsers. The clients send the
+//! mirrors, which serialize without the fields left unset. `AckInput`,
+//! [`LookupBatch`] and the query structs are what the server parses;
+//! their checks that answer with a problem stay in the API.
 //!
 //! Responses are built from these rather than by serializing domain types
 //! directly, so the OpenAPI schemas (derived from these same types) always
@@ -9,32 +22,46 @@
 //! many clients.
 //!
 //! This module depends only on `placement` and `ring`, so it compiles for
-//! the client alone.
+//! the client alone. `schema`, the named OpenAPI schemas of bounded
+//! values, is built only with the server.
 
 pub mod changes;
 pub mod clients;
+pub mod config_input;
 pub mod duration;
 pub mod headers;
 pub mod inspection;
+pub mod limits;
+pub mod lookup_input;
 pub mod movement;
+pub mod node_input;
 pub mod nodes;
 pub mod problem;
 pub mod rings;
+#[cfg(feature = "server")]
+pub mod schema;
 pub mod snapshots;
+pub mod watch;
 
-pub use changes::{ChangeResult, ChangeView, ConfigChange, OpView, RoleName};
-pub use clients::{AckResult, ClientList, ClientSummary, ClientView};
+pub use changes::{ChangeInput, ChangeResult, ChangeView, ConfigChange, OpInput, OpView, RoleName};
+pub use clients::{AckInput, AckResult, ClientList, ClientSummary, ClientView};
+pub use config_input::{CompleteConfigInput, ConfigPatchInput, RingConfigInput};
 pub use inspection::{
-    DiffResult, KeyPlacement, LookupBatchResult, LookupResult, NodeShare, OwnershipBasisName,
-    OwnershipView,
+    DiffQuery, DiffResult, KeyPlacement, LookupBatchResult, LookupQuery, LookupResult, NodeShare,
+    OwnershipBasisName, OwnershipView, VersionQuery,
 };
+pub use lookup_input::{LookupBase64Keys, LookupBatch, LookupBatchInput, LookupTextKeys};
 pub use movement::{
     DiffBasisName, DiffView, MovedRangeView, NodeMovementView, TransferView, MAX_MOVED_RANGES,
 };
-pub use nodes::{NodeList, NodeStateName, NodeView};
+pub use node_input::{NodeInput, UpsertNodeInput};
+pub use nodes::{NodeChangeQuery, NodeList, NodeStateName, NodeView};
 pub use problem::Problem;
-pub use rings::{AlgorithmName, HashName, RingConfigView, RingList, RingSummary};
-pub use snapshots::{HistoryEntryView, HistoryView, SnapshotView};
+pub use rings::{
+    AlgorithmName, HashName, PreconditionQuery, RingConfigView, RingList, RingSummary,
+};
+pub use snapshots::{HistoryEntryView, HistoryView, SnapshotQuery, SnapshotView};
+pub use watch::{EventDetail, KeepaliveEvent, LightEvent, WatchQuery};
 
 #[cfg(test)]
 mod tests {

@@ -4,6 +4,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+#[cfg(feature = "server")]
+use super::schema::{ReasonSchema, VersionSchema};
 use crate::placement::NodeState;
 use crate::ring::NodeRecord;
 
@@ -85,4 +87,20 @@ pub struct NodeList {
     pub version: u64,
     /// Every node, active or draining, sorted by id.
     pub nodes: Vec<NodeView>,
+}
+
+/// Conditions and a reason a node mutation may carry in its query string.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::IntoParams))]
+#[serde(deny_unknown_fields)]
+#[cfg_attr(feature = "server", into_params(parameter_in = Query))]
+pub struct NodeChangeQuery {
+    /// Apply only if the ring is at this version (same as `If-Match: "<version>"`).
+    #[cfg_attr(feature = "server", param(value_type = Option<VersionSchema>))]
+    pub expected_version: Option<u64>,
+    /// Free-text reason recorded in the version, at most 1024 bytes,
+    /// without control characters, line separators or bidirectional
+    /// formatting characters.
+    #[cfg_attr(feature = "server", param(value_type = Option<ReasonSchema>))]
+    pub reason: Option<String>,
 }

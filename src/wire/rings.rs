@@ -3,6 +3,8 @@
 use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 
+#[cfg(feature = "server")]
+use super::schema::VersionSchema;
 use crate::placement::{Algorithm, HashFunction, NodeState, RingConfig};
 use crate::ring::Snapshot;
 
@@ -163,4 +165,15 @@ impl From<&Snapshot> for RingSummary {
 pub struct RingList {
     /// Latest version of each ring, by name.
     pub rings: Vec<RingSummary>,
+}
+
+/// Conditions a mutation may carry in its query string.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::IntoParams))]
+#[serde(deny_unknown_fields)]
+#[cfg_attr(feature = "server", into_params(parameter_in = Query))]
+pub struct PreconditionQuery {
+    /// Apply only if the ring is at this version (same as `If-Match: "<version>"`).
+    #[cfg_attr(feature = "server", param(value_type = Option<VersionSchema>))]
+    pub expected_version: Option<u64>,
 }

@@ -6,6 +6,8 @@ use time::OffsetDateTime;
 use super::changes::{ChangeView, OpView, RoleName};
 use super::nodes::NodeView;
 use super::rings::RingConfigView;
+#[cfg(feature = "server")]
+use super::schema::{VersionCursorSchema, WaitSchema};
 use crate::ring::{BucketOrder, Snapshot};
 
 /// A complete, immutable ring version.
@@ -93,4 +95,20 @@ pub struct HistoryView {
     pub ring: String,
     /// One entry per retained version, oldest first.
     pub entries: Vec<HistoryEntryView>,
+}
+
+/// Long-poll parameters of `GET …/snapshot`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::IntoParams))]
+#[serde(deny_unknown_fields)]
+#[cfg_attr(feature = "server", into_params(parameter_in = Query))]
+pub struct SnapshotQuery {
+    /// The version the client holds: answer as soon as the ring is past it.
+    #[cfg_attr(feature = "server", param(value_type = Option<VersionCursorSchema>))]
+    pub after: Option<u64>,
+    /// With `after`: how long to wait for a newer version before answering
+    /// 304, e.g. `30s` (`1ms` to `5m`; up to 1/16 more is added as jitter).
+    /// Without it the answer is immediate.
+    #[cfg_attr(feature = "server", param(value_type = Option<WaitSchema>))]
+    pub wait: Option<String>,
 }

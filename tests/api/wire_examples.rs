@@ -7,12 +7,10 @@
 use std::collections::BTreeMap;
 
 use ringd::api::changes::parse_ops;
-use ringd::api::clients::AckInput;
 use ringd::api::extract::parse_json;
-use ringd::api::inspection::LookupBatch;
 use ringd::placement::{NodeId, RingConfig, RingConfigSpec};
 use ringd::ring::NodeRecordSpec;
-use ringd::wire;
+use ringd::wire::{self, AckInput, LookupBatch};
 use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
 

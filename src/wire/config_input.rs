@@ -1,0 +1,99 @@
+//! Schema-only shapes of the two config ops of `POST …/changes`.
+//!
+//! The server parses both ops with [`crate::placement::RingConfigSpec`];
+//! these types only tell the OpenAPI document what each op accepts, which
+//! differs from the all-optional body of `PUT /v1/rings/{ring}`:
+//! `set_config` needs every field, and `update_config` any non-empty
+//! subset, none of them `null`.
+
+use serde::Serialize;
+
+use super::rings::{AlgorithmName, HashName};
+#[cfg(feature = "server")]
+use super::schema::{ReplicationFactorSchema, TableSizeSchema, VnodesPerWeightSchema};
+
+/// A complete configuration, as `set_config` takes it: every field, as
+/// the `config` of `GET /v1/rings/{ring}` shows them.
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "server", schema(example = json!({
+    "algorithm": "ring", "hash": "xxh3", "vnodes_per_weight": 160,
+    "table_size": 65537, "replication_factor": 3, "zone_aware": false
+})))]
+#[serde(deny_unknown_fields)]
+pub struct CompleteConfigInput {
+    /// The algorithm.
+    pub algorithm: AlgorithmName,
+    /// The key hash; `ketama` takes only `md5`.
+    pub hash: HashName,
+    /// `ring`: points per unit of weight.
+    #[cfg_attr(feature = "server", schema(value_type = VnodesPerWeightSchema))]
+    pub vnodes_per_weight: u64,
+    /// `maglev`: a prime table size, at least the active node count.
+    #[cfg_attr(feature = "server", schema(value_type = TableSizeSchema))]
+    pub table_size: u64,
+    /// Default preference-list length.
+    #[cfg_attr(feature = "server", schema(value_type = ReplicationFactorSchema))]
+    pub replication_factor: u64,
+    /// Spread preference lists over zones first.
+    pub zone_aware: bool,
+}
+
+/// The fields `update_config` changes: at least one, none `null`; the
+/// others keep the values the ring has.
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "server", schema(example = json!({"replication_factor": 2})))]
+#[serde(deny_unknown_fields)]
+pub struct ConfigPatchInput {
+    /// The algorithm.
+    #[cfg_attr(feature = "server", schema(value_type = AlgorithmName, required = false))]
+    pub algorithm: Option<AlgorithmName>,
+    /// The key hash; `ketama` takes only `md5`.
+    #[cfg_attr(feature = "server", schema(value_type = HashName, required = false))]
+    pub hash: Option<HashName>,
+    /// `ring`: points per unit of weight.
+    #[cfg_attr(feature = "server", schema(value_type = VnodesPerWeightSchema, required = false))]
+    pub vnodes_per_weight: Option<u64>,
+    /// `maglev`: a prime table size, at least the active node count.
+    #[cfg_attr(feature = "server", schema(value_type = TableSizeSchema, required = false))]
+    pub table_size: Option<u64>,
+    /// Default preference-list length.
+    #[cfg_attr(feature = "server", schema(value_type = ReplicationFactorSchema, required = false))]
+    pub replication_factor: Option<u64>,
+    /// Spread preference lists over zones first.
+    #[cfg_attr(feature = "server", schema(value_type = bool, required = false))]
+    pub zone_aware: Option<bool>,
+}
+
+/// The body of `PUT /v1/rings/{ring}`: every field optional, unknown
+/// fields refused.
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "server", schema(example = json!({"algorithm": "ring", "replication_factor": 3})))]
+#[serde(deny_unknown_fields)]
+pub struct RingConfigInput {
+    /// Defaults to `ring`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub algorithm: Option<AlgorithmName>,
+    /// Defaults to `md5` for `ketama` (its only hash), `xxh3` otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hash: Option<HashName>,
+    /// `ring`: points per unit of weight, 1–10000; defaults to 160.
+    #[cfg_attr(feature = "server", schema(value_type = Option<VnodesPerWeightSchema>))]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub vnodes_per_weight: Option<u64>,
+    /// `maglev`: a prime table size, at least the active node count and
+    /// at most 16777216; defaults to 65537.
+    #[cfg_attr(feature = "server", schema(value_type = Option<TableSizeSchema>))]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub table_size: Option<u64>,
+    /// Default preference-list length, 1–64; defaults to 3.
+    #[cfg_attr(feature = "server", schema(value_type = Option<ReplicationFactorSchema>))]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub replication_factor: Option<u64>,
+    /// Spread preference lists over zones first (every active node then
+    /// needs a zone); defaults to false.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub zone_aware: Option<bool>,
+}

@@ -1,0 +1,74 @@
+//! A watch: its query and the bodies of its events.
+
+use serde::{Deserialize, Serialize};
+use time::OffsetDateTime;
+
+use super::changes::RoleName;
+#[cfg(feature = "server")]
+use super::schema::VersionCursorSchema;
+
+/// What each event carries.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum EventDetail {
+    /// The complete snapshot, as `GET …/snapshot` returns it.
+    #[default]
+    Full,
+    /// Version, fingerprint and change summary only ([`LightEvent`]).
+    Light,
+}
+
+/// Query parameters of a watch.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::IntoParams))]
+#[serde(deny_unknown_fields)]
+#[cfg_attr(feature = "server", into_params(parameter_in = Query))]
+pub struct WatchQuery {
+    /// Resume after this version: the stream starts with version
+    /// `after + 1`. `Last-Event-ID` takes precedence.
+    #[cfg_attr(feature = "server", param(value_type = Option<VersionCursorSchema>))]
+    pub after: Option<u64>,
+    /// `full` (default) or `light`.
+    pub mode: Option<EventDetail>,
+}
+
+/// The data of a `light`-mode event.
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
+pub struct LightEvent {
+    /// The ring.
+    pub ring: String,
+    /// The version.
+    pub version: u64,
+    /// Its fingerprint.
+    pub fingerprint: String,
+    /// When it was committed (RFC 3339).
+    #[serde(with = "time::serde::rfc3339")]
+    #[cfg_attr(feature = "server", schema(value_type = String, format = DateTime))]
+    pub created_at: OffsetDateTime,
+    /// Number of ops in the change that produced it.
+    pub ops: usize,
+    /// Share of the keyspace that changed owner.
+    pub moved_fraction: f64,
+    /// The operator's reason.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// The acting token's role.
+    pub role: RoleName,
+}
+
+/// The data of a `keepalive` event, and of a `deleted` event (without
+/// version and fingerprint).
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
+pub struct KeepaliveEvent {
+    /// The ring.
+    pub ring: String,
+    /// The newest version.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub version: Option<u64>,
+    /// Its fingerprint.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fingerprint: Option<String>,
+}
