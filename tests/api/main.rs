@@ -1,6 +1,8 @@
-//! The HTTP API end to end: a real `ringd serve` on a temporary SQLite
-//! store, driven over HTTP (auth, changes, errors, watch, the OpenAPI
-//! document and the server's own HTTP behaviour).
+//! The HTTP API end to end: a real server on a temporary SQLite store
+//! (bound in this process, or a `ringd serve` child where a test kills,
+//! restarts, signals it or reads its log), driven over HTTP (auth,
+//! changes, errors, watch, the OpenAPI document and the server's own HTTP
+//! behaviour).
 
 #[allow(
     dead_code,
