@@ -128,7 +128,7 @@ pub enum JsonBodyErrors {
     UnsupportedMediaType(Problem),
 }
 
-/// The convergence endpoints, which read the store directly.
+/// The convergence endpoints, which read every live ack from the store.
 #[derive(IntoResponses)]
 pub enum StoreUnreachable {
     /// The store is unreachable.

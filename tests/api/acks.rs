@@ -19,12 +19,6 @@ pub(super) fn ack_path(ring: &str, client: &str) -> String {
     format!("/v1/rings/{ring}/clients/{client}/ack")
 }
 
-/// POSTs an ack, asserting 200; returns the body.
-pub(super) async fn ack(s: &TestApi, client: &str, version: u64, fingerprint: &str) -> Value {
-    let body = json!({"version": version, "fingerprint": fingerprint});
-    expect_json(s.post(&ack_path("r", client), body).await, StatusCode::OK).await
-}
-
 pub(super) fn time_of(v: &Value) -> OffsetDateTime {
     OffsetDateTime::parse(v.as_str().expect("a time string"), &Rfc3339).expect("RFC 3339")
 }
@@ -246,7 +240,7 @@ async fn bad_acks_are_refused_and_change_nothing() {
 #[tokio::test]
 async fn deleting_a_ring_deletes_its_acks() {
     let (s, (_, fp3)) = setup().await;
-    ack(&s, "web-1", 3, &fp3).await;
+    s.ack("web-1", 3, &fp3).await;
     assert_eq!(
         s.delete("/v1/rings/r").await.status(),
         StatusCode::NO_CONTENT

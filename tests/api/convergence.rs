@@ -9,7 +9,7 @@ use crate::support::ringd::Ringd;
 use serde_json::{json, Value};
 use time::OffsetDateTime;
 
-use super::acks::{ack, add_nodes, metrics, row, rows, time_of, WRONG};
+use super::acks::{add_nodes, metrics, row, rows, time_of, WRONG};
 
 #[tokio::test]
 async fn acks_are_listed_judged_and_counted() {
@@ -20,7 +20,7 @@ async fn acks_are_listed_judged_and_counted() {
         .unwrap()
         .to_owned();
 
-    let first = ack(&s, "web-1", 3, &fp3).await;
+    let first = s.ack("web-1", 3, &fp3).await;
     let last_seen = time_of(&first["client"]["last_seen"]);
     let expires_at = time_of(&first["client"]["expires_at"]);
     assert_eq!(
@@ -43,12 +43,12 @@ async fn acks_are_listed_judged_and_counted() {
         json!({"ring": "r", "version": 3, "fingerprint": fp3, "client": expected_client})
     );
 
-    let behind = ack(&s, "web-0", 2, &fp2).await;
+    let behind = s.ack("web-0", 2, &fp2).await;
     assert_eq!(
         (&behind["client"]["lag"], &behind["client"]["matches"]),
         (&json!(1), &json!(true))
     );
-    let wrong = ack(&s, "web-2", 3, WRONG).await;
+    let wrong = s.ack("web-2", 3, WRONG).await;
     assert_eq!(
         (&wrong["client"]["matches"], &wrong["client"]["divergent"]),
         (&json!(false), &json!(true))
@@ -108,7 +108,7 @@ async fn acks_are_listed_judged_and_counted() {
 
     // A client catching up replaces its earlier ack.
     let (_, fp5) = s.state_of("r").await;
-    ack(&s, "web-2", 5, &fp5).await;
+    s.ack("web-2", 5, &fp5).await;
     let list = s.get_ok("/v1/rings/r/clients").await;
     assert_eq!(rows(&list)[2], row("web-2", 5, 0, true, json!(true), false));
     assert_eq!(
@@ -126,7 +126,7 @@ async fn acks_expire_after_the_ttl() {
         .start();
     s.ring_with("r", &["a"]).await;
     let (_, fp) = s.state_of("r").await;
-    let body = ack(&s, "web-1", 2, &fp).await;
+    let body = s.ack("web-1", 2, &fp).await;
     // After the answer, so `acked` is no earlier than the server's clock.
     let acked = std::time::Instant::now();
     let ttl = time_of(&body["client"]["expires_at"]) - time_of(&body["client"]["last_seen"]);
@@ -139,7 +139,7 @@ async fn acks_expire_after_the_ttl() {
     assert_eq!(list["summary"]["clients"], 0);
     assert!(metrics(&s).await.contains("ringd_clients{ring=\"r\"} 0\n"));
     // Acking again brings the client back.
-    ack(&s, "web-1", 2, &fp).await;
+    s.ack("web-1", 2, &fp).await;
     assert_eq!(
         s.get_ok("/v1/rings/r/clients").await["summary"]["clients"],
         1
@@ -153,7 +153,7 @@ async fn acks_of_pruned_versions_are_kept_but_not_judged() {
         .in_process()
         .start();
     assert_eq!(s.ring_with("r", &["a", "b"]).await, 3);
-    let body = ack(&s, "old", 1, WRONG).await;
+    let body = s.ack("old", 1, WRONG).await;
     assert_eq!(
         (
             &body["client"]["lag"],
