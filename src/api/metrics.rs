@@ -12,7 +12,7 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use crate::hub::HubStats;
-use crate::ring::Snapshot;
+use crate::ring::{NodeHealth, RingName, Snapshot};
 use crate::service::{Convergence, ConvergenceSummary};
 
 /// Upper bounds of the latency histogram buckets, in seconds.
@@ -202,6 +202,24 @@ pub fn render_clients(rings: &[Convergence]) -> String {
         "Live clients whose placement fingerprint differs from the server's, per ring.",
         &|s| Some(s.divergent.to_string()),
     );
+    out
+}
+
+/// The nodes of each ring by health (`ringd_nodes{ring,health}`), every
+/// health listed so a count that drops to zero shows as zero.
+pub fn render_health(rings: &[(RingName, BTreeMap<NodeHealth, u64>)]) -> String {
+    let mut out = String::from(
+        "# HELP ringd_nodes Nodes per ring by health (healthy, unhealthy, left, unmanaged).\n# TYPE ringd_nodes gauge\n",
+    );
+    for (ring, counts) in rings {
+        for (health, n) in counts {
+            let _ = writeln!(
+                out,
+                "ringd_nodes{{ring=\"{ring}\",health=\"{}\"}} {n}",
+                health.as_str()
+            );
+        }
+    }
     out
 }
 
