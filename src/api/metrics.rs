@@ -286,4 +286,23 @@ mod tests {
         assert!(text.contains("ringd_clients_divergent{ring=\"r\"} 1\n"));
         assert!(text.contains("# TYPE ringd_clients_divergent gauge\n"));
     }
+
+    #[test]
+    fn node_health_is_counted_per_ring_with_every_health_listed() {
+        let ring = RingName::new("r").unwrap();
+        let counts = NodeHealth::ALL
+            .iter()
+            .zip([3, 1, 0, 2])
+            .map(|(h, n)| (*h, n))
+            .collect();
+        assert_eq!(
+            render_health(&[(ring, counts)]),
+            "# HELP ringd_nodes Nodes per ring by health (healthy, unhealthy, left, unmanaged).\n\
+             # TYPE ringd_nodes gauge\n\
+             ringd_nodes{ring=\"r\",health=\"healthy\"} 3\n\
+             ringd_nodes{ring=\"r\",health=\"unhealthy\"} 1\n\
+             ringd_nodes{ring=\"r\",health=\"left\"} 0\n\
+             ringd_nodes{ring=\"r\",health=\"unmanaged\"} 2\n"
+        );
+    }
 }
