@@ -54,7 +54,10 @@ pub enum ServiceError {
         lease: LeaseId,
     },
     /// The lease expired before this renewal.
-    #[error("lease `{lease}` of node `{node}` expired at {deadline}; register the node again for a new lease")]
+    #[error(
+        "lease `{lease}` of node `{node}` expired at {}; register the node again for a new lease",
+        rfc3339(deadline)
+    )]
     LeaseExpired {
         /// The node.
         node: NodeId,
@@ -88,4 +91,10 @@ pub enum ServiceError {
     /// Other writers kept winning.
     #[error("the ring changed {0} times while this change was being applied; retry")]
     TooMuchContention(usize),
+}
+
+/// `t` as RFC 3339, as timestamps are written everywhere else.
+fn rfc3339(t: &time::OffsetDateTime) -> String {
+    t.format(&time::format_description::well_known::Rfc3339)
+        .unwrap_or_else(|_| t.to_string())
 }
