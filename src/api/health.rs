@@ -84,6 +84,11 @@ pub async fn metrics(State(state): State<AppState>, _: Reader) -> Result<Respons
     let rings = state.service.list().await?;
     let mut body = state.metrics.render(&rings);
     body.push_str(&super::metrics::render_hub(&state.service.hub().stats));
+    let health: Vec<_> = rings
+        .iter()
+        .map(|s| (s.ring.clone(), state.service.health_counts(s)))
+        .collect();
+    body.push_str(&super::metrics::render_health(&health));
     body.push_str(&super::metrics::render_clients(
         &state.service.convergence_all().await,
     ));

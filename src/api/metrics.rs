@@ -12,7 +12,7 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use crate::hub::HubStats;
-use crate::ring::Snapshot;
+use crate::ring::{NodeHealth, RingName, Snapshot};
 use crate::service::{Convergence, ConvergenceSummary};
 
 /// Upper bounds of the latency histogram buckets, in seconds.
@@ -205,6 +205,24 @@ pub fn render_clients(rings: &[Convergence]) -> String {
     out
 }
 
+/// The nodes of each ring by health (`ringd_nodes{ring,health}`), every
+/// health listed so a count that drops to zero shows as zero.
+pub fn render_health(rings: &[(RingName, BTreeMap<NodeHealth, u64>)]) -> String {
+    let mut out = String::from(
+        "# HELP ringd_nodes Nodes per ring by health (healthy, unhealthy, left, unmanaged).\n# TYPE ringd_nodes gauge\n",
+    );
+    for (ring, counts) in rings {
+        for (health, n) in counts {
+            let _ = writeln!(
+                out,
+                "ringd_nodes{{ring=\"{ring}\",health=\"{}\"}} {n}",
+                health.as_str()
+            );
+        }
+    }
+    out
+}
+
 /// Label text; route templates and methods contain no quote or backslash
 /// that would need escaping, but escape anyway so output stays parseable.
 fn labels(route: &str, method: &str, status: u16) -> String {
@@ -267,5 +285,24 @@ mod tests {
         assert!(!text.contains("ringd_clients_on_latest_ratio{ring=\"empty\"}"));
         assert!(text.contains("ringd_clients_divergent{ring=\"r\"} 1\n"));
         assert!(text.contains("# TYPE ringd_clients_divergent gauge\n"));
+    }
+
+    #[test]
+    fn node_health_is_counted_per_ring_with_every_health_listed() {
+        let ring = RingName::new("r").unwrap();
+        let counts = NodeHealth::ALL
+            .iter()
+            .zip([3, 1, 0, 2])
+            .map(|(h, n)| (*h, n))
+            .collect();
+        assert_eq!(
+            render_health(&[(ring, counts)]),
+            "# HELP ringd_nodes Nodes per ring by health (healthy, unhealthy, left, unmanaged).\n\
+             # TYPE ringd_nodes gauge\n\
+             ringd_nodes{ring=\"r\",health=\"healthy\"} 3\n\
+             ringd_nodes{ring=\"r\",health=\"unhealthy\"} 1\n\
+             ringd_nodes{ring=\"r\",health=\"left\"} 0\n\
+             ringd_nodes{ring=\"r\",health=\"unmanaged\"} 2\n"
+        );
     }
 }

@@ -15,6 +15,7 @@ pub mod headers;
 pub mod health;
 pub mod inspection;
 pub mod keys;
+pub mod leases;
 pub mod links;
 pub mod metrics;
 pub mod nodes;
@@ -123,6 +124,7 @@ pub fn routes() -> OpenApiRouter<AppState> {
     OpenApiRouter::with_openapi(openapi::ApiDoc::openapi())
         .merge(rings::routes())
         .merge(nodes::routes())
+        .merge(leases::routes())
         .merge(changes::routes())
         .merge(snapshots::routes())
         .merge(inspection::routes())

@@ -17,8 +17,8 @@ use super::responses::{
 };
 use super::schemas::{IdempotencyKeySchema, RingNameSchema, VersionTagSchema};
 use super::AppState;
-use crate::ring::{ChangeOp, NodeRecordSpec, RingName, Role};
-use crate::service::{ChangeOutcome, ChangeRequest};
+use crate::ring::{ChangeOp, NodeHealth, NodeRecord, NodeRecordSpec, RingName, Role};
+use crate::service::{ChangeOutcome, ChangeRequest, Lease};
 use crate::wire::schema::NodeIdSchema;
 use crate::wire::{ChangeResult, NodeChangeQuery, NodeInput, NodeList, NodeView};
 
@@ -42,10 +42,16 @@ pub async fn list_nodes(
 ) -> Result<Response, ApiError> {
     let current = state.service.current(&ring).await?;
     let s = &current.snapshot;
+    let health = state.service.health(s);
     let list = NodeList {
         ring: ring.to_string(),
         version: s.version,
-        nodes: s.nodes.iter().map(NodeView::from).collect(),
+        nodes: s
+            .nodes
+            .iter()
+            .zip(health)
+            .map(|(n, (h, lease))| with_health(n, h, lease))
+            .collect(),
     };
     Ok(([(header::ETAG, etag(s.version))], Json(list)).into_response())
 }
@@ -84,11 +90,23 @@ pub async fn get_node(
         )
         .with_field("node")
     })?;
+    // The record alone, without health: what a read-modify-write sends
+    // back to `PUT …/nodes/{node}`, which refuses fields it does not take.
     Ok((
         [(header::ETAG, etag(s.version))],
         Json(NodeView::from(record)),
     )
         .into_response())
+}
+
+/// A node's view with its health and last heartbeat, which the node list
+/// carries and snapshots and single-node reads do not.
+fn with_health(record: &NodeRecord, health: NodeHealth, lease: Option<Lease>) -> NodeView {
+    NodeView {
+        health: Some(health.into()),
+        last_heartbeat: lease.map(|l| l.last_heartbeat),
+        ..NodeView::from(record)
+    }
 }
 
 /// Register or update a node.

@@ -70,6 +70,7 @@ token). With a read token configured, reads need the read or the admin token. \
     tags(
         (name = "rings", description = "Create, list, read and delete rings."),
         (name = "nodes", description = "Register, update and remove nodes; each is a one-op change."),
+        (name = "leases", description = "Nodes that register themselves, renew a lease to show they are alive, and release it when they leave."),
         (name = "changes", description = "Several ops as one version, with dry runs."),
         (name = "snapshots", description = "Immutable versions, their placement tables and the history."),
         (name = "inspection", description = "Lookups, ownership and diffs."),

@@ -8,7 +8,7 @@ use axum::http::request::Parts;
 use super::extract::ApiPath;
 use super::problem::{ApiError, ProblemKind};
 use crate::placement::NodeId;
-use crate::ring::{ClientId, RingName};
+use crate::ring::{ClientId, LeaseId, RingName};
 
 /// Validates the `{ring}` path parameter.
 pub fn ring_name(s: &str) -> Result<RingName, ApiError> {
@@ -62,6 +62,11 @@ pub struct RingPath(pub RingName);
 #[derive(Debug, Clone)]
 pub struct RingNodePath(pub RingName, pub NodeId);
 
+/// The `{ring}`, `{node}` and `{lease_id}` of a route, validated in that
+/// order.
+#[derive(Debug, Clone)]
+pub struct RingNodeLeasePath(pub RingName, pub NodeId, pub LeaseId);
+
 /// The `{ring}` and `{version}` of a route, validated in that order;
 /// version 0 is a 404, as it never exists.
 #[derive(Debug, Clone)]
@@ -110,5 +115,17 @@ impl<S: Send + Sync> FromRequestParts<S> for RingClientPath {
         let client =
             ClientId::new(client).map_err(|e| ApiError::invalid("client_id", e.to_string()))?;
         Ok(Self(ring, client))
+    }
+}
+
+impl<S: Send + Sync> FromRequestParts<S> for RingNodeLeasePath {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
+        let ApiPath((ring, node, lease)) =
+            ApiPath::<(String, String, String)>::from_request_parts(parts, state).await?;
+        let lease =
+            LeaseId::parse(&lease).map_err(|e| ApiError::invalid("lease_id", e.to_string()))?;
+        Ok(Self(ring_name(&ring)?, node_id(&node)?, lease))
     }
 }

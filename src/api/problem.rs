@@ -42,6 +42,8 @@ pub enum ProblemKind {
     NodeNotFound,
     /// The ring never had that version.
     VersionNotFound,
+    /// No live lease of that id for that node.
+    LeaseNotFound,
     /// No such route.
     RouteNotFound,
     /// The route exists but not with that method.
@@ -81,6 +83,7 @@ impl ProblemKind {
             RingNotFound => (StatusCode::NOT_FOUND, "ring-not-found", "Ring not found"),
             NodeNotFound => (StatusCode::NOT_FOUND, "node-not-found", "Node not found"),
             VersionNotFound => (StatusCode::NOT_FOUND, "version-not-found", "Version not found"),
+            LeaseNotFound => (StatusCode::NOT_FOUND, "lease-not-found", "Lease not found"),
             RouteNotFound => (StatusCode::NOT_FOUND, "route-not-found", "Not found"),
             MethodNotAllowed => (StatusCode::METHOD_NOT_ALLOWED, "method-not-allowed", "Method not allowed"),
             Conflict => (StatusCode::CONFLICT, "conflict", "Conflict"),

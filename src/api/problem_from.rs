@@ -109,6 +109,14 @@ impl From<ServiceError> for ApiError {
                     .with_field("version")
                     .with_version(current)
             }
+            ServiceError::LeaseNotFound { .. }
+            | ServiceError::LeaseExpired { .. }
+            | ServiceError::LeaseReleased { .. } => {
+                Self::new(ProblemKind::LeaseNotFound, detail).with_field("lease_id")
+            }
+            ServiceError::LeaseOfAnotherNode { .. } => {
+                Self::new(ProblemKind::Conflict, detail).with_field("lease_id")
+            }
             ServiceError::TooMuchContention(_) => Self::new(ProblemKind::Unavailable, detail),
         }
     }

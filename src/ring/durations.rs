@@ -44,6 +44,18 @@ pub const LONG_POLL_WAIT: DurationBounds = DurationBounds {
     max: Duration::from_secs(5 * 60),
 };
 
+/// A lease's `ttl`: 1 s to 1 h. Below a second, renewals become most of a
+/// node's traffic and one slow round trip costs it its health; beyond an
+/// hour, a dead node goes unnoticed for longer than anyone waits.
+pub const LEASE_TTL: DurationBounds = DurationBounds {
+    name: "ttl",
+    min: Duration::from_secs(1),
+    max: Duration::from_secs(3600),
+};
+
+/// A lease's `ttl` when the registration gives none.
+pub const DEFAULT_LEASE_TTL: Duration = Duration::from_secs(10);
+
 impl DurationBounds {
     /// Parses `text` (see [`parse_duration`]) and checks it is in range.
     pub fn parse(&self, text: &str) -> Result<Duration, DurationError> {
@@ -152,7 +164,9 @@ mod tests {
         assert_eq!(WATCH_KEEPALIVE.range(), "1s to 5m");
         assert_eq!(CLIENT_TTL.range(), "10s to 24h");
         assert_eq!(LONG_POLL_WAIT.range(), "1ms to 5m");
-        for b in [WATCH_KEEPALIVE, CLIENT_TTL, LONG_POLL_WAIT] {
+        assert_eq!(LEASE_TTL.range(), "1s to 1h");
+        assert!(LEASE_TTL.contains(DEFAULT_LEASE_TTL));
+        for b in [WATCH_KEEPALIVE, CLIENT_TTL, LONG_POLL_WAIT, LEASE_TTL] {
             assert_eq!(parse_duration(&format_duration(b.min)), Ok(b.min));
             assert_eq!(parse_duration(&format_duration(b.max)), Ok(b.max));
         }

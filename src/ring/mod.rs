@@ -7,6 +7,7 @@ mod change;
 mod client_id;
 mod clock;
 pub mod durations;
+mod lease;
 mod name;
 mod record;
 mod snapshot;
@@ -20,6 +21,7 @@ pub use change::{
 };
 pub use client_id::{ClientId, InvalidClientId, MAX_CLIENT_ID_LEN};
 pub use clock::{Clock, ManualClock, SystemClock};
+pub use lease::{InvalidLeaseId, LeaseId, NodeHealth, LEASE_ID_LEN};
 pub use name::{RingName, MAX_RING_NAME_LEN};
 pub use record::{
     NodeRecord, NodeRecordSpec, MAX_ADDRESS_LEN, MAX_LABELS, MAX_LABEL_KEY_LEN, MAX_LABEL_VALUE_LEN,

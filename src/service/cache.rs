@@ -86,6 +86,7 @@ impl RingService {
             .expect("cache lock")
             .retain(|(r, _, _)| r != ring);
         self.forget_keys(ring);
+        self.forget_leases(ring);
     }
 
     /// Reads a ring's latest version from the store into the cache and

@@ -2,7 +2,8 @@
 
 use thiserror::Error;
 
-use crate::ring::{RingError, RingName, Snapshot};
+use crate::placement::NodeId;
+use crate::ring::{LeaseId, RingError, RingName, Snapshot};
 use crate::store::StoreError;
 
 /// Why the service refused a request.
@@ -42,7 +43,58 @@ pub enum ServiceError {
         /// The ring's current version.
         current: u64,
     },
+    /// No lease of that id for that node: never made, or forgotten.
+    #[error("node `{node}` of ring `{ring}` holds no lease `{lease}`; register it again with PUT /v1/rings/{ring}/nodes/{node}/lease")]
+    LeaseNotFound {
+        /// The ring.
+        ring: RingName,
+        /// The node named.
+        node: NodeId,
+        /// The lease named.
+        lease: LeaseId,
+    },
+    /// The lease expired before this renewal.
+    #[error(
+        "lease `{lease}` of node `{node}` expired at {}; register the node again for a new lease",
+        rfc3339(deadline)
+    )]
+    LeaseExpired {
+        /// The node.
+        node: NodeId,
+        /// The lease.
+        lease: LeaseId,
+        /// When it expired.
+        deadline: time::OffsetDateTime,
+    },
+    /// The lease was released (the node left).
+    #[error(
+        "lease `{lease}` of node `{node}` was released; register the node again for a new lease"
+    )]
+    LeaseReleased {
+        /// The node.
+        node: NodeId,
+        /// The lease.
+        lease: LeaseId,
+    },
+    /// The lease belongs to a different node than the path names.
+    #[error(
+        "lease `{lease}` belongs to node `{owner}`, not `{node}`; each node renews its own lease"
+    )]
+    LeaseOfAnotherNode {
+        /// The lease.
+        lease: LeaseId,
+        /// The node that holds it.
+        owner: NodeId,
+        /// The node the request named.
+        node: NodeId,
+    },
     /// Other writers kept winning.
     #[error("the ring changed {0} times while this change was being applied; retry")]
     TooMuchContention(usize),
+}
+
+/// `t` as RFC 3339, as timestamps are written everywhere else.
+fn rfc3339(t: &time::OffsetDateTime) -> String {
+    t.format(&time::format_description::well_known::Rfc3339)
+        .unwrap_or_else(|_| t.to_string())
 }

@@ -17,6 +17,7 @@ mod cache;
 mod convergence;
 mod error;
 mod idempotency;
+mod leases;
 mod rings;
 #[cfg(test)]
 mod test_support;
@@ -24,6 +25,7 @@ mod types;
 
 pub use convergence::{ClientStatus, Convergence, ConvergenceSummary};
 pub use error::ServiceError;
+pub use leases::Lease;
 pub use types::{ChangeOutcome, ChangeRequest, Created, Current};
 
 use idempotency::KeyIndex;
@@ -46,6 +48,8 @@ pub struct RingService {
     /// compare-and-swap of which only one can win, and on a small machine
     /// the losers' retries starve the winner.
     writers: Mutex<HashMap<RingName, Arc<tokio::sync::Mutex<()>>>>,
+    /// Lease deadlines, in memory only (see `leases`).
+    leases: Mutex<leases::LeaseTable>,
     hub: Arc<Hub>,
     clock: Arc<dyn Clock>,
 }
@@ -66,6 +70,7 @@ impl RingService {
             older: Mutex::new(VecDeque::new()),
             keys: Mutex::new(HashMap::new()),
             writers: Mutex::new(HashMap::new()),
+            leases: Mutex::new(HashMap::new()),
             hub: Arc::new(Hub::new()),
             clock,
         })
@@ -84,7 +89,7 @@ impl RingService {
     }
 
     /// The current time by the service's clock.
-    fn now(&self) -> time::OffsetDateTime {
+    pub fn now(&self) -> time::OffsetDateTime {
         self.clock.now()
     }
 }

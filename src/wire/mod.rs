@@ -31,6 +31,7 @@ pub mod config_input;
 pub mod duration;
 pub mod headers;
 pub mod inspection;
+pub mod leases;
 pub mod limits;
 pub mod lookup_input;
 pub mod movement;
@@ -50,12 +51,13 @@ pub use inspection::{
     DiffQuery, DiffResult, KeyPlacement, LookupBatchResult, LookupQuery, LookupResult, NodeShare,
     OwnershipBasisName, OwnershipView, VersionQuery,
 };
+pub use leases::{LeaseInput, LeaseView};
 pub use lookup_input::{LookupBase64Keys, LookupBatch, LookupBatchInput, LookupTextKeys};
 pub use movement::{
     DiffBasisName, DiffView, MovedRangeView, NodeMovementView, TransferView, MAX_MOVED_RANGES,
 };
 pub use node_input::{NodeInput, UpsertNodeInput};
-pub use nodes::{NodeChangeQuery, NodeList, NodeStateName, NodeView};
+pub use nodes::{NodeChangeQuery, NodeHealthName, NodeList, NodeStateName, NodeView};
 pub use problem::Problem;
 pub use rings::{
     AlgorithmName, HashName, PreconditionQuery, RingConfigView, RingList, RingSummary,

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 #[cfg(feature = "server")]
 use super::schema::{ReasonSchema, VersionSchema};
 use crate::placement::NodeState;
-use crate::ring::NodeRecord;
+use crate::ring::{NodeHealth, NodeRecord};
 
 /// Whether a node owns keys.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize)]
@@ -39,6 +39,32 @@ impl From<NodeState> for NodeStateName {
     }
 }
 
+/// A node's health, derived from its lease; never part of a version.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
+#[serde(rename_all = "lowercase")]
+pub enum NodeHealthName {
+    /// Its lease is live.
+    Healthy,
+    /// Its lease's deadline passed without a renewal.
+    Unhealthy,
+    /// It released its lease.
+    Left,
+    /// Registered by an operator, without a lease.
+    Unmanaged,
+}
+
+impl From<NodeHealth> for NodeHealthName {
+    fn from(h: NodeHealth) -> Self {
+        match h {
+            NodeHealth::Healthy => Self::Healthy,
+            NodeHealth::Unhealthy => Self::Unhealthy,
+            NodeHealth::Left => Self::Left,
+            NodeHealth::Unmanaged => Self::Unmanaged,
+        }
+    }
+}
+
 /// A node as registered.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
@@ -61,6 +87,20 @@ pub struct NodeView {
     /// Hashed instead of the id, if set.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hash_key: Option<String>,
+    /// Whether the node is known to be alive: `healthy`, `unhealthy`,
+    /// `left` or `unmanaged` (no lease). Sent in the node list only, never
+    /// in snapshots (health is not part of a version) nor in a single
+    /// node's read (which is fit to be sent back as a `PUT` body).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub health: Option<NodeHealthName>,
+    /// The node's last registration or renewal, for leased nodes.
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        default,
+        with = "time::serde::rfc3339::option"
+    )]
+    #[cfg_attr(feature = "server", schema(value_type = Option<String>, format = DateTime))]
+    pub last_heartbeat: Option<time::OffsetDateTime>,
 }
 
 impl From<&NodeRecord> for NodeView {
@@ -73,6 +113,8 @@ impl From<&NodeRecord> for NodeView {
             labels: n.labels.clone(),
             state: n.state.into(),
             hash_key: n.hash_key.as_ref().map(|k| k.as_str().to_owned()),
+            health: None,
+            last_heartbeat: None,
         }
     }
 }

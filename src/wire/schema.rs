@@ -21,7 +21,8 @@ use crate::placement::config::{
     MAX_REPLICATION_FACTOR, MAX_TABLE_SIZE, MAX_VNODES_PER_WEIGHT,
 };
 use crate::placement::node::{MAX_HASH_KEY_LEN, MAX_NODE_ID_LEN, MAX_WEIGHT, MAX_ZONE_LEN};
-use crate::ring::durations::LONG_POLL_WAIT;
+use crate::ring::durations::{DEFAULT_LEASE_TTL, LEASE_TTL, LONG_POLL_WAIT};
+use crate::ring::LEASE_ID_LEN;
 use crate::ring::{MAX_ADDRESS_LEN, MAX_LABELS, MAX_LABEL_KEY_LEN, MAX_LABEL_VALUE_LEN, MAX_OPS};
 
 /// Allowed node ids, for the OpenAPI descriptions.
@@ -290,5 +291,28 @@ named_schema!(
         .description(Some(format!(
             "How long to wait for a newer version: a whole number of `ms`, `s` (the default unit), `m` or `h`, {}.",
             LONG_POLL_WAIT.range()
+        )))
+);
+
+named_schema!(
+    /// A lease id.
+    LeaseIdSchema = "LeaseId",
+    text(
+        LEASE_ID_LEN,
+        LEASE_ID_LEN,
+        "^[0-9a-f]{32}$",
+        format!("A lease's id, as its registration answered: {LEASE_ID_LEN} lowercase hexadecimal digits.")
+    )
+);
+
+named_schema!(
+    /// A lease's `ttl`.
+    LeaseTtlSchema = "LeaseTtl",
+    ObjectBuilder::new()
+        .schema_type(Type::String)
+        .description(Some(format!(
+            "How long a lease lasts without a renewal: a whole number of `ms`, `s` (the default unit), `m` or `h`, {}; default {}.",
+            LEASE_TTL.range(),
+            crate::ring::durations::format_duration(DEFAULT_LEASE_TTL)
         )))
 );

@@ -45,6 +45,12 @@ fn accept(name: &str, example: &Value) -> Result<(), String> {
             .into_new_record(Some(NodeId::new("cache-x").unwrap()))
             .map(drop)
             .map_err(|e| e.to_string()),
+        // `PUT …/nodes/{node}/lease`: the record plus `ttl`.
+        "LeaseInput" => {
+            ringd::api::leases::parse_registration(body(example)?, NodeId::new("cache-x").unwrap())
+                .map(drop)
+                .map_err(|e| e.to_string())
+        }
         "UpsertNodeInput" => op(json!({"op": "upsert", "node": example})),
         "RingConfigInput" => RingConfig::try_from(body::<RingConfigSpec>(example)?)
             .map(drop)
@@ -82,6 +88,7 @@ fn every_schema_example_is_accepted_by_the_real_parser() {
             "ChangeInput",
             "CompleteConfigInput",
             "ConfigPatchInput",
+            "LeaseInput",
             "LookupBatchInput",
             "NodeInput",
             "Problem",

@@ -1,0 +1,180 @@
+//! The lease table against a manual clock: versions, deadlines, health
+//! and every refusal.
+
+use super::*;
+use crate::placement::Weight;
+use crate::service::test_support::{at, create, service};
+
+fn record(id: &str, weight: u64) -> NodeRecord {
+    NodeRecord {
+        weight: Weight::new(weight).unwrap(),
+        ..NodeRecord::new(NodeId::new(id).unwrap())
+    }
+}
+
+fn version(outcome: &ChangeOutcome) -> Option<u64> {
+    match outcome {
+        ChangeOutcome::Committed { current, .. } => Some(current.snapshot.version),
+        _ => None,
+    }
+}
+
+const TTL: Duration = Duration::from_secs(10);
+
+#[tokio::test]
+async fn only_a_new_or_changed_record_makes_a_version() {
+    let (service, clock, _dir) = service(100);
+    let ring = create(&service, "r").await;
+    let (first, outcome) = service
+        .register_lease(&ring, record("a", 1), TTL, Role::Admin)
+        .await
+        .unwrap();
+    assert_eq!(version(&outcome), Some(2));
+    assert_eq!(first.deadline, at(10, 0));
+    assert_eq!(first.last_heartbeat, at(0, 0));
+    clock.advance(time::Duration::seconds(4));
+    let (again, outcome) = service
+        .register_lease(&ring, record("a", 1), TTL, Role::Admin)
+        .await
+        .unwrap();
+    assert!(matches!(outcome, ChangeOutcome::Unchanged { .. }));
+    assert_eq!(again.id, first.id, "a live lease keeps its id");
+    assert_eq!(again.deadline, at(14, 0));
+    let (changed, outcome) = service
+        .register_lease(&ring, record("a", 2), TTL, Role::Admin)
+        .await
+        .unwrap();
+    assert_eq!(version(&outcome), Some(3));
+    assert_eq!(changed.id, first.id);
+    let current = service.current(&ring).await.unwrap();
+    assert_eq!(current.snapshot.version, 3);
+    assert_eq!(current.snapshot.nodes, vec![record("a", 2)]);
+}
+
+#[tokio::test]
+async fn health_follows_the_deadline_and_renewals_make_no_version() {
+    let (service, clock, _dir) = service(100);
+    let ring = create(&service, "r").await;
+    let a = NodeId::new("a").unwrap();
+    let (lease, _) = service
+        .register_lease(&ring, record("a", 1), TTL, Role::Admin)
+        .await
+        .unwrap();
+    clock.set(at(10, 0));
+    let renewed = service.renew_lease(&ring, &a, lease.id).await.unwrap();
+    assert_eq!(renewed.deadline, at(20, 0));
+    assert_eq!(renewed.last_heartbeat, at(10, 0));
+    assert_eq!(service.current(&ring).await.unwrap().snapshot.version, 2);
+    let snapshot = service.current(&ring).await.unwrap().snapshot.clone();
+    clock.set(at(20, 0));
+    assert_eq!(service.health(&snapshot)[0].0, NodeHealth::Healthy);
+    clock.set(at(20, 1));
+    assert_eq!(service.health(&snapshot)[0].0, NodeHealth::Unhealthy);
+    let counts = service.health_counts(&snapshot);
+    assert_eq!(
+        counts.into_iter().collect::<Vec<_>>(),
+        vec![
+            (NodeHealth::Healthy, 0),
+            (NodeHealth::Unhealthy, 1),
+            (NodeHealth::Left, 0),
+            (NodeHealth::Unmanaged, 0)
+        ]
+    );
+    let expired = service.renew_lease(&ring, &a, lease.id).await.unwrap_err();
+    assert_eq!(
+        expired.to_string(),
+        format!(
+            "lease `{}` of node `a` expired at 2025-06-15T15:07:00Z; register the node again for a new lease",
+            lease.id
+        )
+    );
+    // An expired lease is replaced by a new one on registering again.
+    let (fresh, outcome) = service
+        .register_lease(&ring, record("a", 1), TTL, Role::Admin)
+        .await
+        .unwrap();
+    assert!(matches!(outcome, ChangeOutcome::Unchanged { .. }));
+    assert_ne!(fresh.id, lease.id);
+}
+
+#[tokio::test]
+async fn a_release_leaves_and_a_lease_is_only_its_own_nodes() {
+    let (service, clock, _dir) = service(100);
+    let ring = create(&service, "r").await;
+    let (a, b) = (NodeId::new("a").unwrap(), NodeId::new("b").unwrap());
+    let (lease_a, _) = service
+        .register_lease(&ring, record("a", 1), TTL, Role::Admin)
+        .await
+        .unwrap();
+    service
+        .register_lease(&ring, record("b", 1), TTL, Role::Admin)
+        .await
+        .unwrap();
+    let other = service
+        .renew_lease(&ring, &b, lease_a.id)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&other, ServiceError::LeaseOfAnotherNode { owner, node, .. } if *owner == a && *node == b),
+        "{other:?}"
+    );
+    let unknown = LeaseId::from_bits(7);
+    let err = service.release_lease(&ring, &a, unknown).await.unwrap_err();
+    assert!(matches!(err, ServiceError::LeaseNotFound { .. }), "{err:?}");
+    clock.advance(time::Duration::seconds(3));
+    let released = service.release_lease(&ring, &a, lease_a.id).await.unwrap();
+    assert!(released.released);
+    assert_eq!(released.deadline, at(3, 0));
+    let snapshot = service.current(&ring).await.unwrap().snapshot.clone();
+    assert_eq!(snapshot.version, 3, "a release makes no version");
+    let health: Vec<NodeHealth> = service.health(&snapshot).into_iter().map(|h| h.0).collect();
+    assert_eq!(health, vec![NodeHealth::Left, NodeHealth::Healthy]);
+    let again = service
+        .renew_lease(&ring, &a, lease_a.id)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(again, ServiceError::LeaseReleased { .. }),
+        "{again:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_removed_node_loses_its_lease() {
+    let (service, _clock, _dir) = service(100);
+    let ring = create(&service, "r").await;
+    let a = NodeId::new("a").unwrap();
+    let (lease, _) = service
+        .register_lease(&ring, record("a", 1), TTL, Role::Admin)
+        .await
+        .unwrap();
+    let request = |op: crate::ring::RequestedOp| ChangeRequest {
+        ops: vec![op],
+        expected_version: None,
+        reason: None,
+        dry_run: false,
+        idempotency_key: None,
+    };
+    service
+        .apply(
+            &ring,
+            request(crate::service::test_support::remove("a")),
+            Role::Admin,
+        )
+        .await
+        .unwrap();
+    assert!(service.leases(&ring).is_empty());
+    let err = service.renew_lease(&ring, &a, lease.id).await.unwrap_err();
+    assert!(matches!(err, ServiceError::LeaseNotFound { .. }), "{err:?}");
+    // Added again by an operator: no lease, so unmanaged.
+    service
+        .apply(
+            &ring,
+            request(crate::service::test_support::upsert("a")),
+            Role::Admin,
+        )
+        .await
+        .unwrap();
+    let snapshot = service.current(&ring).await.unwrap().snapshot.clone();
+    assert_eq!(service.health(&snapshot)[0], (NodeHealth::Unmanaged, None));
+}
