@@ -17,6 +17,7 @@ mod cache;
 mod convergence;
 mod error;
 mod idempotency;
+mod leadership;
 mod leases;
 mod rings;
 #[cfg(test)]
@@ -25,6 +26,7 @@ mod types;
 
 pub use convergence::{ClientStatus, Convergence, ConvergenceSummary};
 pub use error::ServiceError;
+pub use leadership::Term;
 pub use leases::Lease;
 pub use types::{ChangeOutcome, ChangeRequest, Created, Current};
 
