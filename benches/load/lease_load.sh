@@ -75,7 +75,7 @@ args=()
 if [[ $mode == sqlite ]]; then
   start_ringd "sqlite://$dir/ringd.db" "$dir/ringd.log"
   args+=(--url "$url" --pid "ringd=$pid")
-  args+=(--store-file "$dir/ringd.db" --store-file "$dir/ringd.db-wal")
+  args+=(--store-file "$dir/ringd.db" --store-file "$dir/ringd.db-wal" --store-file "$dir/ringd.db-shm")
 else
   command -v etcd >/dev/null || { echo "lease_load: etcd is not on PATH (.ci/setup --test installs it)" >&2; exit 1; }
   client=http://127.0.0.1:$(free_port)

@@ -13,7 +13,8 @@
 //!    must make no version;
 //! 3. renews every lease every `--interval` (±10 % jitter, the first
 //!    renewal at a random point of the first interval) over at most
-//!    `--connections` requests in flight, and after one interval of
+//!    `--connections` renewals in flight (registrations have their own
+//!    `--register-connections`), and after one interval of
 //!    warm-up measures a steady phase of `--duration`: renewals/s, renew
 //!    latency, errors by status, each `--pid`'s CPU and storage writes,
 //!    and etcd's write counters (`--etcd-metrics`);
@@ -80,9 +81,12 @@ pub(crate) struct Options {
     /// etcd's `--max-txn-ops`, 128 by default: use 125 there).
     #[arg(long, default_value_t = 1_000)]
     batch: usize,
-    /// Most requests in flight, hence most HTTP connections per instance.
+    /// Most renewals in flight, hence most of their HTTP connections.
     #[arg(long, default_value_t = 32)]
     connections: usize,
+    /// Most registrations in flight (their own connections).
+    #[arg(long, default_value_t = 4)]
+    register_connections: usize,
     /// Bearer token for every request (the admin token).
     #[arg(long)]
     token: Option<String>,
@@ -186,13 +190,14 @@ async fn main() {
     let ticks = proc_stats::clock_ticks();
     println!(
         "lease benchmark: {} nodes, renew every {:?}, ttl {:?}, {} instance(s) ({:?}), \
-         {} connections, steady phase {:?}",
+         {} + {} connections, steady phase {:?}",
         o.nodes,
         o.interval,
         o.ttl,
         o.urls.len(),
         o.route,
         o.connections,
+        o.register_connections,
         o.duration
     );
 

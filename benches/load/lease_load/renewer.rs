@@ -66,8 +66,12 @@ pub(crate) struct Shared {
     stop: AtomicBool,
     stopped: Notify,
     rotation: AtomicUsize,
-    /// Bounds the requests in flight, hence the connections.
+    /// Bounds the renewals in flight, hence their connections.
     permits: Semaphore,
+    /// Bounds the registrations in flight, apart: a registration costs the
+    /// server far more than a renewal, and renewals queued behind the
+    /// first 10,000 registrations would let the early leases expire.
+    register_permits: Semaphore,
 }
 
 /// Every node's task.
@@ -117,6 +121,7 @@ impl Fleet {
             stopped: Notify::new(),
             rotation: AtomicUsize::new(0),
             permits: Semaphore::new(o.connections.max(1)),
+            register_permits: Semaphore::new(o.register_connections.max(1)),
         });
         let (tx, rx) = oneshot::channel();
         let mut victim_tx = Some(tx);
@@ -186,8 +191,16 @@ impl Node {
         format!("{}/nodes/{}/lease", self.api.ring_path, node_id(self.i))
     }
 
-    /// Registers through `instance`; returns the lease id.
-    async fn register(&self, instance: usize) -> Result<String, String> {
+    /// Registers through `instance`; returns the lease id and the
+    /// request's latency (not counting the wait for a permit).
+    async fn register(&self, instance: usize) -> Result<(String, Duration), String> {
+        let _permit = self
+            .shared
+            .register_permits
+            .acquire()
+            .await
+            .expect("permits");
+        let sent = Instant::now();
         let r = self
             .api
             .request(Method::PUT, instance, &self.lease_path())
@@ -195,12 +208,13 @@ impl Node {
             .send()
             .await;
         let view = failure(r).await?;
+        let latency = sent.elapsed();
         if view["changed"] == json!(true) {
             self.shared.changed.fetch_add(1, Ordering::Relaxed);
         }
         view["lease_id"]
             .as_str()
-            .map(str::to_string)
+            .map(|id| (id.to_string(), latency))
             .ok_or_else(|| "no lease_id".to_string())
     }
 
@@ -220,13 +234,9 @@ impl Node {
     async fn run(mut self) -> NodeReport {
         let mut report = NodeReport::default();
         let mut lease = loop {
-            let permit = self.shared.permits.acquire().await.expect("permits");
-            let sent = Instant::now();
-            let result = self.register(self.instance()).await;
-            drop(permit);
-            match result {
-                Ok(id) => {
-                    report.registration = Some(sent.elapsed());
+            match self.register(self.instance()).await {
+                Ok((id, latency)) => {
+                    report.registration = Some(latency);
                     break id;
                 }
                 Err(e) => {
@@ -260,6 +270,7 @@ impl Node {
             let r = self.api.request(Method::POST, instance, &path).send().await;
             let result = failure(r).await;
             let latency = sent.elapsed();
+            drop(permit);
             let outcome = match result {
                 Ok(view) => {
                     last = Some(LastRenewal {
@@ -272,7 +283,7 @@ impl Node {
                     // A lost lease is what a real member re-registers
                     // after (and so would this one): counted apart.
                     if e.starts_with(&StatusCode::NOT_FOUND.as_u16().to_string()) {
-                        if let Ok(id) = self.register(instance).await {
+                        if let Ok((id, _)) = self.register(instance).await {
                             lease = id;
                             report.reregistrations += 1;
                         }
@@ -280,7 +291,6 @@ impl Node {
                     Err(e)
                 }
             };
-            drop(permit);
             report.samples.push(Sample {
                 sent,
                 latency,
@@ -333,7 +343,7 @@ pub(crate) fn report(nodes: &[NodeReport], t0: Instant, t1: Instant) {
     let rereg: usize = nodes.iter().map(|n| n.reregistrations).sum();
     println!("steady phase: {secs:.1} s");
     println!(
-        "| renewals sent | renewals/s | succeeded/s | p50 | p99 | max | send lag p99 | errors |"
+        "| renewals sent | renewals/s | succeeded/s | p50 | p99 | max | send lag p50 / p99 / max | errors |"
     );
     println!("|---:|---:|---:|---:|---:|---:|---:|---|");
     let errors = if errors.is_empty() {
@@ -346,13 +356,15 @@ pub(crate) fn report(nodes: &[NodeReport], t0: Instant, t1: Instant) {
             .join(", ")
     };
     println!(
-        "| {total} | {:.0} | {:.0} | {} | {} | {} | {} | {errors} |",
+        "| {total} | {:.0} | {:.0} | {} | {} | {} | {} / {} / {} | {errors} |",
         total as f64 / secs,
         ok.len() as f64 / secs,
         ms(percentile(&ok, 0.50)),
         ms(percentile(&ok, 0.99)),
         ms(ok.last().copied().unwrap_or_default()),
+        ms(percentile(&lag, 0.50)),
         ms(percentile(&lag, 0.99)),
+        ms(lag.last().copied().unwrap_or_default()),
     );
     println!(
         "registrations: {} (latency p50 {}, p99 {}); \

@@ -40,10 +40,10 @@ pub(crate) struct Api {
 impl Api {
     pub(crate) fn new(o: &Options) -> Self {
         let http = reqwest::Client::builder()
-            // At most `connections` requests are in flight at once (a
-            // semaphore), so this many idle connections per instance are
+            // At most `connections + register_connections` requests are in
+            // flight at once (two semaphores), so this many idle connections per instance are
             // all that is ever reused.
-            .pool_max_idle_per_host(o.connections)
+            .pool_max_idle_per_host(o.connections + o.register_connections)
             .timeout(REQUEST_TIMEOUT)
             .build()
             .expect("an HTTP client");
