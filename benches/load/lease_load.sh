@@ -16,7 +16,8 @@
 # Defaults of the example: 10,000 nodes renewing every 3 s with a 10 s TTL,
 # a 60 s steady phase; e.g. `--nodes 1000 --duration 20s` for a short run,
 # `--drain-after 5s` to time a dead node's drain. RINGD_BIN runs another
-# server build (default target/release/ringd).
+# server build (default target/release/ringd). Needs curl and python3
+# besides etcd (`.ci/setup --test` installs all three).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 mode=${1:-}
