@@ -24,10 +24,10 @@ mod rings;
 mod test_support;
 mod types;
 
+pub use crate::store::Lease;
 pub use convergence::{ClientStatus, Convergence, ConvergenceSummary};
 pub use error::ServiceError;
 pub use leadership::Term;
-pub use crate::store::Lease;
 pub use types::{ChangeOutcome, ChangeRequest, Created, Current};
 
 use idempotency::KeyIndex;

@@ -75,7 +75,11 @@ async fn a_lease_renewed_through_a_restart_keeps_its_id_and_its_health() {
     );
     let renewed = renew(&s, "c", &id).await;
     assert_eq!(
-        (&renewed["lease_id"], &renewed["health"], &renewed["version"]),
+        (
+            &renewed["lease_id"],
+            &renewed["health"],
+            &renewed["version"]
+        ),
         (&json!(id), &json!("healthy"), &json!(4))
     );
     let deadline = time::OffsetDateTime::parse(
@@ -126,7 +130,10 @@ async fn renewals_never_write_the_database() {
         let again = register(&s, "c", json!({"ttl": "30s"})).await;
         assert_eq!(again["lease_id"], json!(id));
     }
-    assert_eq!(health(&s).await, [row("a", "unmanaged"), row("c", "healthy")]);
+    assert_eq!(
+        health(&s).await,
+        [row("a", "unmanaged"), row("c", "healthy")]
+    );
     assert_eq!(data_version(&probe), before, "a renewal wrote the database");
 
     // The probe does see writes: a new TTL is written, and so is a release.

@@ -60,13 +60,17 @@ async fn renew(s: &TestApi, node: &str, id: &str) -> reqwest::Response {
     .unwrap()
 }
 
-/// `node`'s health as `s` reports it in the node list.
+/// `node`'s health as `s` reports it in the node list (`absent` while
+/// `s` has not yet heard of a version holding it).
 async fn health_of(s: &TestApi, node: &str) -> String {
     let list = s.get_ok("/v1/rings/r/nodes").await;
-    let found = list["nodes"].as_array().unwrap().iter().find(|n| n["id"] == node);
-    found.unwrap_or_else(|| panic!("no node {node}: {list}"))["health"]
-        .as_str()
+    let found = list["nodes"]
+        .as_array()
         .unwrap()
+        .iter()
+        .find(|n| n["id"] == node);
+    found
+        .map_or("absent", |n| n["health"].as_str().unwrap())
         .to_owned()
 }
 
@@ -91,11 +95,18 @@ async fn a_lease_made_through_one_instance_renews_through_the_other() {
     let p = Pair::start("/leases-across").await;
     let made = register(&p.a, "c", json!({"address": "10.0.0.3:1", "ttl": "10s"})).await;
     let id = made["lease_id"].as_str().unwrap().to_owned();
-    assert_eq!((&made["version"], &made["changed"]), (&json!(3), &json!(true)));
+    assert_eq!(
+        (&made["version"], &made["changed"]),
+        (&json!(3), &json!(true))
+    );
     // At once through B, whether or not B's watch has brought it yet.
     let renewed = expect_json(renew(&p.b, "c", &id).await, StatusCode::OK).await;
     assert_eq!(
-        (&renewed["lease_id"], &renewed["health"], &renewed["version"]),
+        (
+            &renewed["lease_id"],
+            &renewed["health"],
+            &renewed["version"]
+        ),
         (&json!(id), &json!("healthy"), &json!(3))
     );
     let again = expect_json(renew(&p.a, "c", &id).await, StatusCode::OK).await;
@@ -158,7 +169,10 @@ async fn an_expired_lease_is_unhealthy_on_both_instances() {
         let after = seen - last;
         // The TTL, etcd's expiry check (every 500 ms) and the watch.
         assert!(after >= Duration::from_secs(2), "unhealthy after {after:?}");
-        assert!(after < Duration::from_secs(5), "unhealthy only after {after:?}");
+        assert!(
+            after < Duration::from_secs(5),
+            "unhealthy only after {after:?}"
+        );
     }
     assert_problem(
         renew(&p.b, "c", &id).await,
@@ -186,12 +200,16 @@ async fn a_release_through_one_instance_is_left_on_the_other() {
     let id = made["lease_id"].as_str().unwrap().to_owned();
     let r = p.b.delete(&format!("/v1/rings/r/nodes/c/lease/{id}")).await;
     let left = expect_json(r, StatusCode::OK).await;
-    assert_eq!((&left["health"], &left["version"]), (&json!("left"), &json!(3)));
+    assert_eq!(
+        (&left["health"], &left["version"]),
+        (&json!("left"), &json!(3))
+    );
     await_health(&p.a, "c", "left", ACROSS).await;
     assert_problem(
         renew(&p.a, "c", &id).await,
         Problem::status(404)
             .slug("lease-not-found")
+            .field("lease_id")
             .detail_has(&format!("lease `{id}` of node `c` was released")),
     )
     .await;
@@ -213,7 +231,9 @@ async fn a_release_through_one_instance_is_left_on_the_other() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_lease_stays_valid_when_the_etcd_leader_is_killed() {
     let mut cluster = EtcdCluster::start().await;
-    let ringd = Ringd::on(&cluster.store_url()).prefix("/leases-leader").start();
+    let ringd = Ringd::on(&cluster.store_url())
+        .prefix("/leases-leader")
+        .start();
     ringd.api().wait_ready(Duration::from_secs(10)).await;
     ringd.ring_with("r", &["a"]).await;
     let made = register(&ringd, "c", json!({"ttl": "3s"})).await;

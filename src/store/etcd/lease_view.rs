@@ -15,8 +15,8 @@ use std::time::Duration;
 use etcd_client::{EventType, GetOptions, KeyValue, WatchOptions};
 use time::OffsetDateTime;
 
-use super::lease_keys::{bad_value, Alive, LeaseKey, LeaseRecord};
 use super::layout::decode;
+use super::lease_keys::{bad_value, Alive, LeaseKey, LeaseRecord};
 use super::Ops;
 use crate::placement::NodeId;
 use crate::ring::{Clock, LeaseId, RingName, SystemClock};
@@ -78,8 +78,9 @@ pub(super) fn apply(view: &View, seen: Vec<Seen>, now: OffsetDateTime) {
     view.with(|t| {
         // Records first: a transaction writes a record and its alive key
         // at one revision, and the alive key needs its record.
-        let (records, alive): (Vec<_>, Vec<_>) =
-            seen.into_iter().partition(|s| !matches!(s, Seen::Alive(..)));
+        let (records, alive): (Vec<_>, Vec<_>) = seen
+            .into_iter()
+            .partition(|s| !matches!(s, Seen::Alive(..)));
         for s in records.into_iter().chain(alive) {
             match s {
                 Seen::Record(ring, node, record, rev) => {

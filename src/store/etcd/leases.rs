@@ -15,9 +15,9 @@ use async_trait::async_trait;
 use etcd_client::{Compare, CompareOp, DeleteOptions, PutOptions, Txn, TxnOp};
 use time::OffsetDateTime;
 
+use super::layout::encode;
 use super::lease_keys::{Alive, LeaseKey, LeaseRecord};
 use super::lease_view::{apply, report, Held};
-use super::layout::encode;
 use super::{unavailable, EtcdStore};
 use crate::placement::NodeId;
 use crate::ring::{LeaseId, RingName};
@@ -283,7 +283,14 @@ impl LeaseStore for EtcdStore {
         // etcd decides, not this instance's memory: the lease may have
         // been renewed elsewhere, or expired a moment ago.
         if !self.keep_alive(held.etcd_lease).await? {
-            let expired = report(lease, &Held { alive: false, ..held }, now);
+            let expired = report(
+                lease,
+                &Held {
+                    alive: false,
+                    ..held
+                },
+                now,
+            );
             return Err(LeaseError::Expired {
                 deadline: expired.deadline,
             });

@@ -235,7 +235,11 @@ impl EtcdStore {
             }
         };
         let lease_view = Arc::new(lease_view::View::default());
-        lease_view::apply(&lease_view, seen, crate::ring::Clock::now(&crate::ring::SystemClock));
+        lease_view::apply(
+            &lease_view,
+            seen,
+            crate::ring::Clock::now(&crate::ring::SystemClock),
+        );
         let lease_watch = tokio::spawn(lease_view::follow(
             ops.clone(),
             lease_view.clone(),

@@ -172,17 +172,18 @@ impl LeaseStore for SqliteStore {
     ) -> Result<Lease, LeaseError> {
         // Checked and renewed under one lock, so a registration that
         // replaces the lease meanwhile is never undone.
-        self.leases.with(|t| {
-            let lease = match t.get_mut(ring).and_then(|l| l.get_mut(node)) {
-                Some((lease, _)) if lease.id == id => lease,
-                _ => return None,
-            };
-            Some(live(lease.clone(), now).map(|_| {
-                lease.renew(now);
-                lease.clone()
-            }))
-        })
-        .unwrap_or_else(|| self.leases.owned(ring, node, id).map(|(l, _)| l))
+        self.leases
+            .with(|t| {
+                let lease = match t.get_mut(ring).and_then(|l| l.get_mut(node)) {
+                    Some((lease, _)) if lease.id == id => lease,
+                    _ => return None,
+                };
+                Some(live(lease.clone(), now).map(|_| {
+                    lease.renew(now);
+                    lease.clone()
+                }))
+            })
+            .unwrap_or_else(|| self.leases.owned(ring, node, id).map(|(l, _)| l))
     }
 
     async fn release_lease(
