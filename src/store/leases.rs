@@ -162,11 +162,14 @@ pub fn new_lease_id(now: OffsetDateTime) -> LeaseId {
     LeaseId::from_bits((u128::from(draw()) << 64) | u128::from(draw()))
 }
 
+/// Per ring, per node, a lease and what its backend keeps beside it.
+pub type LeaseMap<X> = HashMap<RingName, HashMap<NodeId, (Lease, X)>>;
+
 /// Per ring and node, a lease and what its backend keeps beside it (`X`).
 /// Shared by the backends so that every one refuses alike.
 #[derive(Debug)]
 pub struct LeaseTable<X = ()> {
-    rings: Mutex<HashMap<RingName, HashMap<NodeId, (Lease, X)>>>,
+    rings: Mutex<LeaseMap<X>>,
 }
 
 impl<X> Default for LeaseTable<X> {
@@ -179,10 +182,7 @@ impl<X> Default for LeaseTable<X> {
 
 impl<X: Clone> LeaseTable<X> {
     /// Runs `f` on the table, under its lock (held only for `f`).
-    pub fn with<T>(
-        &self,
-        f: impl FnOnce(&mut HashMap<RingName, HashMap<NodeId, (Lease, X)>>) -> T,
-    ) -> T {
+    pub fn with<T>(&self, f: impl FnOnce(&mut LeaseMap<X>) -> T) -> T {
         f(&mut self.rings.lock().expect("lease table lock"))
     }
 
@@ -303,7 +303,7 @@ mod tests {
             live(lease.clone(), t(11)),
             Err(LeaseError::Expired { deadline }) if deadline == t(10)
         ));
-        table.remove(&ring, &[a.clone()]);
+        table.remove(&ring, std::slice::from_ref(&a));
         assert_eq!(table.get(&ring, &a), None);
     }
 

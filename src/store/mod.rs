@@ -17,7 +17,7 @@ use tokio::sync::broadcast;
 
 use crate::ring::{ChangeRecord, ClientAck, RingName, Snapshot};
 
-pub use leases::{live, new_lease_id, span, Lease, LeaseError, LeaseStore, LeaseTable};
+pub use leases::{live, new_lease_id, span, Lease, LeaseError, LeaseMap, LeaseStore, LeaseTable};
 
 /// Default number of versions kept per ring.
 pub const DEFAULT_RETENTION: u64 = 1_000;
