@@ -178,7 +178,7 @@ pub trait Store: LeaseStore + Send + Sync + 'static {
     /// Stores version 1 of a new ring; `RingExists` if the name is taken.
     async fn create_ring(&self, first: &Snapshot) -> Result<(), StoreError>;
 
-    /// Deletes a ring and all its versions; with `expected_version`, only
+    /// Deletes a ring and all its versions (and its acks and leases); with `expected_version`, only
     /// if the ring is still at that version (`VersionConflict` otherwise),
     /// checked in the same atomic step as the deletion.
     async fn delete_ring(
