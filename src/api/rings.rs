@@ -16,10 +16,19 @@ use super::responses::{
 use super::schemas::{RingNameSchema, VersionTagSchema};
 use super::AppState;
 use crate::placement::{RingConfig, RingConfigSpec};
-use crate::ring::RingName;
+use crate::ring::{RingName, Snapshot};
 use crate::service::{Created, ServiceError};
 use crate::store::StoreError;
 use crate::wire::{PreconditionQuery, RingConfigInput, RingList, RingSummary};
+
+/// The ring's own view: its summary with its nodes' health now (read from
+/// memory, never from the store).
+fn summary(state: &AppState, snapshot: &Snapshot) -> RingSummary {
+    RingSummary {
+        health: Some((&state.service.health_counts(snapshot)).into()),
+        ..RingSummary::from(snapshot)
+    }
+}
 
 /// Checks a creation's `If-Match`/`expected_version` precondition against
 /// the ring's current version. A ring that does not exist fails any
@@ -103,7 +112,7 @@ pub async fn put_ring(
                 .expect("ring names are valid header text"),
         ),
     ];
-    Ok((status, headers, Json(RingSummary::from(&*current.snapshot))).into_response())
+    Ok((status, headers, Json(summary(&state, &current.snapshot))).into_response())
 }
 
 /// List rings.
@@ -123,13 +132,14 @@ pub async fn list_rings(
 ) -> Result<Json<RingList>, ApiError> {
     let rings = state.service.list().await?;
     Ok(Json(RingList {
-        rings: rings.iter().map(RingSummary::from).collect(),
+        rings: rings.iter().map(|s| summary(&state, s)).collect(),
     }))
 }
 
 /// Read a ring.
 ///
-/// The configuration, latest version, node counts and fingerprint. Carries
+/// The configuration, latest version, node counts, the nodes' health
+/// counts and fingerprint. Carries
 /// `ETag: "<version>"`; `If-None-Match` with that tag returns 304.
 #[utoipa::path(
     get,
@@ -157,7 +167,7 @@ pub async fn get_ring(
     }
     Ok((
         [(header::ETAG, etag(version))],
-        Json(RingSummary::from(&*current.snapshot)),
+        Json(summary(&state, &current.snapshot)),
     )
         .into_response())
 }

@@ -68,7 +68,8 @@ impl RingService {
             }
             match self.store.commit(&proposal.snapshot).await {
                 Ok(()) => {
-                    self.forget_removed_leases(ring, &proposal.snapshot.change.ops);
+                    self.forget_removed_leases(ring, &proposal.snapshot.change.ops)
+                        .await;
                     let next = Arc::new(Current {
                         snapshot: Arc::new(proposal.snapshot),
                         placement: Arc::new(proposal.placement),

@@ -1,68 +1,18 @@
-//! The lease table: which nodes registered themselves, until when they
-//! count as alive, and the health that follows from it.
+//! Leases of self-registered nodes and the health that follows from them.
 //!
-//! Deadlines live in memory only, so a renewal is a map update and never
-//! a store write; only a registration that creates or changes a node's
-//! record goes through [`RingService::apply`] and makes a version.
+//! The store keeps the leases ([`crate::store::LeaseStore`]): a renewal
+//! never makes a version, and reading health is a read of the store's
+//! memory, never a round trip. Only a registration that creates or
+//! changes a node's record goes through [`RingService::apply`] and makes a
+//! version.
 
 use std::collections::{BTreeMap, HashMap};
-use std::hash::{BuildHasher, Hasher};
 use std::time::Duration;
-
-use time::OffsetDateTime;
 
 use super::{ChangeOutcome, ChangeRequest, RingService, ServiceError};
 use crate::placement::NodeId;
 use crate::ring::{ChangeOp, LeaseId, NodeHealth, NodeRecord, RingName, Role, Snapshot};
-
-/// One node's lease as the table holds it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Lease {
-    /// The registration's id.
-    pub id: LeaseId,
-    /// How long each renewal extends it.
-    pub ttl: Duration,
-    /// When it expires unless renewed.
-    pub deadline: OffsetDateTime,
-    /// The last registration or renewal.
-    pub last_heartbeat: OffsetDateTime,
-    /// Released by the node: it left on purpose.
-    pub released: bool,
-}
-
-impl Lease {
-    /// The health this lease gives its node at `now`.
-    pub fn health(&self, now: OffsetDateTime) -> NodeHealth {
-        if self.released {
-            NodeHealth::Left
-        } else if now > self.deadline {
-            NodeHealth::Unhealthy
-        } else {
-            NodeHealth::Healthy
-        }
-    }
-}
-
-/// Per ring, the leases of its self-registered nodes.
-pub(super) type LeaseTable = HashMap<RingName, HashMap<NodeId, Lease>>;
-
-/// `ttl` as a span of calendar time; leases are bounded far below where
-/// the conversion could fail.
-fn span(ttl: Duration) -> time::Duration {
-    time::Duration::try_from(ttl).unwrap_or(time::Duration::MAX)
-}
-
-/// 128 bits no one outside this process can predict: two SipHash outputs
-/// under fresh random keys. A lease id is a name, not a secret (renewing
-/// takes the write token), so this needs no cryptographic generator.
-fn random_bits(now: OffsetDateTime) -> u128 {
-    let draw = || {
-        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-        h.write_i128(now.unix_timestamp_nanos());
-        h.finish()
-    };
-    (u128::from(draw()) << 64) | u128::from(draw())
-}
+use crate::store::{Lease, LeaseError};
 
 impl RingService {
     /// Registers `record` in `ring` with a lease of `ttl`. A new or changed
@@ -77,6 +27,7 @@ impl RingService {
         role: Role,
     ) -> Result<(Lease, ChangeOutcome), ServiceError> {
         let node = record.id.clone();
+        // What change to make: the record as the node sent it.
         let request = ChangeRequest {
             ops: vec![ChangeOp::Upsert { node: record }.into()],
             expected_version: None,
@@ -85,25 +36,16 @@ impl RingService {
             idempotency_key: None,
         };
         let outcome = self.apply(ring, request, role).await?;
-        let now = self.now();
-        let mut table = self.leases.lock().expect("lease lock");
-        let leases = table.entry(ring.clone()).or_default();
-        let id = match leases.get(&node) {
-            Some(live) if live.health(now) == NodeHealth::Healthy => live.id,
-            _ => LeaseId::from_bits(random_bits(now)),
-        };
-        let lease = Lease {
-            id,
-            ttl,
-            deadline: now + span(ttl),
-            last_heartbeat: now,
-            released: false,
-        };
-        leases.insert(node, lease.clone());
+        // Record the lease.
+        let lease = self
+            .store
+            .grant_lease(ring, &node, ttl, self.now())
+            .await
+            .map_err(|e| refusal(e, ring, &node, None))?;
         Ok((lease, outcome))
     }
 
-    /// Extends `node`'s lease `id` by its TTL. Never a store write.
+    /// Extends `node`'s lease `id` by its TTL. Never a version.
     pub async fn renew_lease(
         &self,
         ring: &RingName,
@@ -111,22 +53,25 @@ impl RingService {
         id: LeaseId,
     ) -> Result<Lease, ServiceError> {
         let current = self.current(ring).await?;
-        let now = self.now();
-        let mut table = self.leases.lock().expect("lease lock");
-        let lease = live_lease(&mut table, ring, node, id, now)?;
+        let lease = self
+            .store
+            .renew_lease(ring, node, id, self.now())
+            .await
+            .map_err(|e| refusal(e, ring, node, Some(id)))?;
         if !current.snapshot.nodes.iter().any(|n| &n.id == node) {
-            // Removed by an operator since it registered: the lease names
-            // a node that is gone, so it is gone too.
-            table.entry(ring.clone()).or_default().remove(node);
-            return Err(ServiceError::LeaseNotFound {
-                ring: ring.clone(),
-                node: node.clone(),
-                lease: id,
-            });
+            // Another instance may have committed the node's registration
+            // after this one last heard: read the ring before concluding.
+            let latest = self.refresh(ring).await?;
+            if !latest.snapshot.nodes.iter().any(|n| &n.id == node) {
+                // Removed by an operator since it registered: the lease
+                // names a node that is gone, so it is gone too.
+                self.store
+                    .forget_leases(ring, std::slice::from_ref(node))
+                    .await?;
+                return Err(refusal(LeaseError::NotFound, ring, node, Some(id)));
+            }
         }
-        lease.deadline = now + span(lease.ttl);
-        lease.last_heartbeat = now;
-        Ok(lease.clone())
+        Ok(lease)
     }
 
     /// Releases `node`'s lease `id`: the node left on purpose and is
@@ -138,31 +83,27 @@ impl RingService {
         id: LeaseId,
     ) -> Result<Lease, ServiceError> {
         self.current(ring).await?;
-        let now = self.now();
-        let mut table = self.leases.lock().expect("lease lock");
-        let lease = owned_lease(&mut table, ring, node, id)?;
-        if lease.released {
-            return Err(ServiceError::LeaseReleased {
-                node: node.clone(),
-                lease: id,
-            });
-        }
-        lease.released = true;
-        lease.deadline = lease.deadline.min(now);
-        Ok(lease.clone())
+        // What change to make: none; the record stays as it is.
+        // Record the lease: released.
+        let lease = self
+            .store
+            .release_lease(ring, node, id, self.now())
+            .await
+            .map_err(|e| refusal(e, ring, node, Some(id)))?;
+        Ok(lease)
     }
 
     /// The leases of `ring`'s nodes, by node; a node without one is
-    /// `unmanaged`.
+    /// `unmanaged`. From memory: never waits on the store.
     pub fn leases(&self, ring: &RingName) -> HashMap<NodeId, Lease> {
-        let table = self.leases.lock().expect("lease lock");
-        table.get(ring).cloned().unwrap_or_default()
+        self.store.leases(ring, self.now())
     }
 
-    /// Each of `snapshot`'s nodes' health now, with its lease if it has one.
+    /// Each of `snapshot`'s nodes' health now, with its lease if it has
+    /// one. From memory: never waits on the store.
     pub fn health(&self, snapshot: &Snapshot) -> Vec<(NodeHealth, Option<Lease>)> {
-        let leases = self.leases(&snapshot.ring);
         let now = self.now();
+        let leases = self.store.leases(&snapshot.ring, now);
         snapshot
             .nodes
             .iter()
@@ -184,70 +125,59 @@ impl RingService {
         counts
     }
 
-    /// Drops the leases of nodes a committed change removed: a node added
-    /// again later by an operator is `unmanaged`, not its old lease's.
-    pub(super) fn forget_removed_leases(&self, ring: &RingName, ops: &[ChangeOp]) {
-        let mut table = self.leases.lock().expect("lease lock");
-        if let Some(leases) = table.get_mut(ring) {
-            for op in ops {
-                if let ChangeOp::Remove { id } = op {
-                    leases.remove(id);
-                }
-            }
+    /// Ends the leases of nodes a committed change removed: a node added
+    /// again later by an operator is `unmanaged`, not its old lease's. The
+    /// change is committed whatever happens here; a lease the store could
+    /// not forget now is refused at its next renewal instead (see
+    /// [`RingService::renew_lease`]).
+    pub(super) async fn forget_removed_leases(&self, ring: &RingName, ops: &[ChangeOp]) {
+        let removed: Vec<NodeId> = ops
+            .iter()
+            .filter_map(|op| match op {
+                ChangeOp::Remove { id } => Some(id.clone()),
+                _ => None,
+            })
+            .collect();
+        if removed.is_empty() {
+            return;
+        }
+        if let Err(e) = self.store.forget_leases(ring, &removed).await {
+            tracing::warn!(%ring, error = %e, "could not end the leases of removed nodes");
         }
     }
 
-    /// Drops a deleted ring's leases.
+    /// Drops a deleted ring's leases from memory (the store deleted them
+    /// with the ring).
     pub(super) fn forget_leases(&self, ring: &RingName) {
-        self.leases.lock().expect("lease lock").remove(ring);
+        self.store.forget_ring_leases(ring);
     }
 }
 
-/// `node`'s lease, if it is `id`; a refusal names what is wrong.
-fn owned_lease<'t>(
-    table: &'t mut LeaseTable,
-    ring: &RingName,
-    node: &NodeId,
-    id: LeaseId,
-) -> Result<&'t mut Lease, ServiceError> {
-    let leases = table.entry(ring.clone()).or_default();
-    if let Some((owner, _)) = leases.iter().find(|(n, l)| l.id == id && *n != node) {
-        return Err(ServiceError::LeaseOfAnotherNode {
-            lease: id,
-            owner: owner.clone(),
-            node: node.clone(),
-        });
-    }
-    match leases.get_mut(node) {
-        Some(lease) if lease.id == id => Ok(lease),
-        _ => Err(ServiceError::LeaseNotFound {
+/// The service's refusal for a lease operation on `node` (and lease `id`,
+/// when the request named one).
+fn refusal(e: LeaseError, ring: &RingName, node: &NodeId, id: Option<LeaseId>) -> ServiceError {
+    let lease = || id.unwrap_or(LeaseId::from_bits(0));
+    match e {
+        LeaseError::Store(e) => e.into(),
+        LeaseError::NotFound => ServiceError::LeaseNotFound {
             ring: ring.clone(),
             node: node.clone(),
-            lease: id,
-        }),
-    }
-}
-
-/// `node`'s lease `id`, refused when it was released or has expired.
-fn live_lease<'t>(
-    table: &'t mut LeaseTable,
-    ring: &RingName,
-    node: &NodeId,
-    id: LeaseId,
-    now: OffsetDateTime,
-) -> Result<&'t mut Lease, ServiceError> {
-    let lease = owned_lease(table, ring, node, id)?;
-    match lease.health(now) {
-        NodeHealth::Left => Err(ServiceError::LeaseReleased {
+            lease: lease(),
+        },
+        LeaseError::Expired { deadline } => ServiceError::LeaseExpired {
             node: node.clone(),
-            lease: id,
-        }),
-        NodeHealth::Unhealthy => Err(ServiceError::LeaseExpired {
+            lease: lease(),
+            deadline,
+        },
+        LeaseError::Released => ServiceError::LeaseReleased {
             node: node.clone(),
-            lease: id,
-            deadline: lease.deadline,
-        }),
-        _ => Ok(lease),
+            lease: lease(),
+        },
+        LeaseError::OfAnotherNode { owner } => ServiceError::LeaseOfAnotherNode {
+            lease: lease(),
+            owner,
+            node: node.clone(),
+        },
     }
 }
 

@@ -24,10 +24,10 @@ mod rings;
 mod test_support;
 mod types;
 
+pub use crate::store::Lease;
 pub use convergence::{ClientStatus, Convergence, ConvergenceSummary};
 pub use error::ServiceError;
 pub use leadership::Term;
-pub use leases::Lease;
 pub use types::{ChangeOutcome, ChangeRequest, Created, Current};
 
 use idempotency::KeyIndex;
@@ -50,8 +50,6 @@ pub struct RingService {
     /// compare-and-swap of which only one can win, and on a small machine
     /// the losers' retries starve the winner.
     writers: Mutex<HashMap<RingName, Arc<tokio::sync::Mutex<()>>>>,
-    /// Lease deadlines, in memory only (see `leases`).
-    leases: Mutex<leases::LeaseTable>,
     hub: Arc<Hub>,
     clock: Arc<dyn Clock>,
 }
@@ -72,7 +70,6 @@ impl RingService {
             older: Mutex::new(VecDeque::new()),
             keys: Mutex::new(HashMap::new()),
             writers: Mutex::new(HashMap::new()),
-            leases: Mutex::new(HashMap::new()),
             hub: Arc::new(Hub::new()),
             clock,
         })

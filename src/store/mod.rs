@@ -6,6 +6,7 @@
 //! produce two different snapshots with the same number.
 
 pub mod etcd;
+mod leases;
 pub mod sqlite;
 
 use std::borrow::Cow;
@@ -15,6 +16,8 @@ use thiserror::Error;
 use tokio::sync::broadcast;
 
 use crate::ring::{ChangeRecord, ClientAck, RingName, Snapshot};
+
+pub use leases::{live, new_lease_id, span, Lease, LeaseError, LeaseMap, LeaseStore, LeaseTable};
 
 /// Default number of versions kept per ring.
 pub const DEFAULT_RETENTION: u64 = 1_000;
@@ -168,13 +171,14 @@ impl StoreError {
     }
 }
 
-/// The seam between the service and its storage.
+/// The seam between the service and its storage. Leases are its
+/// [`LeaseStore`] part.
 #[async_trait]
-pub trait Store: Send + Sync + 'static {
+pub trait Store: LeaseStore + Send + Sync + 'static {
     /// Stores version 1 of a new ring; `RingExists` if the name is taken.
     async fn create_ring(&self, first: &Snapshot) -> Result<(), StoreError>;
 
-    /// Deletes a ring and all its versions; with `expected_version`, only
+    /// Deletes a ring and all its versions (and its acks and leases); with `expected_version`, only
     /// if the ring is still at that version (`VersionConflict` otherwise),
     /// checked in the same atomic step as the deletion.
     async fn delete_ring(

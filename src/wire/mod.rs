@@ -60,7 +60,7 @@ pub use node_input::{NodeInput, UpsertNodeInput};
 pub use nodes::{NodeChangeQuery, NodeHealthName, NodeList, NodeStateName, NodeView};
 pub use problem::Problem;
 pub use rings::{
-    AlgorithmName, HashName, PreconditionQuery, RingConfigView, RingList, RingSummary,
+    AlgorithmName, HashName, HealthCounts, PreconditionQuery, RingConfigView, RingList, RingSummary,
 };
 pub use snapshots::{HistoryEntryView, HistoryView, SnapshotQuery, SnapshotView};
 pub use watch::{EventDetail, KeepaliveEvent, LightEvent, WatchQuery};

@@ -5,8 +5,10 @@ use time::OffsetDateTime;
 
 #[cfg(feature = "server")]
 use super::schema::VersionSchema;
+use std::collections::BTreeMap;
+
 use crate::placement::{Algorithm, HashFunction, NodeState, RingConfig};
-use crate::ring::Snapshot;
+use crate::ring::{NodeHealth, Snapshot};
 
 /// A placement algorithm.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize)]
@@ -139,6 +141,38 @@ pub struct RingSummary {
     pub active_nodes: usize,
     /// SHA-256 of the placement's canonical encoding (64 hex digits).
     pub fingerprint: String,
+    /// How many of the nodes have each health now. In the ring's own
+    /// views (`GET /v1/rings`, `GET` and `PUT /v1/rings/{ring}`); absent
+    /// from a change's summary, which describes a version, and health is
+    /// not part of a version.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub health: Option<HealthCounts>,
+}
+
+/// How many of a ring's nodes have each health.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
+pub struct HealthCounts {
+    /// Leased nodes whose lease is live.
+    pub healthy: u64,
+    /// Leased nodes whose lease expired.
+    pub unhealthy: u64,
+    /// Leased nodes that released their lease.
+    pub left: u64,
+    /// Nodes registered by an operator, without a lease.
+    pub unmanaged: u64,
+}
+
+impl From<&BTreeMap<NodeHealth, u64>> for HealthCounts {
+    fn from(counts: &BTreeMap<NodeHealth, u64>) -> Self {
+        let of = |h| counts.get(&h).copied().unwrap_or(0);
+        Self {
+            healthy: of(NodeHealth::Healthy),
+            unhealthy: of(NodeHealth::Unhealthy),
+            left: of(NodeHealth::Left),
+            unmanaged: of(NodeHealth::Unmanaged),
+        }
+    }
 }
 
 impl From<&Snapshot> for RingSummary {
@@ -155,6 +189,7 @@ impl From<&Snapshot> for RingSummary {
                 .filter(|n| n.state == NodeState::Active)
                 .count(),
             fingerprint: s.fingerprint.to_string(),
+            health: None,
         }
     }
 }

@@ -66,6 +66,20 @@ async fn counts(s: &TestApi) -> [u64; 4] {
     out
 }
 
+/// The ring summary's health counts, as `GET /v1/rings/r` and the ring's
+/// entry in `GET /v1/rings` both give them.
+async fn summary_health(s: &TestApi) -> Value {
+    let one = s.get_ok("/v1/rings/r").await;
+    let list = s.get_ok("/v1/rings").await;
+    assert_eq!(list["rings"][0]["ring"], "r");
+    assert_eq!(list["rings"][0]["health"], one["health"]);
+    one["health"].clone()
+}
+
+fn health_counts(healthy: u64, unhealthy: u64, left: u64, unmanaged: u64) -> Value {
+    json!({"healthy": healthy, "unhealthy": unhealthy, "left": left, "unmanaged": unmanaged})
+}
+
 #[tokio::test]
 async fn a_node_registers_renews_and_leaves_and_only_record_changes_make_versions() {
     let (s, (v3, _)) = setup().await;
@@ -126,6 +140,7 @@ async fn a_node_registers_renews_and_leaves_and_only_record_changes_make_version
         ]
     );
     assert_eq!(counts(&s).await, [1, 0, 0, 2]);
+    assert_eq!(summary_health(&s).await, health_counts(1, 0, 0, 2));
 
     // A changed record: one version, the same lease.
     let heavier = register(&s, "c", json!({"address": "10.0.0.9:1", "weight": 2}), 200).await;
@@ -161,6 +176,7 @@ async fn a_node_registers_renews_and_leaves_and_only_record_changes_make_version
         ]
     );
     assert_eq!(counts(&s).await, [0, 0, 1, 2]);
+    assert_eq!(summary_health(&s).await, health_counts(0, 0, 1, 2));
     assert_eq!(s.state_of("r").await.0, 5);
     // Snapshots carry no health: it is not part of a version.
     let snapshot = s.get_ok("/v1/rings/r/snapshot").await;
@@ -184,6 +200,7 @@ async fn an_expired_lease_is_unhealthy_and_renews_no_more() {
     tokio::time::sleep(std::time::Duration::from_millis(1_200)).await;
     assert_eq!(health(&s).await[2], row("c", "unhealthy", true));
     assert_eq!(counts(&s).await, [0, 1, 0, 2]);
+    assert_eq!(summary_health(&s).await, health_counts(0, 1, 0, 2));
     assert_problem(
         renew(&s, "c", &id).await,
         Problem::status(404)

@@ -20,6 +20,7 @@ mod errors_input;
 mod errors_text;
 mod idempotency;
 mod jump_buckets;
+mod lease_restart;
 mod leases;
 mod long_poll;
 mod lookup_bytes;

@@ -71,7 +71,8 @@ async fn a_server_bound_in_process_serves_requests_and_stops_when_told() {
                 "vnodes_per_weight": 160,
                 "zone_aware": false
             },
-            "fingerprint": "ff4b8847401dc42681fc0ff4ebee49a95515e52fa976e2ea4dac5865f62c1dd8"
+            "fingerprint": "ff4b8847401dc42681fc0ff4ebee49a95515e52fa976e2ea4dac5865f62c1dd8",
+            "health": {"healthy": 0, "unhealthy": 0, "left": 0, "unmanaged": 0}
         })
     );
     created["created_at"] = created_at;

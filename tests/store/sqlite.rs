@@ -90,10 +90,10 @@ async fn too_new_schema_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("ringd.db");
     drop(SqliteStore::open(&db, DEFAULT_RETENTION).unwrap());
-    // Two migrations: the rings and snapshots, then client acks.
-    assert_eq!(SCHEMA_VERSION, 2);
+    // Three migrations: the rings and snapshots, client acks, leases.
+    assert_eq!(SCHEMA_VERSION, 3);
     let conn = rusqlite::Connection::open(&db).unwrap();
-    conn.pragma_update(None, "user_version", 3).unwrap();
+    conn.pragma_update(None, "user_version", 4).unwrap();
     drop(conn);
 
     let err = SqliteStore::open(&db, DEFAULT_RETENTION).unwrap_err();
@@ -101,8 +101,8 @@ async fn too_new_schema_is_refused() {
         matches!(
             err,
             StoreError::SchemaTooNew {
-                found: 3,
-                supported: 2
+                found: 4,
+                supported: 3
             }
         ),
         "{err:?}"
@@ -113,7 +113,7 @@ async fn too_new_schema_is_refused() {
     let v: i64 = conn
         .pragma_query_value(None, "user_version", |r| r.get(0))
         .unwrap();
-    assert_eq!(v, 3);
+    assert_eq!(v, 4);
 }
 
 #[tokio::test]

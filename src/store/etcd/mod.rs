@@ -13,6 +13,9 @@
 
 mod acks;
 mod layout;
+mod lease_keys;
+mod lease_view;
+mod leases;
 mod members;
 mod migrate;
 mod read;
@@ -157,6 +160,12 @@ pub struct EtcdStore {
     prefix: String,
     /// The etcd lease client acks currently share.
     leases: acks::Leases,
+    /// Node leases as this instance knows them (`lease_view.rs`).
+    lease_view: Arc<lease_view::View>,
+    /// Keeps `lease_view` current.
+    lease_watch: JoinHandle<()>,
+    /// One node-lease write at a time from this instance.
+    lease_writes: tokio::sync::Mutex<()>,
 }
 
 impl EtcdStore {
@@ -217,6 +226,25 @@ impl EtcdStore {
                 return Err(e);
             }
         };
+        // Every lease as etcd holds it now, then a watch from there on.
+        let (seen, lease_revision) = match timed(OP_TIMEOUT, ops.read_all_leases()).await {
+            Ok(read) => read,
+            Err(e) => {
+                members.abort();
+                return Err(e);
+            }
+        };
+        let lease_view = Arc::new(lease_view::View::default());
+        lease_view::apply(
+            &lease_view,
+            seen,
+            crate::ring::Clock::now(&crate::ring::SystemClock),
+        );
+        let lease_watch = tokio::spawn(lease_view::follow(
+            ops.clone(),
+            lease_view.clone(),
+            lease_revision + 1,
+        ));
         let events = broadcast::channel(EVENT_CAPACITY).0;
         // Watching from the revision read at start-up means no commit after
         // `connect` returns can be missed, however late the watch starts.
@@ -235,6 +263,9 @@ impl EtcdStore {
             connected,
             prefix: options.prefix,
             leases: acks::Leases::default(),
+            lease_view,
+            lease_watch,
+            lease_writes: tokio::sync::Mutex::new(()),
         })
     }
 
@@ -248,6 +279,7 @@ impl Drop for EtcdStore {
     fn drop(&mut self) {
         self.watcher.abort();
         self.members.abort();
+        self.lease_watch.abort();
     }
 }
 

@@ -7,6 +7,7 @@ use std::time::Duration;
 use etcd_client::{Compare, CompareOp, DeleteOptions, GetOptions, Txn, TxnOp};
 
 use super::layout::{encode, BeforeImage, RingMeta, VersionRecord, MAX_TXN_BYTES};
+use super::lease_keys::LeaseKey;
 use super::{unavailable, Ops};
 use crate::ring::{RingName, Snapshot};
 use crate::store::StoreError;
@@ -175,7 +176,7 @@ impl Ops {
         })
     }
 
-    /// Deletes a ring's meta, nodes, versions and client acks in one transaction,
+    /// Deletes a ring's meta, nodes, versions, client acks and leases in one transaction,
     /// guarded by the version the precondition was checked against.
     pub(super) async fn delete_ring(
         &self,
@@ -197,6 +198,10 @@ impl Ops {
             batch.delete(self.keys.nodes(ring), DeleteOptions::new().with_prefix());
             batch.delete(self.keys.versions(ring), DeleteOptions::new().with_prefix());
             batch.delete(self.keys.acks(ring), DeleteOptions::new().with_prefix());
+            for kind in [LeaseKey::Record, LeaseKey::Alive] {
+                let leases = self.keys.lease_prefix(kind, ring);
+                batch.delete(leases, DeleteOptions::new().with_prefix());
+            }
             let unchanged =
                 Compare::mod_revision(self.keys.meta(ring), CompareOp::Equal, m.mod_revision);
             if self.txn(unchanged, batch).await? {

@@ -8,10 +8,13 @@
 //!
 //! One thread owns the connection and runs every operation, fed by a queue
 //! (see `worker.rs`); client acks queued together share one transaction.
+//! Lease deadlines live in memory and only lease rows are written
+//! (`leases.rs`).
 
 mod acks;
 #[cfg(test)]
 mod group_tests;
+mod leases;
 mod ops;
 mod schema;
 mod worker;
@@ -25,8 +28,8 @@ use rusqlite::{Connection, ErrorCode};
 use tokio::sync::broadcast;
 use worker::Worker;
 
-use super::{HistoryEntry, Store, StoreError, StoreEvent};
-use crate::ring::{ClientAck, RingName, Snapshot};
+use super::{HistoryEntry, LeaseTable, Store, StoreError, StoreEvent};
+use crate::ring::{ClientAck, Clock, RingName, Snapshot, SystemClock};
 
 pub use schema::SCHEMA_VERSION;
 
@@ -49,6 +52,11 @@ pub struct SqliteStore {
     events: broadcast::Sender<StoreEvent>,
     retention: u64,
     path: PathBuf,
+    /// Every lease, with its deadline: the only place deadlines live.
+    leases: LeaseTable,
+    /// One lease write at a time, so two registrations of one node cannot
+    /// both decide on a new id.
+    lease_writes: tokio::sync::Mutex<()>,
 }
 
 impl SqliteStore {
@@ -62,12 +70,17 @@ impl SqliteStore {
     /// newer ringd, without modifying it.
     pub fn open(path: &Path, retention: u64) -> Result<SqliteStore, StoreError> {
         let conn = schema::open(path)?;
+        // The grace after a restart: one full TTL from now for every
+        // stored live lease.
+        let leases = leases::load(&conn, SystemClock.now())?;
         let events = broadcast::channel(EVENT_CAPACITY).0;
         Ok(SqliteStore {
             worker: Worker::start(conn, events.clone())?,
             events,
             retention: retention.max(1),
             path: path.to_path_buf(),
+            leases,
+            lease_writes: tokio::sync::Mutex::new(()),
         })
     }
 
@@ -164,13 +177,16 @@ impl Store for SqliteStore {
         ring: &RingName,
         expected_version: Option<u64>,
     ) -> Result<(), StoreError> {
-        let ring = ring.clone();
+        let deleted = ring.clone();
         self.run(move |conn, events| {
-            ops::delete_ring(conn, &ring, expected_version)?;
-            publish(events, StoreEvent::Deleted(ring));
+            ops::delete_ring(conn, &deleted, expected_version)?;
+            publish(events, StoreEvent::Deleted(deleted));
             Ok(())
         })
-        .await
+        .await?;
+        // The rows went with the ring (ON DELETE CASCADE).
+        self.leases.remove_ring(ring);
+        Ok(())
     }
 
     async fn list_rings(&self) -> Result<Vec<Snapshot>, StoreError> {

@@ -16,6 +16,7 @@ use crate::store::StoreError;
 const MIGRATIONS: &[&str] = &[
     include_str!("../../../migrations/sqlite/0001_init.sql"),
     include_str!("../../../migrations/sqlite/0002_client_acks.sql"),
+    include_str!("../../../migrations/sqlite/0003_leases.sql"),
 ];
 
 /// The schema version this binary creates and understands.
