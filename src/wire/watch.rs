@@ -87,9 +87,11 @@ pub struct HealthEvent {
     /// The node.
     pub node: String,
     /// Its health now; `null` once it has no lease (removed from the ring).
+    #[cfg_attr(feature = "server", schema(required = true))]
     pub health: Option<NodeHealthName>,
     /// Its health before; `null` when it had no lease (it just
     /// registered, or was an operator's node until now).
+    #[cfg_attr(feature = "server", schema(required = true))]
     pub previous: Option<NodeHealthName>,
     /// Its lease's last registration or renewal (RFC 3339).
     #[serde(with = "time::serde::rfc3339")]
