@@ -146,7 +146,7 @@ impl RingService {
         changes
     }
 
-    /// Looks every [`POLL_INTERVAL`] and publishes each transition through
+    /// Looks every 250 ms (`POLL_INTERVAL`) and publishes each transition through
     /// the hub, until the task is aborted (the server does so when it
     /// stops); spawn it once per service.
     pub async fn monitor_health(self: Arc<Self>) {
