@@ -10,18 +10,75 @@
 //! watcher, so a slow or dead watcher costs no memory and never delays
 //! another. When it wakes up it sends the versions it missed from the
 //! recent list, or, if it fell too far behind, one reset to the newest.
+//!
+//! Health transitions travel on a second channel per ring, a
+//! `tokio::sync::broadcast` made when the first watcher asks for them:
+//! they are not versions, so they never touch the head or the recent list,
+//! and a ring nobody watches for health costs nothing. A watcher that
+//! reads too slowly loses the oldest of them, never a version.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use bytes::Bytes;
-use tokio::sync::watch;
+use time::OffsetDateTime;
+use tokio::sync::{broadcast, watch};
 
-use crate::ring::{RingName, Snapshot};
+use crate::placement::NodeId;
+use crate::ring::{LeaseId, NodeHealth, RingName, Snapshot};
 
 /// Versions per ring kept in memory for watchers that are a little behind.
 pub const RECENT_VERSIONS: usize = 64;
+
+/// Health transitions per ring a watcher may fall behind by before it
+/// loses the oldest.
+pub const HEALTH_BACKLOG: usize = 256;
+
+/// One node's health transition, as the health monitor saw it. Not a
+/// version: nothing in the ring's record changed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HealthChange {
+    /// The ring.
+    pub ring: RingName,
+    /// The node.
+    pub node: NodeId,
+    /// Its health now; `None` once it has no lease any more (it was
+    /// removed from the ring).
+    pub health: Option<NodeHealth>,
+    /// Its health before; `None` when it had no lease (new in the ring, or
+    /// an operator's node that registered itself).
+    pub previous: Option<NodeHealth>,
+    /// The lease the transition is about: the new one after a new
+    /// registration, the last one after a removal.
+    pub lease: LeaseId,
+    /// That lease's last registration or renewal.
+    pub last_heartbeat: OffsetDateTime,
+    /// That lease's deadline.
+    pub deadline: OffsetDateTime,
+}
+
+impl HealthChange {
+    /// The metric label of where it went: the health's name, or `removed`.
+    pub fn to_label(&self) -> &'static str {
+        self.health.map_or("removed", NodeHealth::as_str)
+    }
+}
+
+/// A health transition as sent to watchers, encoded once for every stream.
+#[derive(Debug)]
+pub struct PublishedHealth {
+    /// The transition.
+    pub change: HealthChange,
+    frame: OnceLock<Bytes>,
+}
+
+impl PublishedHealth {
+    /// Its encoding, made by `encode` on first use.
+    pub fn frame(&self, encode: impl FnOnce(&HealthChange) -> Bytes) -> Bytes {
+        self.frame.get_or_init(|| encode(&self.change)).clone()
+    }
+}
 
 /// A version as sent to watchers, with its encodings made once and shared
 /// by every stream.
@@ -86,6 +143,9 @@ impl Head {
 struct Channel {
     head: watch::Sender<Head>,
     recent: Mutex<VecDeque<Arc<Published>>>,
+    /// Made by the first health subscriber; until then transitions are
+    /// counted and dropped.
+    health: OnceLock<broadcast::Sender<Arc<PublishedHealth>>>,
 }
 
 /// Counters shown on `/metrics`.
@@ -99,6 +159,9 @@ pub struct HubStats {
     pub resets: AtomicU64,
     /// Long-polls waiting now.
     pub long_polls_waiting: AtomicU64,
+    /// Health transitions published, by ring and by where they went
+    /// ([`HealthChange::to_label`]).
+    pub health_transitions: Mutex<BTreeMap<(RingName, &'static str), u64>>,
 }
 
 /// Counts one in on a gauge of the hub's [`HubStats`] and out again when
@@ -162,6 +225,7 @@ impl Hub {
                 Arc::new(Channel {
                     head: watch::channel(head).0,
                     recent: Mutex::new(VecDeque::new()),
+                    health: OnceLock::new(),
                 })
             })
             .clone()
@@ -205,8 +269,42 @@ impl Hub {
         });
     }
 
+    /// Announces a health transition to the ring's health subscribers and
+    /// counts it. Never blocks: a subscriber that fell
+    /// [`HEALTH_BACKLOG`] behind loses the oldest transitions.
+    pub fn publish_health(&self, change: HealthChange) {
+        *self
+            .stats
+            .health_transitions
+            .lock()
+            .expect("hub lock")
+            .entry((change.ring.clone(), change.to_label()))
+            .or_default() += 1;
+        let channel = self.channel(&change.ring);
+        if let Some(sender) = channel.health.get() {
+            // An error only says nobody listens now.
+            let _ = sender.send(Arc::new(PublishedHealth {
+                change,
+                frame: OnceLock::new(),
+            }));
+        }
+    }
+
+    /// A receiver of `ring`'s health transitions from now on.
+    pub fn subscribe_health(&self, ring: &RingName) -> broadcast::Receiver<Arc<PublishedHealth>> {
+        self.channel(ring)
+            .health
+            .get_or_init(|| broadcast::channel(HEALTH_BACKLOG).0)
+            .subscribe()
+    }
+
     /// Announces that `ring` was deleted.
     pub fn deleted(&self, ring: &RingName) {
+        self.stats
+            .health_transitions
+            .lock()
+            .expect("hub lock")
+            .retain(|(r, _), _| r != ring);
         let channel = self.channel(ring);
         let mut recent = channel.recent.lock().expect("hub lock");
         recent.clear();
@@ -241,3 +339,6 @@ impl Hub {
         recent.get(index).cloned()
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -170,6 +170,16 @@ pub fn render_hub(stats: &HubStats) -> String {
             "# HELP {name} {help}\n# TYPE {name} {kind}\n{name} {value}"
         );
     }
+    out.push_str(
+        "# HELP ringd_health_transitions_total Node health transitions seen, by ring and by the health reached (removed: the node left the ring).\n# TYPE ringd_health_transitions_total counter\n",
+    );
+    let transitions = stats.health_transitions.lock().expect("hub lock").clone();
+    for ((ring, to), n) in transitions {
+        let _ = writeln!(
+            out,
+            "ringd_health_transitions_total{{ring=\"{ring}\",to=\"{to}\"}} {n}"
+        );
+    }
     out
 }
 
@@ -285,6 +295,30 @@ mod tests {
         assert!(!text.contains("ringd_clients_on_latest_ratio{ring=\"empty\"}"));
         assert!(text.contains("ringd_clients_divergent{ring=\"r\"} 1\n"));
         assert!(text.contains("# TYPE ringd_clients_divergent gauge\n"));
+    }
+
+    #[test]
+    fn health_transitions_are_counted_per_ring_and_health_reached() {
+        let stats = HubStats::default();
+        {
+            let mut t = stats.health_transitions.lock().unwrap();
+            t.insert((RingName::new("r").unwrap(), "unhealthy"), 2);
+            t.insert((RingName::new("r").unwrap(), "healthy"), 3);
+            t.insert((RingName::new("a").unwrap(), "removed"), 1);
+        }
+        let text = render_hub(&stats);
+        let tail = text
+            .split_once("# HELP ringd_health_transitions_total")
+            .unwrap()
+            .1;
+        assert_eq!(
+            tail,
+            " Node health transitions seen, by ring and by the health reached (removed: the node left the ring).\n\
+             # TYPE ringd_health_transitions_total counter\n\
+             ringd_health_transitions_total{ring=\"a\",to=\"removed\"} 1\n\
+             ringd_health_transitions_total{ring=\"r\",to=\"healthy\"} 3\n\
+             ringd_health_transitions_total{ring=\"r\",to=\"unhealthy\"} 2\n"
+        );
     }
 
     #[test]

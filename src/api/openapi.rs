@@ -65,6 +65,7 @@ token). With a read token configured, reads need the read or the admin token. \
         crate::wire::EventDetail,
         crate::wire::LightEvent,
         crate::wire::KeepaliveEvent,
+        crate::wire::HealthEvent,
         crate::wire::SnapshotView,
     )),
     tags(

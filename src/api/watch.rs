@@ -17,7 +17,7 @@ use axum::extract::State;
 use axum::http::{header, HeaderMap, HeaderValue};
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
-use tokio::sync::watch;
+use tokio::sync::{broadcast, watch};
 use tokio::time::Instant;
 
 use super::auth::Reader;
@@ -26,9 +26,9 @@ use super::paths::ring_name;
 use super::problem::{ApiError, Problem};
 use super::responses::ReadErrors;
 use super::schemas::RingNameSchema;
-use super::watch_events::{frame, full_data, light_data, WatchEventSchema};
+use super::watch_events::{frame, full_data, health_frame, light_data, WatchEventSchema};
 use super::AppState;
-use crate::hub::{GaugeGuard, Head, Published, RECENT_VERSIONS};
+use crate::hub::{GaugeGuard, Head, Published, PublishedHealth, RECENT_VERSIONS};
 use crate::ring::{RingName, Snapshot};
 use crate::service::ServiceError;
 use crate::wire::schema::VersionCursorSchema;
@@ -52,6 +52,12 @@ use crate::wire::{EventDetail, KeepaliveEvent, WatchQuery};
 ///   default, `--watch-keepalive`).
 /// - `deleted`: `{"ring"}` when the ring is deleted; the stream stays
 ///   open, and a ring created again under the name arrives as `reset`.
+/// - `health` (only with `health=true`; no `id`): a `HealthEvent` when a
+///   node's health changes (its lease is registered, expires, is
+///   registered again or released, or the node is removed). Not a
+///   version: resuming with `Last-Event-ID` resumes over versions and
+///   replays no health event. Transitions are noticed within about
+///   250 ms; a client that reads too slowly loses the oldest ones.
 ///
 /// Resume with the `Last-Event-ID` header (sent by `EventSource` on
 /// reconnect) or `?after=N`: the stream replays every retained version
@@ -66,8 +72,8 @@ use crate::wire::{EventDetail, KeepaliveEvent, WatchQuery};
         WatchQuery,
     ),
     responses(
-        (status = 200, description = "An event stream. Each event is `event: snapshot|reset|keepalive|deleted`, optional `id: <version>`, and one `data:` line of JSON: `SnapshotView` (or `LightEvent` with `mode=light`) for snapshot and reset, `KeepaliveEvent` for keepalive and deleted.", content_type = "text/event-stream", body = WatchEventSchema),
-        (status = 400, description = "Invalid ring name, `after`, `mode` or Last-Event-ID", body = Problem, content_type = "application/problem+json"),
+        (status = 200, description = "An event stream. Each event is `event: snapshot|reset|keepalive|deleted|health`, optional `id: <version>`, and one `data:` line of JSON: `SnapshotView` (or `LightEvent` with `mode=light`) for snapshot and reset, `KeepaliveEvent` for keepalive and deleted, `HealthEvent` (without `id`, only with `health=true`) for health.", content_type = "text/event-stream", body = WatchEventSchema),
+        (status = 400, description = "Invalid ring name, `after`, `mode`, `health` or Last-Event-ID", body = Problem, content_type = "application/problem+json"),
         ReadErrors,
     ),
     security(("bearer" = []))
@@ -129,6 +135,8 @@ pub struct Watcher {
     ring: RingName,
     mode: EventDetail,
     head: watch::Receiver<Head>,
+    /// The ring's health transitions, when the client asked for them.
+    health: Option<broadcast::Receiver<Arc<PublishedHealth>>>,
     /// The last version sent (or resumed after).
     sent: Option<u64>,
     /// Versions still to replay, first to last.
@@ -157,12 +165,16 @@ impl Watcher {
         state.service.current_at_least(&ring, after).await?;
         let hub = state.service.hub().clone();
         let head = hub.subscribe(&ring);
+        // Subscribed before the first event is sent, so that no transition
+        // after the snapshot the client starts from is missed.
+        let health = (query.health == Some(true)).then(|| hub.subscribe_health(&ring));
         let keepalive = state.settings.keepalive;
         Ok(Watcher {
             state,
             ring,
             mode: query.mode.unwrap_or_default(),
             head,
+            health,
             sent: after,
             pending: None,
             told_deleted: false,
@@ -258,12 +270,20 @@ impl Watcher {
                 Head::Deleted | Head::Unknown => {}
             }
             tokio::select! {
+                // Versions first: a health event about a node comes after
+                // the version that brought the node in.
+                biased;
                 changed = self.head.changed() => {
                     // The hub keeps every channel's sender, so this only
                     // fails while shutting down: idle until the
                     // connection is dropped.
                     if changed.is_err() {
                         std::future::pending::<()>().await;
+                    }
+                }
+                change = next_health(&mut self.health) => {
+                    if let Some(change) = change {
+                        return Some(change.frame(health_frame));
                     }
                 }
                 () = tokio::time::sleep_until(self.keepalive_at) => {
@@ -326,6 +346,27 @@ impl Watcher {
             fingerprint: newest.map(|s| s.fingerprint.to_string()),
         };
         serde_json::to_vec(&event).unwrap_or_default()
+    }
+}
+
+/// The next health transition, `None` after some were lost to a slow
+/// read (the stream goes on with the next); never ready without a
+/// subscription.
+async fn next_health(
+    health: &mut Option<broadcast::Receiver<Arc<PublishedHealth>>>,
+) -> Option<Arc<PublishedHealth>> {
+    let Some(receiver) = health else {
+        return std::future::pending().await;
+    };
+    match receiver.recv().await {
+        Ok(change) => Some(change),
+        Err(broadcast::error::RecvError::Lagged(_)) => None,
+        // The hub keeps every sender; this only happens if it is dropped,
+        // and then there is nothing more to hear.
+        Err(broadcast::error::RecvError::Closed) => {
+            *health = None;
+            None
+        }
     }
 }
 

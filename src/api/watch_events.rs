@@ -10,8 +10,9 @@ use utoipa::openapi::schema::{ObjectBuilder, OneOfBuilder, Type};
 use utoipa::openapi::{RefOr, Schema};
 use utoipa::ToSchema;
 
+use crate::hub::HealthChange;
 use crate::ring::Snapshot;
-use crate::wire::{LightEvent, SnapshotView};
+use crate::wire::{HealthEvent, LightEvent, SnapshotView};
 
 /// The data of a full-mode event: the snapshot as `GET …/snapshot` has it.
 pub fn full_data(s: &Snapshot) -> Vec<u8> {
@@ -32,6 +33,25 @@ pub fn light_data(s: &Snapshot) -> Vec<u8> {
         role: s.change.role.into(),
     };
     serde_json::to_vec(&event).unwrap_or_default()
+}
+
+/// The whole `health` event of a transition. It has no `id:` line, so a
+/// client's `Last-Event-ID` stays the last version it received.
+pub fn health_frame(change: &HealthChange) -> Bytes {
+    let event = HealthEvent {
+        ring: change.ring.to_string(),
+        node: change.node.to_string(),
+        health: change.health.map(Into::into),
+        previous: change.previous.map(Into::into),
+        last_heartbeat: change.last_heartbeat,
+        deadline: change.deadline,
+        lease_id: change.lease.to_string(),
+    };
+    frame(
+        "health",
+        None,
+        &serde_json::to_vec(&event).unwrap_or_default(),
+    )
 }
 
 /// One SSE event. JSON from serde_json has no raw newlines, so the data
@@ -64,6 +84,7 @@ impl utoipa::PartialSchema for WatchEventSchema {
             {"$ref": "#/components/schemas/LightEvent"},
         ]});
         let keepalive = json!({"$ref": "#/components/schemas/KeepaliveEvent"});
+        let health = json!({"$ref": "#/components/schemas/HealthEvent"});
         let schema: Schema = OneOfBuilder::new()
             .item(event_variant(
                 "snapshot",
@@ -89,8 +110,14 @@ impl utoipa::PartialSchema for WatchEventSchema {
                 false,
                 keepalive,
             ))
+            .item(event_variant(
+                "health",
+                "Only with `health=true`: one node's health changed. Not a version, so no `id`: `Last-Event-ID` stays the last version received.",
+                false,
+                health,
+            ))
             .description(Some(
-                "One Server-Sent Event: `event` names its type, `id` is the version it carries, `data` is one line of JSON.",
+                "One Server-Sent Event: `event` names its type, `id` is the version it carries, `data` is one line of JSON. Clients ignore event types they do not know.",
             ))
             .into();
         schema.into()

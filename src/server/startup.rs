@@ -33,7 +33,7 @@ pub struct Server {
 }
 
 /// The tasks a bound server runs beside its listener (the store follower,
-/// the SIGHUP reloader). Dropping it stops them, so a server dropped
+/// the health monitor, the SIGHUP reloader). Dropping it stops them, so a server dropped
 /// without running leaves nothing behind.
 struct Background(Vec<JoinHandle<()>>);
 
@@ -67,6 +67,10 @@ impl Server {
         }
         let service = RingService::new(open_store(&config).await?);
         background.0.push(tokio::spawn(service.clone().follow()));
+        // Stopped with the other background tasks when the server stops.
+        background
+            .0
+            .push(tokio::spawn(service.clone().monitor_health()));
         let auth = AuthConfig::new(
             config.admin_token.as_ref().map(Secret::expose),
             config.read_token.as_ref().map(Secret::expose),

@@ -16,6 +16,7 @@ mod apply;
 mod cache;
 mod convergence;
 mod error;
+mod health_monitor;
 mod idempotency;
 mod leadership;
 mod leases;

@@ -63,7 +63,7 @@ pub use rings::{
     AlgorithmName, HashName, HealthCounts, PreconditionQuery, RingConfigView, RingList, RingSummary,
 };
 pub use snapshots::{HistoryEntryView, HistoryView, SnapshotQuery, SnapshotView};
-pub use watch::{EventDetail, KeepaliveEvent, LightEvent, WatchQuery};
+pub use watch::{EventDetail, HealthEvent, KeepaliveEvent, LightEvent, WatchQuery};
 
 #[cfg(test)]
 mod tests {

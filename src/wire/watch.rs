@@ -4,8 +4,9 @@ use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 
 use super::changes::RoleName;
+use super::nodes::NodeHealthName;
 #[cfg(feature = "server")]
-use super::schema::VersionCursorSchema;
+use super::schema::{LeaseIdSchema, VersionCursorSchema};
 
 /// What each event carries.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
@@ -31,6 +32,9 @@ pub struct WatchQuery {
     pub after: Option<u64>,
     /// `full` (default) or `light`.
     pub mode: Option<EventDetail>,
+    /// `true`: also send `health` events, one per node health transition
+    /// (`HealthEvent`). They carry no `id` and no version.
+    pub health: Option<bool>,
 }
 
 /// The data of a `light`-mode event.
@@ -71,4 +75,33 @@ pub struct KeepaliveEvent {
     /// Its fingerprint.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fingerprint: Option<String>,
+}
+
+/// The data of a `health` event: one node's health changed. Not a
+/// version: the ring's record is as it was.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
+pub struct HealthEvent {
+    /// The ring.
+    pub ring: String,
+    /// The node.
+    pub node: String,
+    /// Its health now; `null` once it has no lease (removed from the ring).
+    #[cfg_attr(feature = "server", schema(required = true))]
+    pub health: Option<NodeHealthName>,
+    /// Its health before; `null` when it had no lease (it just
+    /// registered, or was an operator's node until now).
+    #[cfg_attr(feature = "server", schema(required = true))]
+    pub previous: Option<NodeHealthName>,
+    /// Its lease's last registration or renewal (RFC 3339).
+    #[serde(with = "time::serde::rfc3339")]
+    #[cfg_attr(feature = "server", schema(value_type = String, format = DateTime))]
+    pub last_heartbeat: OffsetDateTime,
+    /// Its lease's deadline (RFC 3339).
+    #[serde(with = "time::serde::rfc3339")]
+    #[cfg_attr(feature = "server", schema(value_type = String, format = DateTime))]
+    pub deadline: OffsetDateTime,
+    /// The lease: the new one after a new registration.
+    #[cfg_attr(feature = "server", schema(value_type = LeaseIdSchema))]
+    pub lease_id: String,
 }

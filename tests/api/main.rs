@@ -34,5 +34,6 @@ mod server_in_process;
 mod versions;
 mod walkthrough;
 mod watch;
+mod watch_health;
 mod watch_stalled;
 mod wire_examples;

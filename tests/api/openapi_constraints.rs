@@ -112,12 +112,36 @@ fn the_table_is_binary_and_the_watch_describes_its_events() {
         .iter()
         .map(|v| &v["properties"]["event"]["enum"][0])
         .collect();
-    assert_eq!(types, ["snapshot", "reset", "keepalive", "deleted"]);
+    assert_eq!(
+        types,
+        ["snapshot", "reset", "keepalive", "deleted", "health"]
+    );
     let keepalive = &variants[2]["properties"]["data"];
     assert_eq!(keepalive["contentMediaType"], "application/json");
     assert_eq!(
         keepalive["contentSchema"]["$ref"],
         "#/components/schemas/KeepaliveEvent"
+    );
+    // A health event is not a version: it carries no id.
+    assert_eq!(
+        variants[4]["required"],
+        serde_json::json!(["event", "data"])
+    );
+    assert_eq!(
+        variants[4]["properties"]["data"]["contentSchema"]["$ref"],
+        "#/components/schemas/HealthEvent"
+    );
+    assert_eq!(
+        schema(&doc, "HealthEvent")["required"],
+        serde_json::json!([
+            "ring",
+            "node",
+            "health",
+            "previous",
+            "last_heartbeat",
+            "deadline",
+            "lease_id"
+        ])
     );
 }
 

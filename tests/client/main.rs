@@ -9,6 +9,7 @@
 mod support;
 
 mod bounded;
+mod health_events;
 mod recreated;
 mod sqlite;
 mod tamper;

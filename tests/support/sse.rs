@@ -29,6 +29,13 @@ impl EventStream {
             request = request.header("Last-Event-ID", id.to_string());
         }
         let response = request.send().await.expect("watch request");
+        Self::from_response(response)
+    }
+
+    /// The stream of a watch request sent by the caller (with a token, say),
+    /// asserting 200 and `text/event-stream`.
+    pub(crate) fn from_response(response: reqwest::Response) -> Self {
+        let url = response.url().clone();
         assert_eq!(response.status(), 200, "watch {url}");
         assert_eq!(
             response.headers()["content-type"],
