@@ -114,7 +114,7 @@ pub async fn run(ctx: &Context, args: JoinArgs) -> Result<(), CliError> {
                     let err = now.last_error.as_deref().map_or(ClientError::Closed, owned);
                     return Err(CliError::Usage(err));
                 }
-                if let Some(line) = line(&shown, &now) {
+                for line in lines(&shown, &now) {
                     say(&line);
                 }
                 shown = now;
@@ -134,17 +134,29 @@ pub async fn run(ctx: &Context, args: JoinArgs) -> Result<(), CliError> {
     Ok(())
 }
 
-/// The line to print when the status goes from `before` to `now`: one per
-/// change of state, and one per new error while the state stays (a
+/// The lines to print when the status goes from `before` to `now`: one
+/// per change of state, and one per new error while the state stays (a
 /// retry), so a server that stays down is not announced again and again.
-fn line(before: &MemberStatus, now: &MemberStatus) -> Option<String> {
+fn lines(before: &MemberStatus, now: &MemberStatus) -> Vec<String> {
+    if now.losses > before.losses && now.state != MemberState::Lost {
+        // The loss and the new registration came faster than this reader
+        // looked: say both.
+        let lost = MemberStatus {
+            state: MemberState::Lost,
+            lease_id: before.lease_id,
+            ..now.clone()
+        };
+        let mut out = lines(before, &lost);
+        out.extend(lines(&lost, now));
+        return out;
+    }
     let lease = now
         .lease_id
         .map_or_else(|| "-".to_owned(), |l| l.to_string());
     let deadline = now.deadline.map_or_else(|| "-".to_owned(), time);
     let error = now.last_error.as_ref().map(|e| e.to_string());
     if now.state != before.state {
-        return Some(match now.state {
+        return vec![match now.state {
             MemberState::Registered => format!(
                 "registered: lease {lease} until {deadline}, ring version {}",
                 now.version
@@ -156,12 +168,12 @@ fn line(before: &MemberStatus, now: &MemberStatus) -> Option<String> {
                 error.as_deref().unwrap_or("no reason given")
             ),
             other => other.as_str().to_owned(),
-        });
+        }];
     }
     let before_error = before.last_error.as_ref().map(|e| e.to_string());
     match error {
-        Some(e) if Some(&e) != before_error.as_ref() => Some(format!("retrying: {e}")),
-        _ => None,
+        Some(e) if Some(&e) != before_error.as_ref() => vec![format!("retrying: {e}")],
+        _ => Vec::new(),
     }
 }
 
@@ -203,6 +215,7 @@ mod tests {
             version: Some(3),
             server: Some("http://a:1".into()),
             heartbeats: 1,
+            losses: 0,
             last_error: error.map(|e| Arc::new(ClientError::InvalidSetting(e.into()))),
         }
     }
@@ -213,23 +226,48 @@ mod tests {
         let joining = status(MemberState::Joining, None);
         let registered = status(MemberState::Registered, None);
         assert_eq!(
-            line(&joining, &registered).unwrap(),
-            format!("registered: lease {id} until 2026-12-01T10:00:05Z, ring version 3")
+            lines(&joining, &registered),
+            [format!(
+                "registered: lease {id} until 2026-12-01T10:00:05Z, ring version 3"
+            )]
         );
         let renewing = status(MemberState::Renewing, None);
         assert_eq!(
-            line(&registered, &renewing).unwrap(),
-            format!("renewing: lease {id} until 2026-12-01T10:00:05Z")
+            lines(&registered, &renewing),
+            [format!("renewing: lease {id} until 2026-12-01T10:00:05Z")]
         );
         // Another renewal: nothing to say.
-        assert_eq!(line(&renewing, &renewing), None);
+        assert!(lines(&renewing, &renewing).is_empty());
         let down = status(MemberState::Renewing, Some("down"));
-        assert_eq!(line(&renewing, &down).unwrap(), "retrying: down");
-        assert_eq!(line(&down, &down), None);
-        let lost = status(MemberState::Lost, Some("gone"));
+        assert_eq!(lines(&renewing, &down), ["retrying: down"]);
+        assert!(lines(&down, &down).is_empty());
+        let lost = MemberStatus {
+            losses: 1,
+            ..status(MemberState::Lost, Some("gone"))
+        };
         assert_eq!(
-            line(&down, &lost).unwrap(),
-            format!("lost: lease {id}: gone; registering again")
+            lines(&down, &lost),
+            [format!("lost: lease {id}: gone; registering again")]
+        );
+    }
+
+    #[test]
+    fn a_loss_seen_only_through_its_count_is_still_told() {
+        let old = "000000000000000000000000000000ab";
+        let new = "000000000000000000000000000000cd";
+        let renewing = status(MemberState::Renewing, None);
+        let again = MemberStatus {
+            lease_id: Some(LeaseId::from_bits(0xcd)),
+            losses: 1,
+            version: Some(5),
+            ..status(MemberState::Registered, None)
+        };
+        assert_eq!(
+            lines(&renewing, &again),
+            [
+                format!("lost: lease {old}: no reason given; registering again"),
+                format!("registered: lease {new} until 2026-12-01T10:00:05Z, ring version 5"),
+            ]
         );
     }
 }

@@ -9,6 +9,7 @@
 mod support;
 
 mod bounded;
+mod member;
 mod recreated;
 mod sqlite;
 mod tamper;

@@ -109,6 +109,10 @@ pub struct MemberStatus {
     /// Bumped on every successful registration or renewal, so a caller
     /// can wait for "renewed again since I looked".
     pub heartbeats: u64,
+    /// How many times the lease was lost. A loss is followed at once by a
+    /// new registration, so a `watch` reader may see `Registered` again
+    /// without having seen `Lost`; this count says it happened.
+    pub losses: u64,
     /// The most recent failure; cleared by the next success. In
     /// [`MemberState::Failed`], the refusal that stopped it.
     pub last_error: Option<Arc<ClientError>>,
@@ -123,6 +127,7 @@ impl MemberStatus {
             version: None,
             server: None,
             heartbeats: 0,
+            losses: 0,
             last_error: None,
         }
     }

@@ -248,6 +248,7 @@ impl Task {
     fn lose(&self, e: ClientError) {
         self.status.send_modify(|s| {
             s.state = MemberState::Lost;
+            s.losses += 1;
             s.last_error = Some(Arc::new(e));
         });
     }
