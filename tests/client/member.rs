@@ -75,10 +75,11 @@ async fn registers_and_renewals_keep_it_healthy_for_many_ttls() {
     assert_eq!(now.state, MemberState::Renewing);
     assert_eq!(now.lease_id, Some(lease));
     assert_eq!(now.losses, 0);
-    // Renewals about every third of the TTL: at least 8 in 4 TTLs (the
-    // slowest schedule renews every 5/12 of it, 9.6 times), besides the
-    // registration.
-    assert!(now.heartbeats >= 9, "{now:?}");
+    // Renewals about every third of the TTL, each wait drawn from [1/4,
+    // 5/12) of it: in a little over 4 TTLs at most 17 besides the
+    // registration, and at least 9 unless requests are slow, so the floor
+    // leaves room for a loaded machine.
+    assert!((6..=18).contains(&now.heartbeats), "{now:?}");
     assert_eq!(api.state_of("cache").await.0, 2);
     m.leave().await.unwrap();
 }
