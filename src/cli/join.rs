@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use clap::Args;
 
-use super::node::parse_label;
+use super::flags::parse_label;
 use super::output::{escape, time};
 use super::{CliError, Context};
 use crate::client::{ClientError, Member, MemberState, MemberStatus};

@@ -13,6 +13,7 @@ pub mod clients;
 mod context;
 mod describe;
 mod error;
+mod flags;
 pub mod inspect;
 pub mod join;
 pub mod node;

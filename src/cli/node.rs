@@ -10,6 +10,7 @@ use reqwest::Method;
 use serde_json::{Map, Value};
 
 use super::context::{decode, encode, ring_path, to_body};
+use super::flags::parse_label;
 use super::output::{emit, emit_json, escape, percent, time, Align, Table};
 use super::{CliError, Context};
 use crate::placement::NodeState;
@@ -117,14 +118,6 @@ pub struct TargetArgs {
     /// Free-text reason recorded in the new version.
     #[arg(long)]
     pub reason: Option<String>,
-}
-
-/// Parses `KEY=VALUE` (the value may be empty or contain `=`).
-pub(super) fn parse_label(text: &str) -> Result<(String, String), String> {
-    match text.split_once('=') {
-        Some((k, v)) if !k.is_empty() => Ok((k.to_owned(), v.to_owned())),
-        _ => Err(format!("`{text}` is not KEY=VALUE")),
-    }
 }
 
 /// Runs a `node` subcommand.
