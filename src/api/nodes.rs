@@ -99,12 +99,13 @@ pub async fn get_node(
         .into_response())
 }
 
-/// A node's view with its health and last heartbeat, which the node list
-/// carries and snapshots and single-node reads do not.
+/// A node's view with its health, last heartbeat and lease deadline, which
+/// the node list carries and snapshots and single-node reads do not.
 fn with_health(record: &NodeRecord, health: NodeHealth, lease: Option<Lease>) -> NodeView {
     NodeView {
         health: Some(health.into()),
-        last_heartbeat: lease.map(|l| l.last_heartbeat),
+        last_heartbeat: lease.as_ref().map(|l| l.last_heartbeat),
+        lease_deadline: lease.map(|l| l.deadline),
         ..NodeView::from(record)
     }
 }

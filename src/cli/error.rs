@@ -38,6 +38,12 @@ pub enum CliError {
     /// command quietly).
     #[error("cannot write the output: {0}")]
     Output(std::io::Error),
+    /// What was given is refused, by the command or by ringd, and running
+    /// the command again unchanged fails the same way: `ringd node join`'s
+    /// record, TTL, ring or token. Exit code 2, as for a usage error, so a
+    /// service manager can tell it from a server that is down.
+    #[error(transparent)]
+    Usage(ClientError),
     /// `ringd serve` could not start or failed while running.
     #[error(transparent)]
     Serve(#[from] crate::server::ServeError),
@@ -55,6 +61,7 @@ impl CliError {
     /// a usage error, 3 when no server could be reached.
     pub fn exit_code(&self) -> u8 {
         match self {
+            Self::Usage(_) => EXIT_USAGE,
             Self::Client(ClientError::Unreachable { .. }) => EXIT_UNREACHABLE,
             Self::Client(ClientError::InvalidUrl(_)) => EXIT_USAGE,
             _ => EXIT_REFUSED,

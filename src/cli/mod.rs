@@ -2,7 +2,8 @@
 //! subcommand is an operator client of a running server (like `etcdctl`
 //! or `consul`), talking to it over the REST API.
 //!
-//! One file per concern: [`serve`] runs the server; [`ring`], [`node`],
+//! One file per concern: [`serve`] runs the server; [`ring`], [`node`] (and
+//! its long-running [`join`]),
 //! [`change`], [`inspect`], [`watch`] and [`clients`] are the client
 //! commands; [`output`] renders tables and JSON and prints errors.
 //! Exit codes are in [`CliError::exit_code`] and `docs/cli.md`.
@@ -12,7 +13,9 @@ pub mod clients;
 mod context;
 mod describe;
 mod error;
+mod flags;
 pub mod inspect;
+pub mod join;
 pub mod node;
 pub mod output;
 pub mod ring;

@@ -1,4 +1,5 @@
-//! `ringd node add|update|drain|remove|list`. Every mutation that depends
+//! `ringd node add|update|drain|remove|list`, and `join` (in [`super::join`]).
+//! Every mutation that depends
 //! on what the ring holds (add, update, drain) reads first and writes with
 //! `If-Match` on the version it read, so a concurrent change makes it fail
 //! (412) instead of being overwritten.
@@ -9,7 +10,8 @@ use reqwest::Method;
 use serde_json::{Map, Value};
 
 use super::context::{decode, encode, ring_path, to_body};
-use super::output::{emit, emit_json, escape, percent, Align, Table};
+use super::flags::parse_label;
+use super::output::{emit, emit_json, escape, percent, time, Align, Table};
 use super::{CliError, Context};
 use crate::placement::NodeState;
 use crate::wire::{ChangeResult, NodeInput, NodeStateName, NodeView};
@@ -25,7 +27,10 @@ pub enum NodeCommand {
     Drain(TargetArgs),
     /// Remove a node from the ring.
     Remove(TargetArgs),
-    /// List a ring's nodes at its latest version.
+    /// Keep a node in a ring while this runs: register it with a lease,
+    /// renew it, release it on SIGINT or SIGTERM.
+    Join(super::join::JoinArgs),
+    /// List a ring's nodes at its latest version, with their health.
     List {
         /// The ring.
         ring: String,
@@ -115,14 +120,6 @@ pub struct TargetArgs {
     pub reason: Option<String>,
 }
 
-/// Parses `KEY=VALUE` (the value may be empty or contain `=`).
-fn parse_label(text: &str) -> Result<(String, String), String> {
-    match text.split_once('=') {
-        Some((k, v)) if !k.is_empty() => Ok((k.to_owned(), v.to_owned())),
-        _ => Err(format!("`{text}` is not KEY=VALUE")),
-    }
-}
-
 /// Runs a `node` subcommand.
 pub async fn run(ctx: &Context, command: NodeCommand) -> Result<(), CliError> {
     match command {
@@ -153,6 +150,7 @@ pub async fn run(ctx: &Context, command: NodeCommand) -> Result<(), CliError> {
             update(ctx, &t.ring, &t.id, &fields, &[], draining, "drained").await
         }
         NodeCommand::Remove(t) => remove(ctx, t).await,
+        NodeCommand::Join(a) => super::join::run(ctx, a).await,
         NodeCommand::List { ring } => list(ctx, &ring).await,
     }
 }
@@ -311,37 +309,66 @@ async fn list(ctx: &Context, ring: &str) -> Result<(), CliError> {
     emit(&format!(
         "ring {} at version {version}\n\n{}",
         escape(ring),
-        table(&nodes)
+        health_table(&nodes)
     ))
 }
 
-/// The node table of `node list` and `ring show`.
+/// The node table of `ring show`: the records of a version.
 pub(crate) fn table(nodes: &[NodeView]) -> String {
-    let mut t = Table::new(&[
-        ("NODE", Align::Left),
-        ("STATE", Align::Left),
+    render(nodes, false)
+}
+
+/// The node table of `node list`: the records, and each node's health,
+/// last heartbeat and lease deadline (`-` for a node without a lease).
+pub(crate) fn health_table(nodes: &[NodeView]) -> String {
+    render(nodes, true)
+}
+
+fn render(nodes: &[NodeView], health: bool) -> String {
+    let mut columns = vec![("NODE", Align::Left), ("STATE", Align::Left)];
+    if health {
+        columns.push(("HEALTH", Align::Left));
+    }
+    columns.extend([
         ("WEIGHT", Align::Right),
         ("ZONE", Align::Left),
         ("ADDRESS", Align::Left),
         ("HASH KEY", Align::Left),
-        ("LABELS", Align::Left),
     ]);
+    if health {
+        columns.extend([
+            ("LAST HEARTBEAT", Align::Left),
+            ("LEASE DEADLINE", Align::Left),
+        ]);
+    }
+    columns.push(("LABELS", Align::Left));
+    let mut t = Table::new(&columns);
     let dash = |v: &Option<String>| v.clone().unwrap_or_else(|| "-".into());
+    let at = |v: Option<::time::OffsetDateTime>| v.map_or_else(|| "-".into(), time);
     for n in nodes {
         let labels: Vec<String> = n.labels.iter().map(|(k, v)| format!("{k}={v}")).collect();
-        t.row(vec![
-            n.id.clone(),
-            n.state.as_str().to_owned(),
+        let mut row = vec![n.id.clone(), n.state.as_str().to_owned()];
+        if health {
+            row.push(
+                n.health
+                    .map_or_else(|| "-".into(), |h| h.as_str().to_owned()),
+            );
+        }
+        row.extend([
             n.weight.to_string(),
             dash(&n.zone),
             dash(&n.address),
             dash(&n.hash_key),
-            if labels.is_empty() {
-                "-".into()
-            } else {
-                labels.join(",")
-            },
         ]);
+        if health {
+            row.extend([at(n.last_heartbeat), at(n.lease_deadline)]);
+        }
+        row.push(if labels.is_empty() {
+            "-".into()
+        } else {
+            labels.join(",")
+        });
+        t.row(row);
     }
     t.render()
 }

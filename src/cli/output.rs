@@ -207,7 +207,7 @@ pub fn emit_json_line(value: &Value) -> Result<(), CliError> {
 pub fn error_text(err: &CliError) -> String {
     let mut out = String::new();
     match err {
-        CliError::Client(ClientError::Problem(p)) => {
+        CliError::Client(ClientError::Problem(p)) | CliError::Usage(ClientError::Problem(p)) => {
             let detail = if p.detail.is_empty() {
                 &p.title
             } else {

@@ -21,6 +21,9 @@
 //! long-polling), verifies every snapshot's fingerprint before using it,
 //! swaps it in atomically and acks it to the server. Lookups never touch
 //! the network. Design notes: `docs/client-library.md`.
+//!
+//! A node process keeps itself in a ring with a [`Member`]: it registers
+//! with a lease, renews it and releases it when the process stops.
 
 mod ack;
 mod backoff;
@@ -29,6 +32,7 @@ mod builder;
 mod error;
 mod events;
 pub mod http;
+mod member;
 mod router;
 mod settings;
 pub mod sse;
@@ -50,6 +54,7 @@ pub use builder::ClientBuilder;
 pub use error::ClientError;
 pub use events::{DiffSummary, RingEvent, VersionChange};
 pub use http::{Endpoints, EndpointsBuilder};
+pub use member::{Member, MemberBuilder, MemberState, MemberStatus};
 pub use router::Router;
 pub use settings::WatchMode;
 #[cfg(feature = "tls")]

@@ -54,6 +54,24 @@ pub enum NodeHealthName {
     Unmanaged,
 }
 
+impl NodeHealthName {
+    /// The name as sent on the wire.
+    pub fn as_str(self) -> &'static str {
+        NodeHealth::from(self).as_str()
+    }
+}
+
+impl From<NodeHealthName> for NodeHealth {
+    fn from(h: NodeHealthName) -> Self {
+        match h {
+            NodeHealthName::Healthy => Self::Healthy,
+            NodeHealthName::Unhealthy => Self::Unhealthy,
+            NodeHealthName::Left => Self::Left,
+            NodeHealthName::Unmanaged => Self::Unmanaged,
+        }
+    }
+}
+
 impl From<NodeHealth> for NodeHealthName {
     fn from(h: NodeHealth) -> Self {
         match h {
@@ -101,6 +119,15 @@ pub struct NodeView {
     )]
     #[cfg_attr(feature = "server", schema(value_type = Option<String>, format = DateTime))]
     pub last_heartbeat: Option<time::OffsetDateTime>,
+    /// When the node's lease expires unless renewed (for a released
+    /// lease, when it was released), for leased nodes; node list only.
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        default,
+        with = "time::serde::rfc3339::option"
+    )]
+    #[cfg_attr(feature = "server", schema(value_type = Option<String>, format = DateTime))]
+    pub lease_deadline: Option<time::OffsetDateTime>,
 }
 
 impl From<&NodeRecord> for NodeView {
@@ -115,6 +142,7 @@ impl From<&NodeRecord> for NodeView {
             hash_key: n.hash_key.as_ref().map(|k| k.as_str().to_owned()),
             health: None,
             last_heartbeat: None,
+            lease_deadline: None,
         }
     }
 }

@@ -11,5 +11,6 @@ mod support;
 
 mod commands;
 mod errors;
+mod node_join;
 mod text;
 mod watch;

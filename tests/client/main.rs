@@ -10,6 +10,7 @@ mod support;
 
 mod bounded;
 mod health_events;
+mod member;
 mod recreated;
 mod sqlite;
 mod tamper;

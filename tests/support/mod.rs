@@ -16,6 +16,7 @@ pub(crate) mod etcd;
 pub(crate) mod etcd_cluster;
 #[cfg(feature = "server")]
 pub(crate) mod in_process;
+pub(crate) mod membership;
 #[cfg(feature = "server")]
 pub(crate) mod problem;
 pub(crate) mod ringd;
