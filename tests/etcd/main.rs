@@ -12,6 +12,7 @@ mod access;
 mod client;
 mod clients;
 mod cluster;
+mod contention;
 mod outage;
 mod serve;
 mod watch;
