@@ -13,6 +13,7 @@ mod client;
 mod clients;
 mod cluster;
 mod contention;
+mod faults;
 mod outage;
 mod serve;
 mod watch;
