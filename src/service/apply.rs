@@ -1,11 +1,37 @@
 //! Applying a change: propose against the latest version, commit with
-//! compare-and-swap, retry when another writer got there first.
+//! compare-and-swap, retry when another writer got there first. Writers
+//! of one instance queue in process; a writer that lost to another
+//! instance's queues for the ring's turn among all instances (see
+//! [`crate::store::Store::queue`]) and retries holding it.
 
 use std::sync::Arc;
+use std::time::Instant;
 
-use super::{ChangeOutcome, ChangeRequest, Current, RingService, ServiceError, MAX_RETRIES};
+use super::{
+    ChangeOutcome, ChangeRequest, Current, RingService, ServiceError, CONTENDED_FOR, MAX_RETRIES,
+};
 use crate::ring::{RingName, Role};
-use crate::store::StoreError;
+use crate::store::{StoreError, WriteTurn};
+
+/// How this instance's writers to one ring have lately fared against
+/// other instances' writers; held by the ring's in-process queue.
+#[derive(Debug, Default)]
+pub(super) struct Contention {
+    /// Until when writers ask for a turn before their first attempt.
+    until: Option<Instant>,
+    /// The version this instance's last change to the ring made.
+    last_committed: u64,
+}
+
+impl Contention {
+    fn contended(&self) -> bool {
+        self.until.is_some_and(|t| t > Instant::now())
+    }
+
+    fn met_others(&mut self) {
+        self.until = Some(Instant::now() + CONTENDED_FOR);
+    }
+}
 
 impl RingService {
     /// Applies a change as one new version (or previews it).
@@ -22,15 +48,38 @@ impl RingService {
             .entry(ring.clone())
             .or_default()
             .clone();
-        let _turn = turn.lock().await;
+        let mut contention = turn.lock().await;
+        let mut turn: Option<WriteTurn> = None;
+        if contention.contended() && !request.dry_run {
+            turn = self.store.queue(ring).await;
+        }
         for attempt in 0..MAX_RETRIES {
-            if attempt > 0 {
-                // Lost to a writer in another instance: wait a little,
-                // randomly, so competing instances stop colliding.
-                tokio::time::sleep(retry_pause(attempt)).await;
+            if attempt > 0 && turn.is_none() {
+                // Lost to a writer in another instance: queue for a turn.
+                turn = self.store.queue(ring).await;
+                if turn.is_none() {
+                    // None to be had: wait a little, randomly, so
+                    // competing instances stop colliding.
+                    tokio::time::sleep(retry_pause(attempt)).await;
+                }
             }
-            let current = self.current(ring).await?;
+            // Holding a turn, the previous holder (likely in another
+            // instance) has just committed: read it rather than lose a
+            // compare-and-swap to what the cache has not heard of yet.
+            let current = if turn.is_some() {
+                self.refresh(ring).await?
+            } else {
+                self.current(ring).await?
+            };
             let version = current.snapshot.version;
+            if turn.is_some()
+                && contention.last_committed != 0
+                && version != contention.last_committed
+            {
+                // Another instance wrote since this one's last change:
+                // writers still alternate, so keep queueing.
+                contention.met_others();
+            }
             // Before the precondition: a retry of a committed change must
             // get its version back, though the ring has moved past its
             // expected version since.
@@ -68,6 +117,7 @@ impl RingService {
             }
             match self.store.commit(&proposal.snapshot).await {
                 Ok(()) => {
+                    contention.last_committed = proposal.snapshot.version;
                     self.forget_removed_leases(ring, &proposal.snapshot.change.ops)
                         .await;
                     let next = Arc::new(Current {
@@ -84,6 +134,7 @@ impl RingService {
                 Err(StoreError::VersionConflict {
                     current: actual, ..
                 }) => {
+                    contention.met_others();
                     // Someone else committed first: the cache is behind.
                     // It is brought forward, never emptied, so readers
                     // keep being served from memory meanwhile (and never
@@ -91,9 +142,13 @@ impl RingService {
                     self.refresh(ring).await?;
                     // With a key, the winner may have been an earlier
                     // attempt of this very change: look again first.
-                    if let (Some(expected), None) =
-                        (request.expected_version, &request.idempotency_key)
-                    {
+                    // A ring still at `version` refused the commit only
+                    // because writers queued for the turn go first.
+                    if let (Some(expected), None, true) = (
+                        request.expected_version,
+                        &request.idempotency_key,
+                        actual != version,
+                    ) {
                         return Err(ServiceError::PreconditionFailed {
                             expected,
                             current: actual,

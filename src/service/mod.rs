@@ -37,8 +37,16 @@ use idempotency::KeyIndex;
 const VERSION_CACHE: usize = 16;
 
 /// Attempts at a change whose caller gave no expected version, when other
-/// writers keep getting in first.
+/// writers keep getting in first. After the first lost attempt a writer
+/// waits for its turn among every instance's writers ([`Store::queue`]),
+/// so only writers that have not lost yet can still get in first.
 const MAX_RETRIES: usize = 16;
+
+/// How long an instance keeps queueing for turns on a ring after its
+/// writers last met another instance's there: while writers of several
+/// instances alternate, each of them asks for its turn before its first
+/// attempt, instead of losing one race per change to a fresh writer.
+const CONTENDED_FOR: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// The ring service.
 pub struct RingService {
@@ -49,8 +57,9 @@ pub struct RingService {
     /// One change per ring at a time in this instance, first come first
     /// served: concurrent writers would all read, propose and send a
     /// compare-and-swap of which only one can win, and on a small machine
-    /// the losers' retries starve the winner.
-    writers: Mutex<HashMap<RingName, Arc<tokio::sync::Mutex<()>>>>,
+    /// the losers' retries starve the winner. What the queue holds is how
+    /// this instance's writers have lately fared against other instances'.
+    writers: Mutex<HashMap<RingName, Arc<tokio::sync::Mutex<apply::Contention>>>>,
     hub: Arc<Hub>,
     clock: Arc<dyn Clock>,
 }

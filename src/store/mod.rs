@@ -171,6 +171,27 @@ impl StoreError {
     }
 }
 
+/// A ring's turn among the writers of every instance (see
+/// [`Store::queue`]); dropping it hands the turn to the next writer.
+pub struct WriteTurn {
+    _release: Box<dyn Send + Sync>,
+}
+
+impl WriteTurn {
+    /// A turn that ends when `release` is dropped.
+    pub fn new(release: impl Send + Sync + 'static) -> Self {
+        Self {
+            _release: Box::new(release),
+        }
+    }
+}
+
+impl std::fmt::Debug for WriteTurn {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WriteTurn").finish_non_exhaustive()
+    }
+}
+
 /// The seam between the service and its storage. Leases are its
 /// [`LeaseStore`] part.
 #[async_trait]
@@ -210,17 +231,32 @@ pub trait Store: LeaseStore + Send + Sync + 'static {
 
     /// Commits `next` only if the ring is still at `next.version - 1`
     /// (compare-and-swap), then prunes versions beyond the retention limit.
+    /// A `VersionConflict` whose `current` is the expected version means
+    /// the ring did not move but writers queued for its turn (see
+    /// [`Store::queue`]) go first.
     async fn commit(&self, next: &Snapshot) -> Result<(), StoreError>;
 
     /// Events for every commit and deletion from now on.
     fn subscribe(&self) -> broadcast::Receiver<StoreEvent>;
 
     /// Whether the events from [`Store::subscribe`] are known to be
-    /// current: false while the backend cannot be reached, when what a
+    /// current: false while the backend cannot be reached, or while its
+    /// events are known to lag more than a moment behind it, when what a
     /// reader holds in memory may be stale. Never waits on the backend.
     /// An embedded store is always current.
     fn is_current(&self) -> bool {
         true
+    }
+
+    /// Waits for `ring`'s turn among the writers of every instance sharing
+    /// this store, for a writer that just lost a compare-and-swap: holding
+    /// the turn, it is not raced by writers queued behind it. `None` when
+    /// the store needs no turns (an embedded store has one instance, whose
+    /// in-process queue already orders its writers) or could not give one
+    /// in time; the compare-and-swap keeps writes correct either way.
+    async fn queue(&self, ring: &RingName) -> Option<WriteTurn> {
+        let _ = ring;
+        None
     }
 
     /// Records `ack` as the client's latest report for `ring`, replacing

@@ -12,6 +12,8 @@ mod access;
 mod client;
 mod clients;
 mod cluster;
+mod contention;
+mod faults;
 mod leases;
 mod outage;
 mod serve;

@@ -2,6 +2,7 @@
 //! per member with its own free ports, temporary data directory and log
 //! file. Members can be killed one at a time; all are killed when dropped.
 
+pub(crate) mod faults;
 pub(crate) mod traffic;
 
 use super::etcd::etcd_binary;

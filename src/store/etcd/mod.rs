@@ -10,14 +10,18 @@
 //! Every write is one etcd transaction guarded by the meta key's
 //! `mod_revision`; every read reads at one etcd revision. Events come from
 //! an etcd watch, so commits made by other instances are reported too.
+//! Writers that lose a compare-and-swap queue on a per-ring etcd lock
+//! (`lock`), and a checker (`progress`) tells when the watch lags.
 
 mod acks;
 mod layout;
 mod lease_keys;
 mod lease_view;
 mod leases;
+mod lock;
 mod members;
 mod migrate;
+mod progress;
 mod read;
 mod watch;
 mod write;
@@ -33,7 +37,7 @@ use etcd_client::{Certificate, Client, ConnectOptions, Identity, TlsOptions};
 use tokio::sync::broadcast;
 use tokio::task::JoinHandle;
 
-use super::{HistoryEntry, Store, StoreError, StoreEvent, DEFAULT_RETENTION};
+use super::{HistoryEntry, Store, StoreError, StoreEvent, WriteTurn, DEFAULT_RETENTION};
 use crate::ring::{ClientAck, RingName, Snapshot};
 use layout::Keys;
 
@@ -50,8 +54,14 @@ pub const DEFAULT_MAX_TXN_OPS: usize = 128;
 const EVENT_CAPACITY: usize = 1024;
 
 /// How long one store operation may wait on etcd before it is reported
-/// unavailable, so callers never hang on a partitioned cluster.
+/// unavailable, so callers never hang on a partitioned cluster. Each
+/// request inside it has a shorter bound of its own and is retried.
 const OP_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The same limit for a commit, which holds the ring's queue of writers:
+/// its reads (at most about 3 s each, with their retries) and its
+/// transaction (3 s) normally leave it far inside this.
+const COMMIT_TIMEOUT: Duration = Duration::from_secs(6);
 
 /// The same limit while the watch has lost etcd ([`Store::is_current`] is
 /// false): etcd is most likely down, so callers learn it quickly.
@@ -119,6 +129,8 @@ struct Ops {
     keys: Keys,
     retention: u64,
     max_txn_ops: usize,
+    /// The writers' turns this instance holds, released by commits.
+    turns: lock::Turns,
 }
 
 /// Maps a client error to unavailability: with etcd, every failure that
@@ -153,6 +165,11 @@ pub struct EtcdStore {
     ops: Ops,
     events: broadcast::Sender<StoreEvent>,
     watcher: JoinHandle<()>,
+    /// Compares the watch's progress with the cluster's revision.
+    checker: JoinHandle<()>,
+    progress: Arc<progress::Progress>,
+    /// The lease this instance's writers' turns are held on.
+    session: lock::Session,
     /// Keeps the client's endpoints to the healthy members.
     members: JoinHandle<()>,
     /// Set while the watch is connected to etcd; see [`Store::is_current`].
@@ -218,6 +235,7 @@ impl EtcdStore {
             keys: Keys::new(&options.prefix),
             retention: options.retention.max(1),
             max_txn_ops: options.max_txn_ops,
+            turns: lock::Turns::default(),
         };
         let revision = match timed(OP_TIMEOUT, ops.migrate()).await {
             Ok(revision) => revision,
@@ -249,16 +267,22 @@ impl EtcdStore {
         // Watching from the revision read at start-up means no commit after
         // `connect` returns can be missed, however late the watch starts.
         let connected = Arc::new(AtomicBool::new(false));
+        let progress = Arc::new(progress::Progress::new(revision));
         let watcher = tokio::spawn(watch::follow(
             ops.clone(),
             events.clone(),
             connected.clone(),
+            progress.clone(),
             revision + 1,
         ));
+        let checker = tokio::spawn(progress::check(ops.clone(), progress.clone()));
         Ok(EtcdStore {
             ops,
             events,
             watcher,
+            checker,
+            progress,
+            session: lock::Session::default(),
             members,
             connected,
             prefix: options.prefix,
@@ -278,6 +302,7 @@ impl EtcdStore {
 impl Drop for EtcdStore {
     fn drop(&mut self) {
         self.watcher.abort();
+        self.checker.abort();
         self.members.abort();
         self.lease_watch.abort();
     }
@@ -357,7 +382,16 @@ impl Store for EtcdStore {
     }
 
     async fn commit(&self, next: &Snapshot) -> Result<(), StoreError> {
-        self.bounded(self.ops.commit(next)).await
+        let limit = if self.connected.load(Ordering::Relaxed) {
+            COMMIT_TIMEOUT
+        } else {
+            DOWN_TIMEOUT
+        };
+        timed(limit, self.ops.commit(next)).await
+    }
+
+    async fn queue(&self, ring: &RingName) -> Option<WriteTurn> {
+        self.ops.queue(&self.session, ring).await
     }
 
     fn subscribe(&self) -> broadcast::Receiver<StoreEvent> {
@@ -365,7 +399,7 @@ impl Store for EtcdStore {
     }
 
     fn is_current(&self) -> bool {
-        self.connected.load(Ordering::Relaxed)
+        self.connected.load(Ordering::Relaxed) && self.progress.keeping_up()
     }
 
     async fn put_ack(&self, ring: &RingName, ack: &ClientAck) -> Result<(), StoreError> {

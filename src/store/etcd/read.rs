@@ -4,7 +4,10 @@
 
 use std::collections::BTreeMap;
 
-use etcd_client::{GetOptions, KeyValue};
+use std::future::Future;
+use std::time::Duration;
+
+use etcd_client::{Client, GetOptions, KeyValue};
 
 use super::layout::{corrupt, decode, RingMeta, VersionRecord};
 use super::{unavailable, Ops};
@@ -14,6 +17,21 @@ use crate::store::{HistoryEntry, StoreError};
 
 /// Keys per page of a range read.
 const PAGE: i64 = 500;
+
+/// How long one read request may wait for etcd. A read sent to a member
+/// that froze, or whose leader did, would otherwise wait out etcd's own
+/// request timeout (about 7 s) while the rest of the cluster answers
+/// within milliseconds; a read is safe to send again.
+const READ_ATTEMPT: Duration = Duration::from_millis(900);
+
+/// Tries per read. The client balances requests over the members (and the
+/// member prober takes a frozen one out of rotation within about a
+/// second), so a retry normally reaches another member.
+const READ_TRIES: usize = 3;
+
+/// Pause after a read failed at once (a member electing has no leader),
+/// so the retries span the election instead of all failing within it.
+const READ_RETRY_PAUSE: Duration = Duration::from_millis(150);
 
 /// The end of the range of keys starting with `prefix` (which ends in `/`,
 /// so bumping its last byte cannot overflow).
@@ -35,7 +53,59 @@ pub(super) struct MetaRead {
     pub revision: i64,
 }
 
+/// Whether `e` may pass on another try: no leader, a leader change, a
+/// dropped connection. A refusal (compacted revision, permission denied)
+/// stays one.
+pub(super) fn transient(e: &etcd_client::Error) -> bool {
+    // gRPC's codes, numbered as in its specification (tonic is not named
+    // here: it is the etcd client's dependency, not ringd's).
+    const CANCELLED: i32 = 1;
+    const UNKNOWN: i32 = 2;
+    const DEADLINE_EXCEEDED: i32 = 4;
+    const ABORTED: i32 = 10;
+    const UNAVAILABLE: i32 = 14;
+    match e {
+        etcd_client::Error::GRpcStatus(s) => matches!(
+            s.code() as i32,
+            CANCELLED | UNKNOWN | DEADLINE_EXCEEDED | ABORTED | UNAVAILABLE
+        ),
+        etcd_client::Error::TransportError(_) | etcd_client::Error::IoError(_) => true,
+        _ => false,
+    }
+}
+
 impl Ops {
+    /// Runs the read `op` up to [`READ_TRIES`] times, each bounded by
+    /// [`READ_ATTEMPT`]; the last failure is the answer.
+    pub(super) async fn attempts<T, F>(&self, op: impl Fn(Client) -> F) -> Result<T, StoreError>
+    where
+        F: Future<Output = Result<T, etcd_client::Error>>,
+    {
+        let mut last = None;
+        for attempt in 0..READ_TRIES {
+            match tokio::time::timeout(READ_ATTEMPT, op(self.client.clone())).await {
+                Ok(Ok(v)) => return Ok(v),
+                Ok(Err(e)) => {
+                    let again = transient(&e);
+                    last = Some(unavailable(e));
+                    if !again {
+                        break;
+                    }
+                    if attempt + 1 < READ_TRIES {
+                        tokio::time::sleep(READ_RETRY_PAUSE).await;
+                    }
+                }
+                Err(_) => {
+                    last = Some(StoreError::unavailable(format!(
+                        "etcd did not answer a read within {} ms, {READ_TRIES} times",
+                        READ_ATTEMPT.as_millis()
+                    )))
+                }
+            }
+        }
+        Err(last.expect("at least one attempt"))
+    }
+
     /// Range read of `key` at `revision` (0 = now), returning the kvs and
     /// the revision actually read.
     pub(super) async fn get(
@@ -60,11 +130,11 @@ impl Ops {
             options
         };
         let mut resp = self
-            .client
-            .clone()
-            .get(key, Some(options))
-            .await
-            .map_err(unavailable)?;
+            .attempts(|mut c| {
+                let (key, options) = (key.clone(), options.clone());
+                async move { c.get(key, Some(options)).await }
+            })
+            .await?;
         let at = resp.header().map_or(revision, |h| h.revision());
         Ok((resp.take_kvs(), if revision > 0 { revision } else { at }))
     }

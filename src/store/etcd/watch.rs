@@ -3,7 +3,9 @@
 //!
 //! It also tells whether the store is current: `connected` is set when etcd
 //! confirms a watch and cleared as soon as a stream ends, so while etcd is
-//! unreachable readers know that what they hold may be stale.
+//! unreachable readers know that what they hold may be stale. A stream
+//! that stays open but falls behind (its member froze) is caught by
+//! `progress`, which this watch feeds and which can make it start over.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -12,6 +14,7 @@ use std::time::Duration;
 use etcd_client::{EventType, WatchOptions};
 use tokio::sync::broadcast;
 
+use super::progress::{Progress, PROGRESS_EVERY};
 use super::Ops;
 use crate::store::{StoreError, StoreEvent};
 
@@ -32,10 +35,11 @@ pub(super) async fn follow(
     ops: Ops,
     events: broadcast::Sender<StoreEvent>,
     connected: Arc<AtomicBool>,
+    progress: Arc<Progress>,
     mut from: i64,
 ) {
     loop {
-        let end = watch_once(&ops, &events, &connected, &mut from).await;
+        let end = watch_once(&ops, &events, &connected, &progress, &mut from).await;
         connected.store(false, Ordering::Relaxed);
         match end {
             End::Compacted => {
@@ -43,7 +47,10 @@ pub(super) async fn follow(
                 // ring's latest version instead. Subscribers ignore
                 // versions they already have.
                 match relist(&ops, &events).await {
-                    Ok(revision) => from = revision + 1,
+                    Ok(revision) => {
+                        progress.applied(revision);
+                        from = revision + 1;
+                    }
                     Err(e) => {
                         tracing::warn!(error = %e, "etcd re-list after compaction failed");
                         tokio::time::sleep(RETRY_DELAY).await;
@@ -80,20 +87,38 @@ async fn watch_once(
     ops: &Ops,
     events: &broadcast::Sender<StoreEvent>,
     connected: &AtomicBool,
+    progress: &Progress,
     from: &mut i64,
 ) -> End {
     let options = WatchOptions::new().with_prefix().with_start_revision(*from);
-    let mut stream = match ops
+    let (mut requests, mut stream) = match ops
         .client
         .clone()
         .watch(ops.keys.rings(), Some(options))
         .await
     {
-        Ok(s) => s,
+        Ok(s) => s.split(),
         Err(e) => return End::Failed(e.to_string()),
     };
+    let mut ask = tokio::time::interval(PROGRESS_EVERY);
+    ask.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
-        let resp = match stream.message().await {
+        let message = tokio::select! {
+            m = stream.message() => m,
+            _ = ask.tick() => {
+                // etcd answers with a response that carries no events and
+                // the revision up to which it has sent all of them; it
+                // stays silent while this watch is still catching up.
+                if let Err(e) = requests.request_progress().await {
+                    return End::Failed(e.to_string());
+                }
+                continue;
+            }
+            () = progress.rewatch.notified() => {
+                return End::Failed("the watch fell behind the cluster".into());
+            }
+        };
+        let resp = match message {
             Ok(Some(resp)) => resp,
             Ok(None) => return End::Failed("stream closed".into()),
             Err(e) => return End::Failed(e.to_string()),
@@ -138,6 +163,14 @@ async fn watch_once(
             };
             let _ = events.send(event);
             *from = revision + 1;
+        }
+        // Every event up to the response's revision has now been
+        // delivered; but the response confirming the watch is sent before
+        // the events it replays, so it proves nothing yet.
+        if !resp.created() {
+            if let Some(h) = resp.header() {
+                progress.applied(h.revision());
+            }
         }
     }
 }

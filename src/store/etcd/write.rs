@@ -8,19 +8,34 @@ use etcd_client::{Compare, CompareOp, DeleteOptions, GetOptions, Txn, TxnOp};
 
 use super::layout::{encode, BeforeImage, RingMeta, VersionRecord, MAX_TXN_BYTES};
 use super::lease_keys::LeaseKey;
+use super::read::transient;
 use super::{unavailable, Ops};
 use crate::ring::{RingName, Snapshot};
 use crate::store::StoreError;
 
-/// How long a write transaction may wait for etcd's answer. A request
-/// caught on a member whose leader just died waits out etcd's own request
-/// timeout (about 7 s) before failing; giving up sooner lets the next
-/// change, sent to a member with a leader, go through within seconds.
-const TXN_TIMEOUT: Duration = Duration::from_secs(3);
+/// How long one try of a write transaction may wait for etcd's answer. A
+/// request caught on a member that froze, or whose leader died, waits out
+/// etcd's own request timeout (about 7 s) before failing; giving up sooner
+/// and sending it again, normally to another member, lets the change
+/// through within seconds.
+const TXN_ATTEMPT: Duration = Duration::from_millis(1500);
+
+/// Tries per transaction; two, so a write is never in doubt for longer
+/// than 3 s. Sending the same guarded transaction again is safe: if the
+/// first try was applied after all, the guard refuses the second.
+const TXN_TRIES: usize = 2;
 
 /// How often `delete_ring` without a precondition retries when commits
 /// keep moving the ring under it.
 const DELETE_ATTEMPTS: usize = 100;
+
+/// What became of a transaction.
+struct Sent {
+    /// Its guard held and its operations were applied.
+    applied: bool,
+    /// An earlier try got no answer, so it may be the one applied.
+    in_doubt: bool,
+}
 
 /// The operations of one write transaction, checked against etcd's limits
 /// before sending so an oversized change fails clearly, not with a gRPC error.
@@ -62,21 +77,47 @@ impl Batch {
 }
 
 impl Ops {
-    /// Sends `batch` if `guard` holds; returns whether it did.
-    async fn txn(&self, guard: Compare, batch: Batch) -> Result<bool, StoreError> {
-        let txn = Txn::new().when([guard]).and_then(batch.ops);
-        let sent = tokio::time::timeout(TXN_TIMEOUT, self.client.clone().txn(txn)).await;
-        let resp = sent
-            .map_err(|_| {
-                StoreError::unavailable(format!(
-                    "etcd did not confirm the change within {} s (a member may have just \
-                     failed); it may or may not be applied: retry with the same \
-                     Idempotency-Key, or check the ring's history",
-                    TXN_TIMEOUT.as_secs()
-                ))
-            })?
-            .map_err(unavailable)?;
-        Ok(resp.succeeded())
+    /// Sends `batch` if `guard` holds, up to [`TXN_TRIES`] times while etcd
+    /// does not answer.
+    async fn txn(&self, guards: impl Into<Vec<Compare>>, batch: Batch) -> Result<Sent, StoreError> {
+        let txn = Txn::new().when(guards).and_then(batch.ops);
+        let mut last = None;
+        for attempt in 0..TXN_TRIES {
+            let mut client = self.client.clone();
+            let sent = client.txn(txn.clone());
+            match tokio::time::timeout(TXN_ATTEMPT, sent).await {
+                Ok(Ok(resp)) => {
+                    return Ok(Sent {
+                        applied: resp.succeeded(),
+                        in_doubt: attempt > 0,
+                    })
+                }
+                Ok(Err(e)) if transient(&e) => last = Some(unavailable(e)),
+                Ok(Err(e)) => return Err(unavailable(e)),
+                Err(_) => last = None,
+            }
+        }
+        Err(last.unwrap_or_else(|| {
+            StoreError::unavailable(format!(
+                "etcd did not confirm the change within {} s (a member may have just \
+                 failed); it may or may not be applied: retry with the same \
+                 Idempotency-Key, or check the ring's history",
+                (TXN_ATTEMPT * TXN_TRIES as u32).as_secs()
+            ))
+        }))
+    }
+
+    /// Whether version `version` of `ring` holds exactly `record`: after a
+    /// try in doubt, tells this writer's own commit from another's.
+    async fn holds(
+        &self,
+        ring: &RingName,
+        version: u64,
+        record: &[u8],
+    ) -> Result<bool, StoreError> {
+        let key = self.keys.version(ring, version);
+        let (kvs, _) = self.get(key, GetOptions::new(), 0).await?;
+        Ok(kvs.first().is_some_and(|kv| kv.value() == record))
     }
 
     /// Writes version 1 of a new ring: meta, its nodes and its version record.
@@ -99,7 +140,7 @@ impl Ops {
         batch.check(ring, self.max_txn_ops)?;
         // Version 0 of a key means it does not exist.
         let absent = Compare::version(self.keys.meta(ring), CompareOp::Equal, 0);
-        if self.txn(absent, batch).await? {
+        if self.txn([absent], batch).await?.applied {
             return Ok(());
         }
         Err(StoreError::RingExists(Box::new(
@@ -140,11 +181,8 @@ impl Ops {
                 node: Some(old),
             });
         }
-        let record = VersionRecord::of(next, before);
-        batch.put(
-            self.keys.version(ring, next.version),
-            encode("version", &record)?,
-        );
+        let record = encode("version", &VersionRecord::of(next, before))?;
+        batch.put(self.keys.version(ring, next.version), record.clone());
         // Keep the newest `retention` versions; `max` keeps `oldest` from
         // moving back if retention was raised since.
         let floor = next.version.saturating_sub(self.retention);
@@ -162,14 +200,39 @@ impl Ops {
         };
         batch.put(self.keys.meta(ring), encode("ring meta", &meta)?);
         batch.check(ring, self.max_txn_ops)?;
+        // Holding the writers' turn, the commit ends it too (when there is
+        // room for one more operation): the next writer's wait ends with it.
+        let turn = self.turns.key(ring);
+        let holding = turn.is_some();
+        let releases = holding && batch.ops.len() < self.max_txn_ops;
+        if let (Some(key), true) = (turn, releases) {
+            batch.ops.push(TxnOp::delete(key, None));
+        }
 
         let unchanged =
             Compare::mod_revision(self.keys.meta(ring), CompareOp::Equal, m.mod_revision);
-        if self.txn(unchanged, batch).await? {
+        let mut guards = vec![unchanged];
+        if !holding {
+            // Writers queued for the turn go first: without it, the commit
+            // is refused while any is queued (the ring itself unchanged).
+            guards.push(Compare::version(self.turn_queue(ring), CompareOp::Equal, 0).with_prefix());
+        }
+        let sent = self.txn(guards, batch).await?;
+        if sent.applied {
+            if releases {
+                self.turns.released(ring);
+            }
             return Ok(());
         }
-        // Someone else moved (or deleted) the ring since we read it.
+        // Someone else moved (or deleted) the ring since we read it, or,
+        // after a try in doubt, the first try was applied after all.
         let now = self.existing_meta(ring, 0).await?;
+        if sent.in_doubt
+            && now.meta.latest >= next.version
+            && self.holds(ring, next.version, &record).await?
+        {
+            return Ok(());
+        }
         Err(StoreError::VersionConflict {
             expected,
             current: now.meta.latest,
@@ -204,7 +267,7 @@ impl Ops {
             }
             let unchanged =
                 Compare::mod_revision(self.keys.meta(ring), CompareOp::Equal, m.mod_revision);
-            if self.txn(unchanged, batch).await? {
+            if self.txn([unchanged], batch).await?.applied {
                 return Ok(());
             }
             // A commit slipped in: re-check the precondition against it.
