@@ -9,6 +9,7 @@
 
 pub mod change;
 pub mod clients;
+pub mod cluster;
 mod context;
 mod describe;
 mod error;
@@ -131,6 +132,8 @@ pub enum Command {
     Watch(watch::WatchArgs),
     /// Which clients applied which version, and who diverges.
     Clients(clients::ClientsArgs),
+    /// The ringd instances sharing the store, and which one decides.
+    Cluster(cluster::ClusterArgs),
 }
 
 /// Runs a parsed command line. Output goes to stdout; the caller prints
@@ -153,6 +156,7 @@ pub async fn run(cli: Cli) -> Result<(), CliError> {
         Command::History(a) => inspect::history(&ctx, a).await,
         Command::Watch(a) => watch::run(&ctx, a).await,
         Command::Clients(a) => clients::run(&ctx, a).await,
+        Command::Cluster(a) => cluster::run(&ctx, a).await,
     }
 }
 

@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use super::{ChangeOutcome, ChangeRequest, Current, RingService, ServiceError, MAX_RETRIES};
 use crate::ring::{RingName, Role};
+use crate::store::leadership::Fence;
 use crate::store::StoreError;
 
 impl RingService {
@@ -14,6 +15,17 @@ impl RingService {
         ring: &RingName,
         request: ChangeRequest,
         role: Role,
+    ) -> Result<ChangeOutcome, ServiceError> {
+        self.apply_fenced(ring, request, role, None).await
+    }
+
+    /// [`RingService::apply`], committed behind `fence` when there is one.
+    pub(super) async fn apply_fenced(
+        &self,
+        ring: &RingName,
+        request: ChangeRequest,
+        role: Role,
+        fence: Option<&Fence>,
     ) -> Result<ChangeOutcome, ServiceError> {
         let turn = self
             .writers
@@ -66,7 +78,7 @@ impl RingService {
                     base_config: current.snapshot.config.clone(),
                 });
             }
-            match self.store.commit(&proposal.snapshot).await {
+            match self.commit_in_term(&proposal.snapshot, fence).await {
                 Ok(()) => {
                     self.forget_removed_leases(ring, &proposal.snapshot.change.ops);
                     let next = Arc::new(Current {

@@ -12,6 +12,7 @@
 //! an etcd watch, so commits made by other instances are reported too.
 
 mod acks;
+mod election;
 mod layout;
 mod members;
 mod migrate;
@@ -30,6 +31,7 @@ use etcd_client::{Certificate, Client, ConnectOptions, Identity, TlsOptions};
 use tokio::sync::broadcast;
 use tokio::task::JoinHandle;
 
+use super::leadership::{Fence, Instance, Leadership};
 use super::{HistoryEntry, Store, StoreError, StoreEvent, DEFAULT_RETENTION};
 use crate::ring::{ClientAck, RingName, Snapshot};
 use layout::Keys;
@@ -325,7 +327,15 @@ impl Store for EtcdStore {
     }
 
     async fn commit(&self, next: &Snapshot) -> Result<(), StoreError> {
-        self.bounded(self.ops.commit(next)).await
+        self.bounded(self.ops.commit(next, None)).await
+    }
+
+    async fn commit_fenced(&self, next: &Snapshot, fence: &Fence) -> Result<(), StoreError> {
+        self.bounded(self.ops.commit(next, Some(fence))).await
+    }
+
+    fn elect(&self, me: Instance, ttl: Duration) -> Arc<dyn Leadership> {
+        Arc::new(self.ops.elect(me, ttl))
     }
 
     fn subscribe(&self) -> broadcast::Receiver<StoreEvent> {

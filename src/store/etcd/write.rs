@@ -6,9 +6,11 @@ use std::time::Duration;
 
 use etcd_client::{Compare, CompareOp, DeleteOptions, GetOptions, Txn, TxnOp};
 
+use super::election::fence_compare;
 use super::layout::{encode, BeforeImage, RingMeta, VersionRecord, MAX_TXN_BYTES};
 use super::{unavailable, Ops};
 use crate::ring::{RingName, Snapshot};
+use crate::store::leadership::Fence;
 use crate::store::StoreError;
 
 /// How long a write transaction may wait for etcd's answer. A request
@@ -63,7 +65,12 @@ impl Batch {
 impl Ops {
     /// Sends `batch` if `guard` holds; returns whether it did.
     async fn txn(&self, guard: Compare, batch: Batch) -> Result<bool, StoreError> {
-        let txn = Txn::new().when([guard]).and_then(batch.ops);
+        self.txn_when(vec![guard], batch).await
+    }
+
+    /// Sends `batch` if every one of `guards` holds; returns whether it did.
+    async fn txn_when(&self, guards: Vec<Compare>, batch: Batch) -> Result<bool, StoreError> {
+        let txn = Txn::new().when(guards).and_then(batch.ops);
         let sent = tokio::time::timeout(TXN_TIMEOUT, self.client.clone().txn(txn)).await;
         let resp = sent
             .map_err(|_| {
@@ -107,8 +114,13 @@ impl Ops {
     }
 
     /// Commits `next` if the ring is at `next.version - 1`, writing only
-    /// the nodes that changed and pruning versions beyond retention.
-    pub(super) async fn commit(&self, next: &Snapshot) -> Result<(), StoreError> {
+    /// the nodes that changed and pruning versions beyond retention; with
+    /// a `fence`, only if its term is also still current (else `Deposed`).
+    pub(super) async fn commit(
+        &self,
+        next: &Snapshot,
+        fence: Option<&Fence>,
+    ) -> Result<(), StoreError> {
         let ring = &next.ring;
         let m = self.existing_meta(ring, 0).await?;
         let expected = next.version.saturating_sub(1);
@@ -164,8 +176,16 @@ impl Ops {
 
         let unchanged =
             Compare::mod_revision(self.keys.meta(ring), CompareOp::Equal, m.mod_revision);
-        if self.txn(unchanged, batch).await? {
+        let guards = std::iter::once(unchanged)
+            .chain(fence.map(fence_compare))
+            .collect();
+        if self.txn_when(guards, batch).await? {
             return Ok(());
+        }
+        if let Some(fence) = fence {
+            if !self.fence_holds(fence).await? {
+                return Err(StoreError::Deposed(fence.term()));
+            }
         }
         // Someone else moved (or deleted) the ring since we read it.
         let now = self.existing_meta(ring, 0).await?;
