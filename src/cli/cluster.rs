@@ -50,11 +50,14 @@ fn render(c: &ClusterView) -> String {
             yes_no(i.leader),
         ]);
     }
+    let count = match c.instances.len() {
+        1 => "1 instance".to_owned(),
+        n => format!("{n} instances"),
+    };
     format!(
-        "store {}, {leader}\n\n{}\n{} instances\n",
+        "store {}, {leader}\n\n{}\n{count}\n",
         c.store.as_str(),
-        t.render(),
-        c.instances.len()
+        t.render()
     )
 }
 

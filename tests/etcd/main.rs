@@ -12,6 +12,7 @@ mod access;
 mod client;
 mod clients;
 mod cluster;
+mod leader;
 mod outage;
 mod serve;
 mod watch;

@@ -185,7 +185,7 @@ async fn campaign_forever(shared: Arc<Shared>) {
             Ok(()) => {}
         }
         shared.revoke().await;
-        tokio::time::sleep(RESTART_PAUSE + crate::jitter::random_below(RESTART_PAUSE)).await;
+        tokio::time::sleep(RESTART_PAUSE).await;
     }
 }
 
