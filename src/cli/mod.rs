@@ -105,6 +105,8 @@ pub enum OutputFormat {
 }
 
 /// `ringd` subcommands.
+// Parsed once per process, so the size of `serve`'s flags costs nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run the service.

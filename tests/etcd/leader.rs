@@ -296,3 +296,36 @@ async fn a_deposed_leaders_fenced_write_is_refused() {
     leader_b.resign().await;
     assert_eq!(b.leader_term(), None);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_leader_that_cannot_reach_etcd_stops_deciding_within_its_ttl() {
+    let mut etcd = Etcd::start().await;
+    let mut options = EtcdOptions::new(vec![etcd.endpoint.clone()]);
+    options.prefix = "/outage".into();
+    let store: Arc<dyn Store> = Arc::new(EtcdStore::connect(options).await.unwrap());
+    let leadership = store.elect(instance("alone"), TTL);
+    let term = in_office(leadership.as_ref()).await;
+    let mut office = leadership.office();
+    office.mark_unchanged();
+
+    etcd.stop();
+    let stopped_at = Instant::now();
+    // The session was renewed at most a third of the TTL before the stop,
+    // and office lasts nine tenths of the TTL from a renewal, so it ends
+    // between 0.57 and 0.9 TTL after the stop, before etcd can let the
+    // lease expire (the margin here is only for a slow wake-up).
+    tokio::time::timeout(TTL, office.changed())
+        .await
+        .expect("office ends within the TTL")
+        .unwrap();
+    let lost = stopped_at.elapsed();
+    eprintln!("office lost {lost:?} after etcd stopped (TTL {TTL:?})");
+    assert_eq!(*office.borrow(), None);
+    assert_eq!(leadership.fence(), None, "term {term:?} is over");
+    assert!(lost >= TTL / 2, "gave up after only {lost:?}");
+
+    // Back with etcd, the instance campaigns again and wins a new term.
+    etcd.restart().await;
+    let again = in_office(leadership.as_ref()).await;
+    assert!(again > term, "{again:?} after {term:?}");
+}
