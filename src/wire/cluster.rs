@@ -28,14 +28,6 @@ impl StoreKindName {
 /// The answer of `GET /v1/cluster`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
-#[cfg_attr(feature = "server", schema(example = json!({
-    "store": "etcd",
-    "leader": {"instance": "ringd-a", "url": "http://10.0.0.1:7420", "term": 1234, "since": "2026-01-05T10:00:00Z"},
-    "instances": [
-        {"id": "ringd-a", "url": "http://10.0.0.1:7420", "version": "0.1.0", "started_at": "2026-01-05T09:59:58Z", "leader": true},
-        {"id": "ringd-b", "url": "http://10.0.0.2:7420", "version": "0.1.0", "started_at": "2026-01-05T09:59:59Z", "leader": false}
-    ]
-})))]
 pub struct ClusterView {
     /// The store the instances share.
     pub store: StoreKindName,
