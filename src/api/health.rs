@@ -69,7 +69,8 @@ pub async fn readyz(State(state): State<AppState>) -> Result<Json<Health>, ApiEr
 ///
 /// Prometheus text format: `ringd_http_requests_total` and the
 /// `ringd_http_request_duration_seconds` histogram by route template,
-/// method and status; `ringd_ring_version` and `ringd_ring_nodes` per ring.
+/// method and status; `ringd_ring_version` and `ringd_ring_nodes` per ring;
+/// `ringd_leader` and `ringd_leader_term` for the decision-maker.
 #[utoipa::path(
     get,
     path = "/metrics",
@@ -89,6 +90,9 @@ pub async fn metrics(State(state): State<AppState>, _: Reader) -> Result<Respons
         .map(|s| (s.ring.clone(), state.service.health_counts(s)))
         .collect();
     body.push_str(&super::metrics::render_health(&health));
+    body.push_str(&super::metrics::render_leadership(
+        state.service.leader_term(),
+    ));
     body.push_str(&super::metrics::render_clients(
         &state.service.convergence_all().await,
     ));

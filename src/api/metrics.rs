@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use crate::hub::HubStats;
 use crate::ring::{NodeHealth, RingName, Snapshot};
-use crate::service::{Convergence, ConvergenceSummary};
+use crate::service::{Convergence, ConvergenceSummary, Term};
 
 /// Upper bounds of the latency histogram buckets, in seconds.
 const BUCKETS: [f64; 14] = [
@@ -233,6 +233,21 @@ pub fn render_health(rings: &[(RingName, BTreeMap<NodeHealth, u64>)]) -> String 
     out
 }
 
+/// Whether this instance is the decision-maker (`ringd_leader`) and in
+/// which term (`ringd_leader_term`, 0 while it is not).
+pub fn render_leadership(term: Option<Term>) -> String {
+    format!(
+        "# HELP ringd_leader 1 while this instance is the decision-maker of automatic membership changes, else 0.\n\
+         # TYPE ringd_leader gauge\n\
+         ringd_leader {}\n\
+         # HELP ringd_leader_term The term this instance decides in; 0 while it does not.\n\
+         # TYPE ringd_leader_term gauge\n\
+         ringd_leader_term {}\n",
+        u8::from(term.is_some()),
+        term.map_or(0, |t| t.0)
+    )
+}
+
 /// Label text; route templates and methods contain no quote or backslash
 /// that would need escaping, but escape anyway so output stays parseable.
 fn labels(route: &str, method: &str, status: u16) -> String {
@@ -319,6 +334,22 @@ mod tests {
              ringd_health_transitions_total{ring=\"r\",to=\"healthy\"} 3\n\
              ringd_health_transitions_total{ring=\"r\",to=\"unhealthy\"} 2\n"
         );
+    }
+
+    #[test]
+    fn leadership_gauges_say_whether_and_in_which_term() {
+        assert_eq!(
+            render_leadership(Some(Term(42))),
+            "# HELP ringd_leader 1 while this instance is the decision-maker of automatic membership changes, else 0.\n\
+             # TYPE ringd_leader gauge\n\
+             ringd_leader 1\n\
+             # HELP ringd_leader_term The term this instance decides in; 0 while it does not.\n\
+             # TYPE ringd_leader_term gauge\n\
+             ringd_leader_term 42\n"
+        );
+        let follower = render_leadership(None);
+        assert!(follower.contains("\nringd_leader 0\n"), "{follower}");
+        assert!(follower.ends_with("\nringd_leader_term 0\n"), "{follower}");
     }
 
     #[test]

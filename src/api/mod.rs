@@ -10,6 +10,7 @@
 pub mod auth;
 pub mod changes;
 pub mod clients;
+pub mod cluster;
 pub mod extract;
 pub mod headers;
 pub mod health;
@@ -130,6 +131,7 @@ pub fn routes() -> OpenApiRouter<AppState> {
         .merge(inspection::routes())
         .merge(watch::routes())
         .merge(clients::routes())
+        .merge(cluster::routes())
         .merge(health::routes())
 }
 

@@ -84,9 +84,9 @@ impl From<StoreError> for ApiError {
             StoreError::VersionPruned { .. } => {
                 Self::new(ProblemKind::VersionPruned, detail).with_field("version")
             }
-            StoreError::SchemaTooNew { .. } | StoreError::Unavailable { .. } => {
-                Self::new(ProblemKind::Unavailable, detail)
-            }
+            StoreError::SchemaTooNew { .. }
+            | StoreError::Unavailable { .. }
+            | StoreError::Deposed(_) => Self::new(ProblemKind::Unavailable, detail),
             StoreError::Corrupt { .. } => Self::internal(e),
         }
     }

@@ -10,6 +10,7 @@
 
 pub mod change;
 pub mod clients;
+pub mod cluster;
 mod context;
 mod describe;
 mod error;
@@ -107,6 +108,8 @@ pub enum OutputFormat {
 }
 
 /// `ringd` subcommands.
+// Parsed once per process, so the size of `serve`'s flags costs nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run the service.
@@ -134,6 +137,8 @@ pub enum Command {
     Watch(watch::WatchArgs),
     /// Which clients applied which version, and who diverges.
     Clients(clients::ClientsArgs),
+    /// The ringd instances sharing the store, and which one decides.
+    Cluster(cluster::ClusterArgs),
 }
 
 /// Runs a parsed command line. Output goes to stdout; the caller prints
@@ -156,6 +161,7 @@ pub async fn run(cli: Cli) -> Result<(), CliError> {
         Command::History(a) => inspect::history(&ctx, a).await,
         Command::Watch(a) => watch::run(&ctx, a).await,
         Command::Clients(a) => clients::run(&ctx, a).await,
+        Command::Cluster(a) => cluster::run(&ctx, a).await,
     }
 }
 

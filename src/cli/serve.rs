@@ -7,11 +7,15 @@ use std::time::Duration;
 
 use clap::{Args, ValueEnum};
 
-use crate::ring::durations::{format_duration, DurationBounds, CLIENT_TTL, WATCH_KEEPALIVE};
-use crate::server::{
-    EtcdAccess, LogFormat, Secret, ServeConfig, TlsFiles, DEFAULT_CLIENT_TTL, DEFAULT_KEEPALIVE,
-    DEFAULT_LISTEN, DEFAULT_PREFIX, DEFAULT_RETENTION, DEFAULT_STORE,
+use crate::ring::durations::{
+    format_duration, parse_duration, DurationBounds, CLIENT_TTL, ELECTION_TTL, WATCH_KEEPALIVE,
 };
+use crate::server::{
+    check_advertise_url, check_election_ttl, EtcdAccess, LogFormat, Secret, ServeConfig, TlsFiles,
+    DEFAULT_CLIENT_TTL, DEFAULT_ELECTION_TTL, DEFAULT_KEEPALIVE, DEFAULT_LISTEN, DEFAULT_PREFIX,
+    DEFAULT_RETENTION, DEFAULT_STORE,
+};
+use crate::store::leadership::InstanceId;
 
 /// Flags of `ringd serve`.
 #[derive(Debug, Args)]
@@ -89,6 +93,30 @@ pub struct ServeArgs {
     /// Versions kept per ring; older ones are pruned.
     #[arg(long, default_value_t = DEFAULT_RETENTION, value_parser = clap::value_parser!(u64).range(1..))]
     pub retention: u64,
+    /// With etcd, the decision-maker's session TTL: a dead one is replaced within twice this.
+    #[arg(long, env = "RINGD_ELECTION_TTL", default_value = default_text(&ELECTION_TTL_TEXT, DEFAULT_ELECTION_TTL), value_name = "DURATION",
+          value_parser = election_ttl,
+          help = format!("With etcd, the decision-maker's session TTL: a dead one is replaced within twice this (whole seconds, {})", ELECTION_TTL.range()))]
+    pub election_ttl: Duration,
+    /// This instance's id in GET /v1/cluster (letters, digits, . _ -); random when unset.
+    #[arg(long, env = "RINGD_INSTANCE_ID", value_parser = |t: &str| InstanceId::new(t))]
+    pub instance_id: Option<InstanceId>,
+    /// The URL this instance is reached at, shown in GET /v1/cluster; http(s):// and the listen address when unset.
+    #[arg(long, env = "RINGD_ADVERTISE_URL", value_name = "URL", value_parser = advertise_url)]
+    pub advertise_url: Option<String>,
+}
+
+/// Parses `--election-ttl`.
+fn election_ttl(text: &str) -> Result<Duration, String> {
+    let ttl = parse_duration(text)?;
+    check_election_ttl(ttl)?;
+    Ok(ttl)
+}
+
+/// Checks `--advertise-url`.
+fn advertise_url(text: &str) -> Result<String, String> {
+    check_advertise_url(text)?;
+    Ok(text.to_owned())
 }
 
 /// `--log-format`'s values: [`LogFormat`] as the command line spells it.
@@ -113,6 +141,7 @@ impl From<LogFormatArg> for LogFormat {
 // duration defaults, written once from their constants.
 static KEEPALIVE_TEXT: OnceLock<String> = OnceLock::new();
 static CLIENT_TTL_TEXT: OnceLock<String> = OnceLock::new();
+static ELECTION_TTL_TEXT: OnceLock<String> = OnceLock::new();
 
 /// The text of a duration default, e.g. `15s`, kept in `cell`.
 fn default_text(cell: &'static OnceLock<String>, default: Duration) -> &'static str {
@@ -150,6 +179,9 @@ impl From<ServeArgs> for ServeConfig {
                 client_ttl: a.client_ttl,
             },
             log_format: a.log_format.into(),
+            election_ttl: a.election_ttl,
+            instance_id: a.instance_id,
+            advertise_url: a.advertise_url,
         }
     }
 }

@@ -53,6 +53,20 @@ pub const LEASE_TTL: DurationBounds = DurationBounds {
     max: Duration::from_secs(3600),
 };
 
+/// `--election-ttl`: 2 s to 1 min, in whole seconds (etcd's leases count
+/// seconds). etcd stretches shorter leases to one and a half of its own
+/// election timeout (2 s with its defaults), so a shorter TTL would not
+/// mean what it says; beyond a minute, a dead decision-maker holds up every
+/// automatic change for minutes.
+pub const ELECTION_TTL: DurationBounds = DurationBounds {
+    name: "--election-ttl",
+    min: Duration::from_secs(2),
+    max: Duration::from_secs(60),
+};
+
+/// The decision-maker's session TTL unless configured (`--election-ttl`).
+pub const DEFAULT_ELECTION_TTL: Duration = Duration::from_secs(5);
+
 /// A lease's `ttl` when the registration gives none.
 pub const DEFAULT_LEASE_TTL: Duration = Duration::from_secs(10);
 
@@ -166,7 +180,15 @@ mod tests {
         assert_eq!(LONG_POLL_WAIT.range(), "1ms to 5m");
         assert_eq!(LEASE_TTL.range(), "1s to 1h");
         assert!(LEASE_TTL.contains(DEFAULT_LEASE_TTL));
-        for b in [WATCH_KEEPALIVE, CLIENT_TTL, LONG_POLL_WAIT, LEASE_TTL] {
+        assert_eq!(ELECTION_TTL.range(), "2s to 1m");
+        assert!(ELECTION_TTL.contains(DEFAULT_ELECTION_TTL));
+        for b in [
+            WATCH_KEEPALIVE,
+            CLIENT_TTL,
+            LONG_POLL_WAIT,
+            LEASE_TTL,
+            ELECTION_TTL,
+        ] {
             assert_eq!(parse_duration(&format_duration(b.min)), Ok(b.min));
             assert_eq!(parse_duration(&format_duration(b.max)), Ok(b.max));
         }

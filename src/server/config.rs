@@ -3,11 +3,13 @@
 
 use super::{EtcdAccess, Secret, ServeError, TlsFiles};
 use crate::api::Settings;
-use crate::ring::durations::{format_duration, CLIENT_TTL, WATCH_KEEPALIVE};
+use crate::ring::durations::{format_duration, CLIENT_TTL, ELECTION_TTL, WATCH_KEEPALIVE};
+use crate::store::leadership::InstanceId;
 
 // The defaults the API and the store define, so that `ringd serve`'s flags
 // and a `ServeConfig` built in code name every default from here.
 pub use crate::api::{DEFAULT_CLIENT_TTL, DEFAULT_KEEPALIVE};
+pub use crate::ring::durations::DEFAULT_ELECTION_TTL;
 pub use crate::store::etcd::DEFAULT_PREFIX;
 pub use crate::store::DEFAULT_RETENTION;
 
@@ -52,6 +54,14 @@ pub struct ServeConfig {
     pub log_format: LogFormat,
     /// Watch keep-alive and client ack lifetime.
     pub settings: Settings,
+    /// The decision-maker's session TTL with etcd: a dead decision-maker
+    /// is replaced within twice this.
+    pub election_ttl: std::time::Duration,
+    /// This instance's id in `GET /v1/cluster`; random when none.
+    pub instance_id: Option<InstanceId>,
+    /// The URL other instances and operators reach this one at; `http(s)://`
+    /// and the bound listen address when none.
+    pub advertise_url: Option<String>,
 }
 
 impl Default for ServeConfig {
@@ -68,13 +78,53 @@ impl Default for ServeConfig {
             retention: DEFAULT_RETENTION,
             log_format: LogFormat::Text,
             settings: Settings::default(),
+            election_ttl: DEFAULT_ELECTION_TTL,
+            instance_id: None,
+            advertise_url: None,
         }
+    }
+}
+
+/// Checks `--election-ttl`: in [`ELECTION_TTL`] and whole seconds.
+pub fn check_election_ttl(ttl: std::time::Duration) -> Result<(), String> {
+    if !ELECTION_TTL.contains(ttl) || ttl.subsec_nanos() != 0 {
+        return Err(format!(
+            "{} of {} is not allowed: use whole seconds from {}",
+            ELECTION_TTL.name,
+            format_duration(ttl),
+            ELECTION_TTL.range()
+        ));
+    }
+    Ok(())
+}
+
+/// Checks `--advertise-url`: `http://` or `https://` and a host, at most
+/// 255 characters, no spaces or control characters.
+pub fn check_advertise_url(url: &str) -> Result<(), String> {
+    let rest = url
+        .strip_prefix("http://")
+        .or_else(|| url.strip_prefix("https://"));
+    let fine = rest.is_some_and(|r| !r.is_empty() && !r.starts_with('/'))
+        && url.len() <= 255
+        && !url.chars().any(|c| c.is_whitespace() || c.is_control());
+    if fine {
+        Ok(())
+    } else {
+        Err(format!(
+            "--advertise-url `{}` is not a URL to reach this instance at: use http://HOST:PORT or https://HOST:PORT",
+            url.escape_debug()
+        ))
     }
 }
 
 /// Refuses durations outside their bounds. `ringd serve`'s flags are
 /// checked when parsed; this covers a [`ServeConfig`] built in code.
-pub(super) fn check_settings(settings: &Settings) -> Result<(), ServeError> {
+pub(super) fn check_settings(config: &ServeConfig) -> Result<(), ServeError> {
+    check_election_ttl(config.election_ttl).map_err(ServeError::Setting)?;
+    if let Some(url) = &config.advertise_url {
+        check_advertise_url(url).map_err(ServeError::Setting)?;
+    }
+    let settings = &config.settings;
     for (bounds, value) in [
         (WATCH_KEEPALIVE, settings.keepalive),
         (CLIENT_TTL, settings.client_ttl),
@@ -119,15 +169,23 @@ mod tests {
         assert!(printed.contains("user: Some(\"ringd\")"), "{printed}");
     }
 
+    /// A default config with `settings`.
+    fn with(settings: Settings) -> ServeConfig {
+        ServeConfig {
+            settings,
+            ..ServeConfig::default()
+        }
+    }
+
     #[test]
     fn settings_built_in_code_are_bounded_too() {
-        assert!(check_settings(&Settings::default()).is_ok());
+        assert!(check_settings(&ServeConfig::default()).is_ok());
         let zero = Settings {
             keepalive: Duration::ZERO,
             ..Settings::default()
         };
         assert_eq!(
-            check_settings(&zero).unwrap_err().to_string(),
+            check_settings(&with(zero)).unwrap_err().to_string(),
             "--watch-keepalive of 0ms is outside its bounds: use 1s to 5m"
         );
         let long = Settings {
@@ -135,8 +193,52 @@ mod tests {
             ..Settings::default()
         };
         assert_eq!(
-            check_settings(&long).unwrap_err().to_string(),
+            check_settings(&with(long)).unwrap_err().to_string(),
             "--client-ttl of 48h is outside its bounds: use 10s to 24h"
+        );
+    }
+
+    #[test]
+    fn the_election_ttl_is_whole_seconds_in_its_range() {
+        assert_eq!(check_election_ttl(Duration::from_secs(2)), Ok(()));
+        assert_eq!(check_election_ttl(Duration::from_secs(60)), Ok(()));
+        for (bad, shown) in [
+            (Duration::from_secs(1), "1s"),
+            (Duration::from_secs(61), "61s"),
+            (Duration::from_millis(2500), "2500ms"),
+        ] {
+            assert_eq!(
+                check_election_ttl(bad),
+                Err(format!(
+                    "--election-ttl of {shown} is not allowed: use whole seconds from 2s to 1m"
+                ))
+            );
+        }
+        let short = ServeConfig {
+            election_ttl: Duration::from_secs(1),
+            ..ServeConfig::default()
+        };
+        assert!(check_settings(&short).is_err());
+    }
+
+    #[test]
+    fn advertised_urls_are_http_urls() {
+        for good in ["http://10.0.0.1:7420", "https://ringd-a.example:443/"] {
+            assert_eq!(check_advertise_url(good), Ok(()), "{good}");
+        }
+        for bad in [
+            "10.0.0.1:7420",
+            "http://",
+            "http:///x",
+            "ftp://h",
+            "http://a b",
+            &format!("http://{}", "a".repeat(250)),
+        ] {
+            assert!(check_advertise_url(bad).is_err(), "{bad}");
+        }
+        assert_eq!(
+            check_advertise_url("h:1").unwrap_err(),
+            "--advertise-url `h:1` is not a URL to reach this instance at: use http://HOST:PORT or https://HOST:PORT"
         );
     }
 }

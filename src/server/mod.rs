@@ -23,8 +23,9 @@ mod telemetry;
 pub mod tls;
 
 pub use config::{
-    LogFormat, ServeConfig, DEFAULT_CLIENT_TTL, DEFAULT_KEEPALIVE, DEFAULT_LISTEN, DEFAULT_PREFIX,
-    DEFAULT_RETENTION, DEFAULT_STORE,
+    check_advertise_url, check_election_ttl, LogFormat, ServeConfig, DEFAULT_CLIENT_TTL,
+    DEFAULT_ELECTION_TTL, DEFAULT_KEEPALIVE, DEFAULT_LISTEN, DEFAULT_PREFIX, DEFAULT_RETENTION,
+    DEFAULT_STORE,
 };
 pub use error::ServeError;
 pub use secret::Secret;

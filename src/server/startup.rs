@@ -18,7 +18,9 @@ use super::tls::{self, Tls};
 use super::{connection, Secret, ServeConfig, ServeError};
 use crate::api::auth::AuthConfig;
 use crate::api::{router, AppState};
+use crate::ring::SystemClock;
 use crate::service::RingService;
+use crate::store::leadership::{Instance, InstanceId};
 
 /// A bound service, not yet serving: its listener is open, so connections
 /// made now wait in the backlog until [`Server::run`] accepts them.
@@ -53,7 +55,7 @@ impl Server {
         tracing::debug!(?config, "starting");
         // Refuse a bad store URL before resolving or touching anything.
         parse_store_url(&config.store_url)?;
-        check_settings(&config.settings)?;
+        check_settings(&config)?;
         config.etcd_access.validate()?;
         let addrs = resolve(&config).await?;
         // Before the store is opened or the port bound: a bad file stops here.
@@ -65,7 +67,29 @@ impl Server {
                 .0
                 .push(tokio::spawn(tls::reload_on_hangup(tls.clone())));
         }
-        let service = RingService::new(open_store(&config).await?);
+        let store = open_store(&config).await?;
+        let listener = bind(&addrs).await.map_err(|source| ServeError::Bind {
+            addr: config.listen.clone(),
+            source,
+        })?;
+        let local_addr = listener.local_addr()?;
+        let scheme = if tls.is_some() { "https" } else { "http" };
+        // Campaigns only once the URL it advertises is known, port included.
+        let me = Instance {
+            id: config
+                .instance_id
+                .clone()
+                .unwrap_or_else(InstanceId::random),
+            url: config
+                .advertise_url
+                .clone()
+                .unwrap_or_else(|| format!("{scheme}://{local_addr}")),
+            version: env!("CARGO_PKG_VERSION").to_owned(),
+            started_at: time::OffsetDateTime::now_utc(),
+        };
+        tracing::info!(instance = %me.id, url = %me.url, "joining the cluster");
+        let leadership = store.elect(me, config.election_ttl);
+        let service = RingService::with_leadership(store, Arc::new(SystemClock), leadership);
         background.0.push(tokio::spawn(service.clone().follow()));
         // Stopped with the other background tasks when the server stops.
         background
@@ -77,12 +101,6 @@ impl Server {
         );
         let mut state = AppState::new(service, auth);
         state.settings = Arc::new(config.settings.clone());
-
-        let listener = bind(&addrs).await.map_err(|source| ServeError::Bind {
-            addr: config.listen.clone(),
-            source,
-        })?;
-        let local_addr = listener.local_addr()?;
         Ok(Server {
             listener,
             local_addr,
@@ -123,10 +141,13 @@ impl Server {
         tracing::info!(addr = %local_addr, store = %store_url, retention, tls = tls.is_some(), "serving");
         let ready = state.ready.clone();
         let hub = state.service.hub().clone();
+        let service = state.service.clone();
         let app = router(state);
         connection::serve(listener, app, tls, async move {
             shutdown.await;
             ready.store(false, Ordering::Relaxed);
+            // First, so another instance takes over while this one drains.
+            service.resign().await;
             // Watch streams never end on their own; end them so the
             // graceful shutdown, which awaits them, can finish.
             hub.close();

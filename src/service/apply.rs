@@ -11,6 +11,7 @@ use super::{
     ChangeOutcome, ChangeRequest, Current, RingService, ServiceError, CONTENDED_FOR, MAX_RETRIES,
 };
 use crate::ring::{RingName, Role};
+use crate::store::leadership::Fence;
 use crate::store::{StoreError, WriteTurn};
 
 /// How this instance's writers to one ring have lately fared against
@@ -40,6 +41,17 @@ impl RingService {
         ring: &RingName,
         request: ChangeRequest,
         role: Role,
+    ) -> Result<ChangeOutcome, ServiceError> {
+        self.apply_fenced(ring, request, role, None).await
+    }
+
+    /// [`RingService::apply`], committed behind `fence` when there is one.
+    pub(super) async fn apply_fenced(
+        &self,
+        ring: &RingName,
+        request: ChangeRequest,
+        role: Role,
+        fence: Option<&Fence>,
     ) -> Result<ChangeOutcome, ServiceError> {
         let turn = self
             .writers
@@ -115,7 +127,7 @@ impl RingService {
                     base_config: current.snapshot.config.clone(),
                 });
             }
-            match self.store.commit(&proposal.snapshot).await {
+            match self.commit_in_term(&proposal.snapshot, fence).await {
                 Ok(()) => {
                     contention.last_committed = proposal.snapshot.version;
                     self.forget_removed_leases(ring, &proposal.snapshot.change.ops)

@@ -1,35 +1,155 @@
 //! Who makes the automatic membership changes: the decision-maker.
 //!
 //! Exactly one instance decides at a time. With the embedded store the one
-//! instance is always the decision-maker, in a term that never ends. A
-//! backend shared by many instances elects one; its term is the proof of
-//! office that fences its writes, so a deposed decision-maker's late write
-//! is refused instead of landing.
+//! instance is always the decision-maker, in term 1, which never ends
+//! (until shutdown). With etcd the instances elect one
+//! (`store/etcd/election.rs`); its term is the proof of office that fences
+//! its writes, so a deposed decision-maker's late write is refused instead
+//! of landing.
+//!
+//! # The contract for the lease timers
+//!
+//! - Subscribe with [`RingService::leadership`]. Its value is
+//!   `Some((term, since))` while this instance decides and `None` while it
+//!   does not. Every change to `Some` is a term of its own (a new term
+//!   number, or the same instance elected again with a new one).
+//! - On a change to `Some((term, since))`: rebuild every pending deadline
+//!   from the leases as they are now, and count no miss before
+//!   `since + ttl` for each lease: a node whose renewals went to a failed
+//!   decision-maker, or came in while nobody decided, gets one full TTL of
+//!   grace. On a change to `None`: stop making changes at once.
+//! - Make every automatic change with [`RingService::apply_as_leader`] and
+//!   the term of the office it was decided in. It answers
+//!   `ServiceError::Store(StoreError::Deposed(term))` once that term is
+//!   over, with nothing written: drop the change (the next decision-maker
+//!   recomputes it); do not retry it in another term.
+//! - [`RingService::leader_term`] is the cheap check before deciding
+//!   anything. It turns `None` as soon as office may have been lost (the
+//!   session lease could not be renewed in time), possibly a moment before
+//!   the watch does.
+
+use tokio::sync::watch;
 
 use super::{ChangeOutcome, ChangeRequest, RingService, ServiceError};
-use crate::ring::{RingName, Role};
+use crate::ring::{RingName, Role, Snapshot};
+use crate::store::leadership::{ClusterState, Fence, Office};
+use crate::store::StoreError;
 
-/// One decision-maker's tenure: it changes whenever another instance (or
-/// the same one, again) takes office.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Term(pub u64);
+pub use crate::store::leadership::Term;
 
 impl RingService {
     /// This instance's term while it is the decision-maker, `None` while
-    /// another instance is.
+    /// another instance is (or none is).
     pub fn leader_term(&self) -> Option<Term> {
-        Some(Term(1))
+        self.leadership.fence().map(|f| f.term())
+    }
+
+    /// This instance's office as it changes: `Some((term, when it took
+    /// office))` while it decides. See the module's contract.
+    pub fn leadership(&self) -> watch::Receiver<Office> {
+        self.leadership.office()
+    }
+
+    /// The instances sharing the store and which of them decides.
+    pub async fn cluster(&self) -> Result<ClusterState, ServiceError> {
+        Ok(self.leadership.cluster().await?)
+    }
+
+    /// Gives up office and leaves the election, so that another instance
+    /// takes over at once; for a graceful shutdown.
+    pub async fn resign(&self) {
+        self.leadership.resign().await;
     }
 
     /// Applies an automatic change as the decision-maker of `term`: like
-    /// [`RingService::apply`], but refused once `term` is over.
+    /// [`RingService::apply`] (as `admin`), but refused with
+    /// `StoreError::Deposed` once `term` is over, by this instance's own
+    /// knowledge or by the store's check in the commit itself.
     pub async fn apply_as_leader(
         &self,
         ring: &RingName,
         request: ChangeRequest,
         term: Term,
     ) -> Result<ChangeOutcome, ServiceError> {
-        let _ = term;
-        self.apply(ring, request, Role::Admin).await
+        let fence = self
+            .leadership
+            .fence()
+            .filter(|f| f.term() == term)
+            .ok_or(StoreError::Deposed(term))?;
+        self.apply_fenced(ring, request, Role::Admin, Some(&fence))
+            .await
+    }
+
+    /// Commits `next`, behind `fence` when the change is the
+    /// decision-maker's.
+    pub(super) async fn commit_in_term(
+        &self,
+        next: &Snapshot,
+        fence: Option<&Fence>,
+    ) -> Result<(), StoreError> {
+        match fence {
+            Some(fence) => self.store.commit_fenced(next, fence).await,
+            None => self.store.commit(next).await,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::test_support::{create, service, upsert};
+    use super::*;
+
+    fn request(id: &str) -> ChangeRequest {
+        ChangeRequest {
+            ops: vec![upsert(id)],
+            expected_version: None,
+            reason: Some("automatic".into()),
+            dry_run: false,
+            idempotency_key: None,
+        }
+    }
+
+    #[tokio::test]
+    async fn the_embedded_store_decides_in_term_1_and_refuses_any_other() {
+        let (service, _clock, _dir) = service(10);
+        let ring = create(&service, "r").await;
+        assert_eq!(service.leader_term(), Some(Term(1)));
+        let office = *service.leadership().borrow();
+        assert_eq!(office.map(|(t, _)| t), Some(Term(1)));
+
+        let stale = service
+            .apply_as_leader(&ring, request("a"), Term(2))
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(stale, ServiceError::Store(StoreError::Deposed(Term(2)))),
+            "{stale:?}"
+        );
+        assert_eq!(service.current(&ring).await.unwrap().snapshot.version, 1);
+
+        let done = service
+            .apply_as_leader(&ring, request("a"), Term(1))
+            .await
+            .unwrap();
+        assert!(matches!(done, ChangeOutcome::Committed { .. }), "{done:?}");
+        assert_eq!(service.current(&ring).await.unwrap().snapshot.version, 2);
+    }
+
+    #[tokio::test]
+    async fn after_resigning_nothing_is_decided() {
+        let (service, _clock, _dir) = service(10);
+        let ring = create(&service, "r").await;
+        service.resign().await;
+        assert_eq!(service.leader_term(), None);
+        assert_eq!(*service.leadership().borrow(), None);
+        let refused = service
+            .apply_as_leader(&ring, request("a"), Term(1))
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(refused, ServiceError::Store(StoreError::Deposed(Term(1)))),
+            "{refused:?}"
+        );
+        assert_eq!(service.current(&ring).await.unwrap().snapshot.version, 1);
     }
 }

@@ -10,6 +10,7 @@ use std::sync::{Arc, Mutex};
 use crate::hub::Hub;
 use crate::placement::Placement;
 use crate::ring::{Clock, RingName, SystemClock};
+use crate::store::leadership::{Instance, InstanceId, Leadership, SoleLeader};
 use crate::store::Store;
 
 mod apply;
@@ -62,6 +63,8 @@ pub struct RingService {
     writers: Mutex<HashMap<RingName, Arc<tokio::sync::Mutex<apply::Contention>>>>,
     hub: Arc<Hub>,
     clock: Arc<dyn Clock>,
+    /// Whether this instance is the decision-maker (see `leadership`).
+    leadership: Arc<dyn Leadership>,
 }
 
 impl RingService {
@@ -74,6 +77,22 @@ impl RingService {
     /// A service over `store` that reads the time from `clock`: commit
     /// times, ack times and ack expiry all come from it.
     pub fn with_clock(store: Arc<dyn Store>, clock: Arc<dyn Clock>) -> Arc<Self> {
+        let me = Instance {
+            id: InstanceId::random(),
+            url: String::new(),
+            version: env!("CARGO_PKG_VERSION").to_owned(),
+            started_at: clock.now(),
+        };
+        Self::with_leadership(store, clock, SoleLeader::new(me))
+    }
+
+    /// A service over `store` whose automatic changes are made while, and
+    /// only while, `leadership` says this instance holds office.
+    pub fn with_leadership(
+        store: Arc<dyn Store>,
+        clock: Arc<dyn Clock>,
+        leadership: Arc<dyn Leadership>,
+    ) -> Arc<Self> {
         Arc::new(Self {
             store,
             latest: Mutex::new(HashMap::new()),
@@ -82,6 +101,7 @@ impl RingService {
             writers: Mutex::new(HashMap::new()),
             hub: Arc::new(Hub::new()),
             clock,
+            leadership,
         })
     }
 

@@ -6,6 +6,7 @@
 //! produce two different snapshots with the same number.
 
 pub mod etcd;
+pub mod leadership;
 mod leases;
 pub mod sqlite;
 
@@ -15,6 +16,7 @@ use async_trait::async_trait;
 use thiserror::Error;
 use tokio::sync::broadcast;
 
+use self::leadership::{Fence, Instance, Leadership, SoleLeader, Term};
 use crate::ring::{ChangeRecord, ClientAck, RingName, Snapshot};
 
 pub use leases::{live, new_lease_id, span, Lease, LeaseError, LeaseMap, LeaseStore, LeaseTable};
@@ -107,6 +109,11 @@ pub enum StoreError {
         #[source]
         source: Option<Cause>,
     },
+    /// A decision-maker's write was refused because its term is over:
+    /// another instance took office (or this one lost it), so the
+    /// automatic change it computed must not land. Nothing was written.
+    #[error("term {0} of this instance as the decision-maker is over; its change was not written")]
+    Deposed(Term),
     /// Stored data could not be decoded.
     #[error("stored data is corrupt: {}", with_cause(.what, .source.as_deref()))]
     Corrupt {
@@ -235,6 +242,24 @@ pub trait Store: LeaseStore + Send + Sync + 'static {
     /// the ring did not move but writers queued for its turn (see
     /// [`Store::queue`]) go first.
     async fn commit(&self, next: &Snapshot) -> Result<(), StoreError>;
+
+    /// [`Store::commit`] for a decision-maker: also refused, with
+    /// `Deposed`, unless `fence`'s term is still the current one, checked in
+    /// the same atomic step as the compare-and-swap. An embedded store has
+    /// one instance, whose term never ends, so it only commits.
+    async fn commit_fenced(&self, next: &Snapshot, fence: &Fence) -> Result<(), StoreError> {
+        let _ = fence;
+        self.commit(next).await
+    }
+
+    /// Starts `me`'s part in electing the decision-maker among the
+    /// instances sharing this store, with a session of `ttl` where the
+    /// backend has sessions. An embedded store has one instance, which
+    /// always decides.
+    fn elect(&self, me: Instance, ttl: std::time::Duration) -> std::sync::Arc<dyn Leadership> {
+        let _ = ttl;
+        SoleLeader::new(me)
+    }
 
     /// Events for every commit and deletion from now on.
     fn subscribe(&self) -> broadcast::Receiver<StoreEvent>;

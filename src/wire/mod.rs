@@ -27,6 +27,7 @@
 
 pub mod changes;
 pub mod clients;
+pub mod cluster;
 pub mod config_input;
 pub mod duration;
 pub mod headers;
@@ -46,6 +47,7 @@ pub mod watch;
 
 pub use changes::{ChangeInput, ChangeResult, ChangeView, ConfigChange, OpInput, OpView, RoleName};
 pub use clients::{AckInput, AckResult, ClientList, ClientSummary, ClientView};
+pub use cluster::{ClusterLeaderView, ClusterView, InstanceView, StoreKindName};
 pub use config_input::{CompleteConfigInput, ConfigPatchInput, RingConfigInput};
 pub use inspection::{
     DiffQuery, DiffResult, KeyPlacement, LookupBatchResult, LookupQuery, LookupResult, NodeShare,

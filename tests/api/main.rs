@@ -13,6 +13,7 @@ mod support;
 
 mod acks;
 mod auth;
+mod cluster;
 mod config_change;
 mod convergence;
 mod errors;

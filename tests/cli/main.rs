@@ -9,6 +9,7 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod cluster;
 mod commands;
 mod errors;
 mod node_join;

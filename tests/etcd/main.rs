@@ -14,6 +14,7 @@ mod clients;
 mod cluster;
 mod contention;
 mod faults;
+mod leader;
 mod leases;
 mod outage;
 mod serve;

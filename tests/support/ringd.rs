@@ -51,6 +51,9 @@ pub(crate) const SCRUBBED_ENV: &[&str] = &[
     "RINGD_ETCD_CA_CERT",
     "RINGD_ETCD_CERT",
     "RINGD_ETCD_KEY",
+    "RINGD_ELECTION_TTL",
+    "RINGD_INSTANCE_ID",
+    "RINGD_ADVERTISE_URL",
     // The CLI.
     "RINGD_ADDR",
     "RINGD_TOKEN",

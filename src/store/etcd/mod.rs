@@ -14,6 +14,7 @@
 //! (`lock`), and a checker (`progress`) tells when the watch lags.
 
 mod acks;
+mod election;
 mod layout;
 mod lease_keys;
 mod lease_view;
@@ -37,6 +38,7 @@ use etcd_client::{Certificate, Client, ConnectOptions, Identity, TlsOptions};
 use tokio::sync::broadcast;
 use tokio::task::JoinHandle;
 
+use super::leadership::{Fence, Instance, Leadership};
 use super::{HistoryEntry, Store, StoreError, StoreEvent, WriteTurn, DEFAULT_RETENTION};
 use crate::ring::{ClientAck, RingName, Snapshot};
 use layout::Keys;
@@ -331,6 +333,20 @@ impl EtcdStore {
         };
         timed(limit, op).await
     }
+
+    /// Runs a commit with [`COMMIT_TIMEOUT`], or [`DOWN_TIMEOUT`] while the
+    /// watch has lost etcd: a commit holds the ring's queue of writers.
+    async fn commit_within(
+        &self,
+        op: impl Future<Output = Result<(), StoreError>>,
+    ) -> Result<(), StoreError> {
+        let limit = if self.connected.load(Ordering::Relaxed) {
+            COMMIT_TIMEOUT
+        } else {
+            DOWN_TIMEOUT
+        };
+        timed(limit, op).await
+    }
 }
 
 /// Runs `op`, reporting etcd unavailable if it takes longer than `limit`.
@@ -382,12 +398,15 @@ impl Store for EtcdStore {
     }
 
     async fn commit(&self, next: &Snapshot) -> Result<(), StoreError> {
-        let limit = if self.connected.load(Ordering::Relaxed) {
-            COMMIT_TIMEOUT
-        } else {
-            DOWN_TIMEOUT
-        };
-        timed(limit, self.ops.commit(next)).await
+        self.commit_within(self.ops.commit(next, None)).await
+    }
+
+    async fn commit_fenced(&self, next: &Snapshot, fence: &Fence) -> Result<(), StoreError> {
+        self.commit_within(self.ops.commit(next, Some(fence))).await
+    }
+
+    fn elect(&self, me: Instance, ttl: Duration) -> Arc<dyn Leadership> {
+        Arc::new(self.ops.elect(me, ttl))
     }
 
     async fn queue(&self, ring: &RingName) -> Option<WriteTurn> {

@@ -6,11 +6,13 @@ use std::time::Duration;
 
 use etcd_client::{Compare, CompareOp, DeleteOptions, GetOptions, Txn, TxnOp};
 
+use super::election::fence_compare;
 use super::layout::{encode, BeforeImage, RingMeta, VersionRecord, MAX_TXN_BYTES};
 use super::lease_keys::LeaseKey;
 use super::read::transient;
 use super::{unavailable, Ops};
 use crate::ring::{RingName, Snapshot};
+use crate::store::leadership::Fence;
 use crate::store::StoreError;
 
 /// How long one try of a write transaction may wait for etcd's answer. A
@@ -149,8 +151,13 @@ impl Ops {
     }
 
     /// Commits `next` if the ring is at `next.version - 1`, writing only
-    /// the nodes that changed and pruning versions beyond retention.
-    pub(super) async fn commit(&self, next: &Snapshot) -> Result<(), StoreError> {
+    /// the nodes that changed and pruning versions beyond retention; with
+    /// a `fence`, only if its term is also still current (else `Deposed`).
+    pub(super) async fn commit(
+        &self,
+        next: &Snapshot,
+        fence: Option<&Fence>,
+    ) -> Result<(), StoreError> {
         let ring = &next.ring;
         let m = self.existing_meta(ring, 0).await?;
         let expected = next.version.saturating_sub(1);
@@ -217,12 +224,18 @@ impl Ops {
             // is refused while any is queued (the ring itself unchanged).
             guards.push(Compare::version(self.turn_queue(ring), CompareOp::Equal, 0).with_prefix());
         }
+        guards.extend(fence.map(fence_compare));
         let sent = self.txn(guards, batch).await?;
         if sent.applied {
             if releases {
                 self.turns.released(ring);
             }
             return Ok(());
+        }
+        if let Some(fence) = fence {
+            if !self.fence_holds(fence).await? {
+                return Err(StoreError::Deposed(fence.term()));
+            }
         }
         // Someone else moved (or deleted) the ring since we read it, or,
         // after a try in doubt, the first try was applied after all.
