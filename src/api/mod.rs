@@ -10,6 +10,7 @@
 pub mod auth;
 pub mod changes;
 pub mod clients;
+mod config_body;
 pub mod extract;
 pub mod headers;
 pub mod health;

@@ -15,6 +15,7 @@ mod error;
 pub mod inspect;
 pub mod node;
 pub mod output;
+mod policy;
 pub mod ring;
 pub mod serve;
 pub mod watch;

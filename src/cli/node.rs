@@ -85,18 +85,20 @@ pub struct UpdateArgs {
     /// Remove a label; repeat for several.
     #[arg(long = "remove-label", value_name = "KEY")]
     pub remove_labels: Vec<String>,
-    /// `active` or `draining`.
+    /// `active`, `draining` or `joining`.
     #[arg(long, value_parser = state_parser())]
     pub state: Option<NodeState>,
 }
 
-/// `--state`: `active` or `draining`, parsed as the API names them.
+/// `--state`: `active`, `draining` or `joining`, parsed as the API names
+/// them.
 fn state_parser() -> impl TypedValueParser<Value = NodeState> {
     let help = |s: NodeState| match s {
         NodeState::Active => "Owns keys",
         NodeState::Draining => "Keeps its record but owns no keys",
+        NodeState::Joining => "Registered but owns no keys until activated",
     };
-    let states = [NodeState::Active, NodeState::Draining];
+    let states = [NodeState::Active, NodeState::Draining, NodeState::Joining];
     PossibleValuesParser::new(
         states.map(|s| PossibleValue::new(NodeStateName::from(s).as_str()).help(help(s))),
     )

@@ -7,6 +7,7 @@ use serde_json::json;
 
 use super::context::{decode, ring_path, to_body};
 use super::output::{emit, emit_json, escape, fields, time, yes_no, Align, Table};
+use super::policy::{policy_fields, PolicyArgs};
 use super::{node, CliError, Context};
 use crate::placement::{Algorithm, HashFunction};
 use crate::wire::{
@@ -85,6 +86,9 @@ pub struct CreateArgs {
     /// needs a zone).
     #[arg(long)]
     pub zone_aware: bool,
+    /// The membership policy.
+    #[command(flatten)]
+    pub policy: PolicyArgs,
 }
 
 /// Runs a `ring` subcommand.
@@ -106,6 +110,7 @@ async fn create(ctx: &Context, a: CreateArgs) -> Result<(), CliError> {
         replication_factor: a.replication_factor,
         // The flag only turns it on; the server's default is off.
         zone_aware: a.zone_aware.then_some(true),
+        membership: a.policy.input(),
     };
     let body = to_body(&input);
     let answer = ctx
@@ -166,6 +171,9 @@ fn ring_fields(
         ("fingerprint", fingerprint.to_owned()),
     ];
     pairs.extend(config_fields(config));
+    if let Some(policy) = &config.membership {
+        pairs.extend(policy_fields(policy));
+    }
     pairs.push(("nodes", nodes));
     fields(&pairs)
 }

@@ -2,6 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::membership_policy::{MembershipPolicy, MembershipPolicySpec};
 use super::record::NodeRecord;
 use crate::placement::{NodeId, RingConfig, RingConfigSpec};
 
@@ -26,6 +27,10 @@ pub enum ChangeOp {
     SetConfig {
         /// The new configuration.
         config: RingConfig,
+        /// The new membership policy; `None` when the op left the policy
+        /// as it was (every op recorded before policies existed).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        membership: Option<MembershipPolicy>,
     },
 }
 
@@ -40,7 +45,7 @@ pub enum RequestedOp {
     /// version records the resulting complete configuration as a
     /// [`ChangeOp::SetConfig`], so stored versions and watch events only
     /// ever hold the three recorded kinds.
-    UpdateConfig(RingConfigSpec),
+    UpdateConfig(RingConfigSpec, Option<MembershipPolicySpec>),
 }
 
 impl From<ChangeOp> for RequestedOp {
@@ -55,10 +60,18 @@ impl RequestedOp {
     /// in the recorded `set_config` (which is what applying it recorded).
     pub fn matches_recorded(&self, recorded: &ChangeOp) -> bool {
         match (self, recorded) {
-            (RequestedOp::UpdateConfig(patch), ChangeOp::SetConfig { config }) => {
+            (
+                RequestedOp::UpdateConfig(patch, policy),
+                ChangeOp::SetConfig { config, membership },
+            ) => {
                 patch.agrees_with(config)
+                    && match (policy, membership) {
+                        (None, None) => true,
+                        (Some(p), Some(m)) => p.agrees_with(m),
+                        _ => false,
+                    }
             }
-            (RequestedOp::UpdateConfig(_), _) => false,
+            (RequestedOp::UpdateConfig(..), _) => false,
             (RequestedOp::Op(op), recorded) => op == recorded,
         }
     }
@@ -188,14 +201,18 @@ mod tests {
 
     #[test]
     fn a_patch_matches_the_set_config_it_recorded() {
-        let recorded = |c: RingConfig| ChangeOp::SetConfig { config: c };
+        let recorded = |c: RingConfig| ChangeOp::SetConfig {
+            config: c,
+            membership: None,
+        };
         let two = RingConfig {
             replication_factor: 2,
             ..RingConfig::new(Algorithm::Ketama)
         };
-        let requested = [RequestedOp::UpdateConfig(patch(
-            r#"{"replication_factor": 2}"#,
-        ))];
+        let requested = [RequestedOp::UpdateConfig(
+            patch(r#"{"replication_factor": 2}"#),
+            None,
+        )];
         assert!(ops_match(&requested, &[recorded(two.clone())]));
         let three = RingConfig::new(Algorithm::Ketama);
         assert!(!ops_match(&requested, &[recorded(three)]));

@@ -3,7 +3,9 @@
 
 use std::sync::Arc;
 
-use super::{ChangeOutcome, ChangeRequest, Current, RingService, ServiceError, MAX_RETRIES};
+use super::{
+    BaseConfig, ChangeOutcome, ChangeRequest, Current, RingService, ServiceError, MAX_RETRIES,
+};
 use crate::ring::{RingName, Role};
 use crate::store::StoreError;
 
@@ -63,7 +65,7 @@ impl RingService {
                     snapshot: proposal.snapshot,
                     diff: proposal.diff,
                     base_version: version,
-                    base_config: current.snapshot.config.clone(),
+                    base_config: BaseConfig::of(&current.snapshot),
                 });
             }
             match self.store.commit(&proposal.snapshot).await {
@@ -77,7 +79,7 @@ impl RingService {
                     return Ok(ChangeOutcome::Committed {
                         current: next,
                         diff: proposal.diff,
-                        base_config: current.snapshot.config.clone(),
+                        base_config: BaseConfig::of(&current.snapshot),
                     });
                 }
                 Err(StoreError::VersionConflict {

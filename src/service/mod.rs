@@ -28,7 +28,7 @@ pub use convergence::{ClientStatus, Convergence, ConvergenceSummary};
 pub use error::ServiceError;
 pub use leadership::Term;
 pub use leases::Lease;
-pub use types::{ChangeOutcome, ChangeRequest, Created, Current};
+pub use types::{BaseConfig, ChangeOutcome, ChangeRequest, Created, Current};
 
 use idempotency::KeyIndex;
 
