@@ -18,6 +18,7 @@ pub mod inspection;
 pub mod keys;
 pub mod leases;
 pub mod links;
+pub mod membership;
 pub mod metrics;
 pub mod nodes;
 pub mod openapi;
@@ -126,6 +127,7 @@ pub fn routes() -> OpenApiRouter<AppState> {
         .merge(rings::routes())
         .merge(nodes::routes())
         .merge(leases::routes())
+        .merge(membership::routes())
         .merge(changes::routes())
         .merge(snapshots::routes())
         .merge(inspection::routes())

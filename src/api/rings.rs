@@ -7,6 +7,7 @@ use axum::Json;
 
 use super::auth::{Reader, Writer};
 use super::config_body::split_membership;
+use super::membership::with_status;
 use super::extract::{parse_json, ApiJson, ApiQuery};
 use super::headers::{etag, expected_version, not_modified};
 use super::paths::RingPath;
@@ -130,7 +131,10 @@ pub async fn list_rings(
 ) -> Result<Json<RingList>, ApiError> {
     let rings = state.service.list().await?;
     Ok(Json(RingList {
-        rings: rings.iter().map(RingSummary::from).collect(),
+        rings: rings
+            .iter()
+            .map(|s| with_status(&state, s))
+            .collect(),
     }))
 }
 
@@ -164,7 +168,7 @@ pub async fn get_ring(
     }
     Ok((
         [(header::ETAG, etag(version))],
-        Json(RingSummary::from(&*current.snapshot)),
+        Json(with_status(&state, &current.snapshot)),
     )
         .into_response())
 }

@@ -67,6 +67,10 @@ impl Server {
         }
         let service = RingService::new(open_store(&config).await?);
         background.0.push(tokio::spawn(service.clone().follow()));
+        // The decision-maker's automatic membership changes.
+        background
+            .0
+            .push(tokio::spawn(service.clone().run_membership()));
         let auth = AuthConfig::new(
             config.admin_token.as_ref().map(Secret::expose),
             config.read_token.as_ref().map(Secret::expose),

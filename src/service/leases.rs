@@ -77,10 +77,12 @@ impl RingService {
         role: Role,
     ) -> Result<(Lease, ChangeOutcome), ServiceError> {
         let node = record.id.clone();
+        // The policy decides the state it joins or comes back in.
+        let (record, reason) = self.registration_change(ring, record).await?;
         let request = ChangeRequest {
             ops: vec![ChangeOp::Upsert { node: record }.into()],
             expected_version: None,
-            reason: Some(format!("node `{node}` registered with a lease")),
+            reason: Some(reason),
             dry_run: false,
             idempotency_key: None,
         };
@@ -130,7 +132,8 @@ impl RingService {
     }
 
     /// Releases `node`'s lease `id`: the node left on purpose and is
-    /// marked `left`. Its record stays as it is; no version.
+    /// marked `left`; the ring's `on_leave` then removes or drains it (one
+    /// version).
     pub async fn release_lease(
         &self,
         ring: &RingName,
@@ -139,17 +142,22 @@ impl RingService {
     ) -> Result<Lease, ServiceError> {
         self.current(ring).await?;
         let now = self.now();
-        let mut table = self.leases.lock().expect("lease lock");
-        let lease = owned_lease(&mut table, ring, node, id)?;
-        if lease.released {
-            return Err(ServiceError::LeaseReleased {
-                node: node.clone(),
-                lease: id,
-            });
-        }
-        lease.released = true;
-        lease.deadline = lease.deadline.min(now);
-        Ok(lease.clone())
+        let released = {
+            let mut table = self.leases.lock().expect("lease lock");
+            let lease = owned_lease(&mut table, ring, node, id)?;
+            if lease.released {
+                return Err(ServiceError::LeaseReleased {
+                    node: node.clone(),
+                    lease: id,
+                });
+            }
+            lease.released = true;
+            lease.deadline = lease.deadline.min(now);
+            lease.clone()
+        };
+        // The policy's `on_leave`: one change, with its reason.
+        self.apply_leave(ring, node, &released).await;
+        Ok(released)
     }
 
     /// The leases of `ring`'s nodes, by node; a node without one is

@@ -19,6 +19,7 @@ mod error;
 mod idempotency;
 mod leadership;
 mod leases;
+pub mod membership;
 mod rings;
 #[cfg(test)]
 mod test_support;
@@ -28,6 +29,7 @@ pub use convergence::{ClientStatus, Convergence, ConvergenceSummary};
 pub use error::ServiceError;
 pub use leadership::Term;
 pub use leases::Lease;
+pub use membership::{MembershipStatus, Transition, TransitionKind};
 pub use types::{BaseConfig, ChangeOutcome, ChangeRequest, Created, Current};
 
 use idempotency::KeyIndex;
@@ -52,6 +54,8 @@ pub struct RingService {
     writers: Mutex<HashMap<RingName, Arc<tokio::sync::Mutex<()>>>>,
     /// Lease deadlines, in memory only (see `leases`).
     leases: Mutex<leases::LeaseTable>,
+    /// The decision-maker's last status per ring (see `membership`).
+    membership: Mutex<membership::StatusTable>,
     hub: Arc<Hub>,
     clock: Arc<dyn Clock>,
 }
@@ -73,6 +77,7 @@ impl RingService {
             keys: Mutex::new(HashMap::new()),
             writers: Mutex::new(HashMap::new()),
             leases: Mutex::new(HashMap::new()),
+            membership: Mutex::new(HashMap::new()),
             hub: Arc::new(Hub::new()),
             clock,
         })
