@@ -208,7 +208,15 @@ pub async fn release_lease(
     let lease = state.service.release_lease(&ring, &node, id).await?;
     // `on_leave` may have removed or drained the node: a version.
     let version = state.service.current(&ring).await?.snapshot.version;
-    Ok(Json(view(&state, &ring, &node, &lease, version, version != before)).into_response())
+    Ok(Json(view(
+        &state,
+        &ring,
+        &node,
+        &lease,
+        version,
+        version != before,
+    ))
+    .into_response())
 }
 
 fn view(

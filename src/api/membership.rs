@@ -11,11 +11,11 @@ use super::paths::RingNodePath;
 use super::problem::{ApiError, Problem};
 use super::responses::WriteErrors;
 use super::schemas::RingNameSchema;
-use crate::wire::schema::NodeIdSchema;
 use super::AppState;
 use crate::ring::Snapshot;
 use crate::service::membership::GuardRule;
 use crate::service::{MembershipStatus, TransitionKind};
+use crate::wire::schema::NodeIdSchema;
 use crate::wire::{
     ChangeResult, GuardRuleName, GuardView, MembershipStatusView, PendingTransitionView,
     RingSummary, TransitionName,

@@ -7,9 +7,9 @@ use axum::Json;
 
 use super::auth::{Reader, Writer};
 use super::config_body::split_membership;
-use super::membership::with_status;
 use super::extract::{parse_json, ApiJson, ApiQuery};
 use super::headers::{etag, expected_version, not_modified};
+use super::membership::with_status;
 use super::paths::RingPath;
 use super::problem::{ApiError, Problem, ProblemKind};
 use super::responses::{
@@ -131,10 +131,7 @@ pub async fn list_rings(
 ) -> Result<Json<RingList>, ApiError> {
     let rings = state.service.list().await?;
     Ok(Json(RingList {
-        rings: rings
-            .iter()
-            .map(|s| with_status(&state, s))
-            .collect(),
+        rings: rings.iter().map(|s| with_status(&state, s)).collect(),
     }))
 }
 

@@ -30,6 +30,14 @@ pub enum NodeCommand {
         /// The ring.
         ring: String,
     },
+    /// Apply a node's due automatic transition (drain, removal or
+    /// activation) now, despite the partition guard.
+    Transition {
+        /// The ring.
+        ring: String,
+        /// The node.
+        id: String,
+    },
 }
 
 /// A node's fields as flags; only the given ones are sent or changed.
@@ -156,6 +164,11 @@ pub async fn run(ctx: &Context, command: NodeCommand) -> Result<(), CliError> {
         }
         NodeCommand::Remove(t) => remove(ctx, t).await,
         NodeCommand::List { ring } => list(ctx, &ring).await,
+        NodeCommand::Transition { ring, id } => {
+            let path = ring_path(&ring, &format!("/nodes/{}/transition", encode(&id)));
+            let answer = ctx.request(Method::POST, &path, None, &[]).await?;
+            report(ctx, &answer.body, &id, "transitioned (guard overridden)")
+        }
     }
 }
 

@@ -3,7 +3,10 @@
 
 use clap::Args;
 
-use crate::wire::{MembershipPolicyInput, MembershipPolicyView, OnJoinName, OnLeaveName};
+use super::output::escape;
+use crate::wire::{
+    MembershipPolicyInput, MembershipPolicyView, MembershipStatusView, OnJoinName, OnLeaveName,
+};
 
 /// Policy flags; each one omitted leaves its field to the server (the
 /// default on create, the ring's value on update). Delays are durations
@@ -101,4 +104,26 @@ pub(super) fn policy_fields(p: &MembershipPolicyView) -> Vec<(&'static str, Stri
             p.max_auto_changes_per_minute.to_string(),
         ),
     ]
+}
+
+/// The partition guard's lines for `ringd ring show`: its state, then one
+/// line per pending transition.
+pub(super) fn guard_fields(status: &MembershipStatusView) -> Vec<(&'static str, String)> {
+    let guard = match (&status.guard.rule, &status.guard.detail) {
+        (Some(rule), Some(detail)) => format!("blocked by {}: {}", rule.as_str(), escape(detail)),
+        _ => "clear".to_owned(),
+    };
+    let mut out = vec![("guard", guard)];
+    for p in &status.pending {
+        out.push((
+            "pending",
+            format!(
+                "{} {}: {}",
+                p.transition.as_str(),
+                escape(&p.node),
+                escape(&p.reason)
+            ),
+        ));
+    }
+    out
 }

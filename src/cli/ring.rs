@@ -7,12 +7,12 @@ use serde_json::json;
 
 use super::context::{decode, ring_path, to_body};
 use super::output::{emit, emit_json, escape, fields, time, yes_no, Align, Table};
-use super::policy::{policy_fields, PolicyArgs};
+use super::policy::{guard_fields, policy_fields, PolicyArgs};
 use super::{node, CliError, Context};
 use crate::placement::{Algorithm, HashFunction};
 use crate::wire::{
-    AlgorithmName, HashName, NodeStateName, RingConfigInput, RingConfigView, RingSummary,
-    SnapshotView,
+    AlgorithmName, ChangeResult, HashName, NodeStateName, RingConfigInput, RingConfigView,
+    RingSummary, SnapshotView,
 };
 use time::OffsetDateTime;
 
@@ -29,6 +29,9 @@ pub enum RingCommand {
         /// The ring.
         name: String,
     },
+    /// Change a ring's membership policy (one version); the fields not
+    /// given keep their values.
+    Update(UpdateArgs),
     /// Delete a ring and every version of it.
     Delete {
         /// The ring.
@@ -91,14 +94,67 @@ pub struct CreateArgs {
     pub policy: PolicyArgs,
 }
 
+/// Flags of `ringd ring update`.
+#[derive(Debug, Args)]
+pub struct UpdateArgs {
+    /// The ring.
+    pub name: String,
+    /// The membership policy fields to change.
+    #[command(flatten)]
+    pub policy: PolicyArgs,
+    /// Free-text reason recorded in the new version.
+    #[arg(long)]
+    pub reason: Option<String>,
+}
+
 /// Runs a `ring` subcommand.
 pub async fn run(ctx: &Context, command: RingCommand) -> Result<(), CliError> {
     match command {
         RingCommand::Create(args) => create(ctx, args).await,
         RingCommand::List => list(ctx).await,
         RingCommand::Show { name } => show(ctx, &name).await,
+        RingCommand::Update(args) => update(ctx, args).await,
         RingCommand::Delete { name } => delete(ctx, &name).await,
     }
+}
+
+async fn update(ctx: &Context, a: UpdateArgs) -> Result<(), CliError> {
+    let Some(policy) = a.policy.input() else {
+        return Err(CliError::Refused(
+            "nothing to update: give at least one policy flag, e.g. --drain-after 30s".into(),
+        ));
+    };
+    let mut body = json!({"ops": [{"op": "update_config", "config": {"membership": policy}}]});
+    if let Some(reason) = &a.reason {
+        body["reason"] = json!(reason);
+    }
+    let answer = ctx
+        .request(
+            Method::POST,
+            &ring_path(&a.name, "/changes"),
+            Some(&body),
+            &[],
+        )
+        .await?;
+    if ctx.json() {
+        return emit_json(&answer.body);
+    }
+    let r: ChangeResult = decode("change result", &answer.body)?;
+    let ring = escape(&r.ring);
+    if !r.changed {
+        return emit(&format!(
+            "ring {ring} unchanged: it stays at version {}\n",
+            r.version
+        ));
+    }
+    let mut out = format!(
+        "ring {ring} updated: version {} (was {})\n",
+        r.version, r.base_version
+    );
+    if let Some(p) = &r.summary.config.membership {
+        out.push_str(&fields(&policy_fields(p)));
+    }
+    emit(&out)
 }
 
 async fn create(ctx: &Context, a: CreateArgs) -> Result<(), CliError> {
@@ -228,6 +284,10 @@ async fn show(ctx: &Context, name: &str) -> Result<(), CliError> {
         &s.config,
         counts,
     );
+    let summary: RingSummary = decode("ring", &ctx.get(&ring_path(name, "")).await?)?;
+    if let Some(status) = &summary.membership {
+        out.push_str(&fields(&guard_fields(status)));
+    }
     if !s.nodes.is_empty() {
         out.push('\n');
         out.push_str(&node::table(&s.nodes));

@@ -318,10 +318,11 @@ mod tests {
     fn out_of_range_values_are_refused_with_their_range() {
         let cases = [
             (r#"{"drain_after": "500ms"}"#, "`500ms` is below the 1s minimum; use 1s to 720h, or null for off at line 1 column 24"),
-            (r#"{"forget_after": "31d"}"#, "unknown duration unit"),
+            (r#"{"forget_after": "31d"}"#, "`31d` has an unknown unit: use ms, s, m or h, or null for off"),
+            (r#"{"forget_after": "721h"}"#, "`721h` is above the 720h maximum; use 1s to 720h, or null for off"),
             (r#"{"max_unhealthy_fraction": 0}"#, "0 is out of range: use a fraction above 0 and at most 1 (0.5 = half of the leased nodes) at line 1 column 29"),
             (r#"{"max_unhealthy_fraction": 1.5}"#, "1.5 is out of range"),
-            (r#"{"max_auto_changes_per_minute": 0}"#, "0 is out of range: use 1 to 10000 at line 1 column 33"),
+            (r#"{"max_auto_changes_per_minute": 0}"#, "0 is out of range: use 1 to 10000 at line 1 column 34"),
             (r#"{"on_join": "later"}"#, "unknown variant `later`, expected `active` or `joining`"),
             (r#"{"on_leave": "stay"}"#, "unknown variant `stay`, expected `remove` or `drain`"),
             (r#"{"drain": "1s"}"#, "unknown field `drain`"),

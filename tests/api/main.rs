@@ -23,6 +23,7 @@ mod jump_buckets;
 mod leases;
 mod long_poll;
 mod lookup_bytes;
+mod membership_policy;
 mod openapi_constraints;
 mod openapi_drift;
 mod preconditions;

@@ -155,6 +155,9 @@ mod tests {
         // A fraction of 1 never blocks on health: all may be unhealthy.
         let all = policy(r#"{"max_unhealthy_fraction": 1, "max_auto_changes_per_minute": 1}"#);
         assert_eq!(check(&all, inputs(true, 4, 4, 0)), None);
-        assert_eq!(check(&all, inputs(true, 4, 4, 1)).unwrap().rule, GuardRule::RateLimit);
+        assert_eq!(
+            check(&all, inputs(true, 4, 4, 1)).unwrap().rule,
+            GuardRule::RateLimit
+        );
     }
 }

@@ -121,14 +121,21 @@ impl RingService {
             let ring = snapshot.ring.clone();
             let leases = self.leases(&ring);
             let since = state.healthy_since.entry(ring.clone()).or_default();
-            since.retain(|n, _| leases.get(n).is_some_and(|l| l.health(now) == NodeHealth::Healthy));
+            since.retain(|n, _| {
+                leases
+                    .get(n)
+                    .is_some_and(|l| l.health(now) == NodeHealth::Healthy)
+            });
             for (node, lease) in &leases {
                 if lease.health(now) == NodeHealth::Healthy {
                     since.entry(node.clone()).or_insert(now);
                 }
             }
             let recent = state.recent.entry(ring.clone()).or_default();
-            while recent.front().is_some_and(|t| now - *t >= time::Duration::MINUTE) {
+            while recent
+                .front()
+                .is_some_and(|t| now - *t >= time::Duration::MINUTE)
+            {
                 recent.pop_front();
             }
             let decision = decide(Inputs {
@@ -186,8 +193,12 @@ impl RingService {
         let before = table.get(ring).and_then(|s| s.blocked.clone());
         if before.as_ref().map(|b| b.rule) != status.blocked.as_ref().map(|b| b.rule) {
             match &status.blocked {
-                Some(b) => tracing::warn!(ring = %ring, rule = b.rule.name(), detail = %b.detail, "membership guard: automatic drains and removals held back"),
-                None => tracing::info!(ring = %ring, "membership guard: clear, automatic drains and removals resume"),
+                Some(b) => {
+                    tracing::warn!(ring = %ring, rule = b.rule.name(), detail = %b.detail, "membership guard: automatic drains and removals held back")
+                }
+                None => {
+                    tracing::info!(ring = %ring, "membership guard: clear, automatic drains and removals resume")
+                }
             }
         }
         table.insert(ring.clone(), status);

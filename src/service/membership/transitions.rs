@@ -204,22 +204,30 @@ pub(super) fn decide(i: Inputs<'_>) -> Decision {
             NodeHealth::Unmanaged => {}
         }
     }
-    let blocked = guard::check(
-        p,
-        GuardInputs {
-            store_reachable: i.store_reachable,
-            leased,
-            unhealthy,
-            recent_changes: i.recent_changes,
-        },
-    );
+    // Without `drain_after` or `forget_after` there is nothing to guard,
+    // and a guard shown as blocked would only alarm.
+    let guarding = p.drain_after.is_some() || p.forget_after.is_some();
+    let blocked = guarding
+        .then(|| {
+            guard::check(
+                p,
+                GuardInputs {
+                    store_reachable: i.store_reachable,
+                    leased,
+                    unhealthy,
+                    recent_changes: i.recent_changes,
+                },
+            )
+        })
+        .flatten();
     let mut apply = free;
     let pending = if blocked.is_some() {
         guarded
     } else {
         // The rest of this minute's budget; what exceeds it waits for the
         // next tick, where the rate rule then holds and says so.
-        let budget = (p.max_auto_changes_per_minute.get() as usize).saturating_sub(i.recent_changes);
+        let budget =
+            (p.max_auto_changes_per_minute.get() as usize).saturating_sub(i.recent_changes);
         let rest = guarded.split_off(guarded.len().min(budget));
         apply.extend(guarded);
         rest

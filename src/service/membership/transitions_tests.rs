@@ -3,13 +3,16 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
-use time::macros::datetime;
 use time::OffsetDateTime;
 
 use super::*;
 use crate::ring::{LeaseId, MembershipPolicySpec};
 
-const T0: OffsetDateTime = datetime!(2026-01-01 00:00:00 UTC);
+/// 2026-01-01T00:00:00Z.
+const T0: OffsetDateTime = match OffsetDateTime::from_unix_timestamp(1_767_225_600) {
+    Ok(t) => t,
+    Err(_) => panic!("a valid timestamp"),
+};
 
 fn secs(s: i64) -> OffsetDateTime {
     T0 + time::Duration::seconds(s)
@@ -97,11 +100,19 @@ const L1: &str = "00000000000000000000000000000001";
 
 #[test]
 fn an_unhealthy_node_is_drained_after_drain_after_then_removed_after_forget_after() {
-    let c = Case::new(r#"{"drain_after": "30s", "forget_after": "10m"}"#)
+    // A ring of one: its node dead is all of the ring, which the default
+    // guard holds back; a fraction of 1 lets it go.
+    let guarded = Case::new(r#"{"drain_after": "30s"}"#)
         .with(node("a", NodeState::Active), Some(lease(1, 100, false)));
-    let drain = format!(
-        "node `a` missed heartbeats for 30s (lease {L1} expired at 2026-01-01T00:01:40Z)"
-    );
+    assert_eq!(guarded.at(130).apply, vec![]);
+    assert_eq!(guarded.at(130).pending.len(), 1);
+    const ONE: &str = r#""max_unhealthy_fraction": 1"#;
+    let c = Case::new(&format!(
+        r#"{{"drain_after": "30s", "forget_after": "10m", {ONE}}}"#
+    ))
+    .with(node("a", NodeState::Active), Some(lease(1, 100, false)));
+    let drain =
+        format!("node `a` missed heartbeats for 30s (lease {L1} expired at 2026-01-01T00:01:40Z)");
     assert_eq!(c.at(100), Decision::default());
     assert_eq!(c.at(129).apply, vec![]);
     assert_eq!(
@@ -112,22 +123,26 @@ fn an_unhealthy_node_is_drained_after_drain_after_then_removed_after_forget_afte
         }
     );
     // Once drained, no second drain.
-    let drained = Case::new(r#"{"drain_after": "30s", "forget_after": "10m"}"#)
-        .with(node("a", NodeState::Draining), Some(lease(1, 100, false)));
+    let drained = Case::new(&format!(
+        r#"{{"drain_after": "30s", "forget_after": "10m", {ONE}}}"#
+    ))
+    .with(node("a", NodeState::Draining), Some(lease(1, 100, false)));
     assert_eq!(drained.at(130), Decision::default());
     assert_eq!(drained.at(699), Decision::default());
-    let remove = format!(
-        "node `a` missed heartbeats for 10m (lease {L1} expired at 2026-01-01T00:01:40Z)"
-    );
+    let remove =
+        format!("node `a` missed heartbeats for 10m (lease {L1} expired at 2026-01-01T00:01:40Z)");
     assert_eq!(
         drained.at(700).apply,
         vec![t("a", TransitionKind::Remove, &remove)]
     );
     // forget_after alone removes an active node without draining it.
-    let forget = Case::new(r#"{"forget_after": "10m"}"#)
+    let forget = Case::new(&format!(r#"{{"forget_after": "10m", {ONE}}}"#))
         .with(node("a", NodeState::Active), Some(lease(1, 100, false)));
     assert_eq!(forget.at(699), Decision::default());
-    assert_eq!(forget.at(700).apply, vec![t("a", TransitionKind::Remove, &remove)]);
+    assert_eq!(
+        forget.at(700).apply,
+        vec![t("a", TransitionKind::Remove, &remove)]
+    );
 }
 
 #[test]
@@ -144,7 +159,7 @@ fn the_default_policy_changes_nothing_and_unmanaged_nodes_are_never_touched() {
 #[test]
 fn a_new_term_counts_no_miss_before_one_ttl_after_it_began() {
     // The lease expired before the term began (at T0): counted from T0 + 1s.
-    let c = Case::new(r#"{"drain_after": "5s"}"#)
+    let c = Case::new(r#"{"drain_after": "5s", "max_unhealthy_fraction": 1}"#)
         .with(node("a", NodeState::Active), Some(lease(1, -100, false)));
     assert_eq!(c.at(5), Decision::default());
     assert_eq!(
@@ -152,7 +167,9 @@ fn a_new_term_counts_no_miss_before_one_ttl_after_it_began() {
         vec![t(
             "a",
             TransitionKind::Drain,
-            &format!("node `a` missed heartbeats for 5s (lease {L1} expired at 2025-12-31T23:58:20Z)")
+            &format!(
+                "node `a` missed heartbeats for 5s (lease {L1} expired at 2025-12-31T23:58:20Z)"
+            )
         )]
     );
 }
@@ -161,10 +178,16 @@ fn a_new_term_counts_no_miss_before_one_ttl_after_it_began() {
 fn a_released_lease_follows_on_leave_and_a_drained_leaver_is_forgotten() {
     let left = format!("node `a` left (lease {L1} released at 2026-01-01T00:01:40Z)");
     let remove = Case::new("{}").with(node("a", NodeState::Active), Some(lease(1, 100, true)));
-    assert_eq!(remove.at(100).apply, vec![t("a", TransitionKind::Remove, &left)]);
+    assert_eq!(
+        remove.at(100).apply,
+        vec![t("a", TransitionKind::Remove, &left)]
+    );
     let drain = Case::new(r#"{"on_leave": "drain", "forget_after": "1m"}"#)
         .with(node("a", NodeState::Active), Some(lease(1, 100, true)));
-    assert_eq!(drain.at(100).apply, vec![t("a", TransitionKind::Drain, &left)]);
+    assert_eq!(
+        drain.at(100).apply,
+        vec![t("a", TransitionKind::Drain, &left)]
+    );
     let drained = Case::new(r#"{"on_leave": "drain", "forget_after": "1m"}"#)
         .with(node("a", NodeState::Draining), Some(lease(1, 100, true)));
     assert_eq!(drained.at(159), Decision::default());
@@ -192,7 +215,11 @@ fn a_joining_node_is_activated_after_activate_after_of_health() {
     assert_eq!(c.at(39), Decision::default());
     assert_eq!(
         c.at(40).apply,
-        vec![t("a", TransitionKind::Activate, "node `a` was healthy for 30s (activate_after)")]
+        vec![t(
+            "a",
+            TransitionKind::Activate,
+            "node `a` was healthy for 30s (activate_after)"
+        )]
     );
     let off = Case::new(r#"{"on_join": "joining"}"#)
         .with(node("a", NodeState::Joining), Some(lease(1, 1_000, false)));
@@ -216,25 +243,36 @@ fn the_guard_holds_drains_back_while_too_many_are_unhealthy() {
     let d = partition(5, 3).at(102);
     assert_eq!(d.apply, vec![]);
     assert_eq!(
-        d.pending.iter().map(|t| t.node.as_str()).collect::<Vec<_>>(),
+        d.pending
+            .iter()
+            .map(|t| t.node.as_str())
+            .collect::<Vec<_>>(),
         ["n0", "n1", "n2"]
     );
     assert_eq!(
         d.blocked,
         Some(Blocked {
             rule: guard::GuardRule::UnhealthyFraction,
-            detail: "3 of 5 leased nodes are unhealthy, more than max_unhealthy_fraction 0.5 of them".into(),
+            detail:
+                "3 of 5 leased nodes are unhealthy, more than max_unhealthy_fraction 0.5 of them"
+                    .into(),
         })
     );
     // Blocked before anything is due, too: the guard's state is shown.
     let early = partition(5, 3).at(101);
     assert_eq!(early.pending, vec![]);
-    assert_eq!(early.blocked.unwrap().rule, guard::GuardRule::UnhealthyFraction);
+    assert_eq!(
+        early.blocked.unwrap().rule,
+        guard::GuardRule::UnhealthyFraction
+    );
     // Two of five is within the fraction: both are drained.
     let d = partition(5, 2).at(102);
     assert_eq!(d.blocked, None);
     assert_eq!(
-        d.apply.iter().map(|t| (t.node.as_str(), t.kind)).collect::<Vec<_>>(),
+        d.apply
+            .iter()
+            .map(|t| (t.node.as_str(), t.kind))
+            .collect::<Vec<_>>(),
         [("n0", TransitionKind::Drain), ("n1", TransitionKind::Drain)]
     );
 }
@@ -252,8 +290,17 @@ fn an_unreachable_store_and_the_minute_budget_hold_transitions_back() {
     c.recent = 9;
     let d = c.at(102);
     assert_eq!(d.blocked, None);
-    assert_eq!(d.apply.iter().map(|t| t.node.as_str()).collect::<Vec<_>>(), ["n0"]);
-    assert_eq!(d.pending.iter().map(|t| t.node.as_str()).collect::<Vec<_>>(), ["n1"]);
+    assert_eq!(
+        d.apply.iter().map(|t| t.node.as_str()).collect::<Vec<_>>(),
+        ["n0"]
+    );
+    assert_eq!(
+        d.pending
+            .iter()
+            .map(|t| t.node.as_str())
+            .collect::<Vec<_>>(),
+        ["n1"]
+    );
     c.recent = 10;
     let d = c.at(102);
     assert_eq!(d.apply, vec![]);
