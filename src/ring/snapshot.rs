@@ -15,6 +15,7 @@ use crate::placement::{Fingerprint, Node, NodeId, Placement, PlacementDiff, Ring
 /// One version of a ring: complete and self-describing. Clients that hold
 /// the same snapshot place every key identically.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(from = "super::config_read::SnapshotRead")]
 pub struct Snapshot {
     /// The ring.
     pub ring: RingName,

@@ -552,7 +552,7 @@ async fn the_policy_is_versioned_shown_in_the_config_and_bad_policies_change_not
         ),
         (
             json!({"drain": "1s"}),
-            "membership",
+            "membership.drain",
             "unknown field `drain`",
         ),
     ];
