@@ -111,7 +111,12 @@ pub async fn put_ring(
                 .expect("ring names are valid header text"),
         ),
     ];
-    Ok((status, headers, Json(with_status(&state, &current.snapshot))).into_response())
+    Ok((
+        status,
+        headers,
+        Json(with_status(&state, &current.snapshot)),
+    )
+        .into_response())
 }
 
 /// List rings.

@@ -11,8 +11,8 @@ use super::policy::{guard_fields, policy_fields, PolicyArgs};
 use super::{node, CliError, Context};
 use crate::placement::{Algorithm, HashFunction};
 use crate::wire::{
-    AlgorithmName, ChangeResult, HashName, NodeStateName, RingConfigInput, RingConfigView,
-    RingSummary, SnapshotView,
+    AlgorithmName, ChangeResult, HashName, MembershipStatusView, NodeStateName, RingConfigInput,
+    RingConfigView, RingSummary, SnapshotView,
 };
 use time::OffsetDateTime;
 
@@ -208,6 +208,7 @@ fn summary_fields(s: &RingSummary) -> String {
         &s.fingerprint,
         &s.config,
         counts,
+        s.membership.as_ref(),
     )
 }
 
@@ -219,6 +220,7 @@ fn ring_fields(
     fingerprint: &str,
     config: &RingConfigView,
     nodes: String,
+    status: Option<&MembershipStatusView>,
 ) -> String {
     let mut pairs = vec![
         ("ring", ring.to_owned()),
@@ -231,6 +233,9 @@ fn ring_fields(
         pairs.extend(policy_fields(policy));
     }
     pairs.push(("nodes", nodes));
+    if let Some(status) = status {
+        pairs.extend(guard_fields(status));
+    }
     fields(&pairs)
 }
 
@@ -276,6 +281,7 @@ async fn show(ctx: &Context, name: &str) -> Result<(), CliError> {
         .filter(|n| matches!(n.state, NodeStateName::Active))
         .count();
     let counts = format!("{} ({active} active)", s.nodes.len());
+    let summary: RingSummary = decode("ring", &ctx.get(&ring_path(name, "")).await?)?;
     let mut out = ring_fields(
         &s.ring,
         s.version,
@@ -283,11 +289,8 @@ async fn show(ctx: &Context, name: &str) -> Result<(), CliError> {
         &s.fingerprint,
         &s.config,
         counts,
+        summary.membership.as_ref(),
     );
-    let summary: RingSummary = decode("ring", &ctx.get(&ring_path(name, "")).await?)?;
-    if let Some(status) = &summary.membership {
-        out.push_str(&fields(&guard_fields(status)));
-    }
     if !s.nodes.is_empty() {
         out.push('\n');
         out.push_str(&node::table(&s.nodes));
