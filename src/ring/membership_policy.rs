@@ -201,6 +201,14 @@ impl Default for MembershipPolicy {
     }
 }
 
+impl MembershipPolicy {
+    /// Whether this is the default policy; stored versions leave it out,
+    /// so a ring that never set one is stored byte for byte as before.
+    pub fn is_default(&self) -> bool {
+        *self == Self::default()
+    }
+}
+
 /// Reads a field that may be given as `null`: absent is `None`, `null` is
 /// `Some(None)`, so a patch can turn a delay off.
 fn nullable<'de, D: Deserializer<'de>, T: Deserialize<'de>>(

@@ -28,8 +28,8 @@ pub struct Snapshot {
     pub config: RingConfig,
     /// What ringd does on its own about leased nodes. Not placement: it
     /// never enters the fingerprint. Versions stored before policies
-    /// existed read as the default policy.
-    #[serde(default)]
+    /// existed read as the default policy, and the default is not written.
+    #[serde(default, skip_serializing_if = "MembershipPolicy::is_default")]
     pub membership: MembershipPolicy,
     /// Every node, active or draining, sorted by id.
     pub nodes: Vec<NodeRecord>,

@@ -128,8 +128,8 @@ pub(super) struct VersionRecord {
     /// Algorithm, hash and parameters.
     pub config: RingConfig,
     /// The membership policy; values written before policies existed
-    /// read as the default.
-    #[serde(default)]
+    /// read as the default, which is not written.
+    #[serde(default, skip_serializing_if = "MembershipPolicy::is_default")]
     pub membership: MembershipPolicy,
     /// Placement fingerprint.
     pub fingerprint: Fingerprint,
