@@ -8,6 +8,7 @@ use axum::Json;
 use serde::Deserialize;
 
 use super::auth::Writer;
+use super::config_body::split_membership;
 use super::extract::{from_value, ApiJson};
 use super::headers::{etag, expected_version, idempotency_key};
 use super::paths::RingPath;
@@ -17,9 +18,12 @@ use super::responses::{IdempotencyError, JsonBodyErrors, WriteErrors};
 use super::schemas::{IdempotencyKeySchema, RingNameSchema, VersionTagSchema};
 use super::AppState;
 use crate::placement::{json_integer, NodeId, RingConfig, RingConfigSpec};
-use crate::ring::{escape_refused, ChangeOp, NodeRecordSpec, RequestedOp, RingName, MAX_OPS};
-use crate::service::{ChangeOutcome, ChangeRequest};
-use crate::wire::{ChangeInput, ChangeResult, ConfigChange, DiffView};
+use crate::ring::{
+    escape_refused, ChangeOp, MembershipPolicy, MembershipPolicySpec, NodeRecordSpec, RequestedOp,
+    RingName, Snapshot, MAX_OPS,
+};
+use crate::service::{BaseConfig, ChangeOutcome, ChangeRequest};
+use crate::wire::{ChangeInput, ChangeResult, ConfigChange, DiffView, RingConfigView};
 
 /// The body of `POST …/changes`, as parsed.
 #[derive(Debug, Clone, Deserialize)]
@@ -36,12 +40,14 @@ pub struct ChangeBody {
 }
 
 impl ConfigChange {
-    /// `Some` when `from` and `to` differ.
-    fn between(from: Option<&RingConfig>, to: &RingConfig) -> Option<Self> {
-        from.filter(|f| *f != to).map(|f| Self {
-            from: f.into(),
-            to: to.into(),
-        })
+    /// `Some` when the config `from` (placement and policy) differs from
+    /// `to`'s.
+    fn between(from: Option<&BaseConfig>, to: &Snapshot) -> Option<Self> {
+        from.filter(|b| b.config != to.config || b.membership != to.membership)
+            .map(|b| Self {
+                from: RingConfigView::of(&b.config, &b.membership),
+                to: RingConfigView::of(&to.config, &to.membership),
+            })
     }
 }
 
@@ -104,7 +110,7 @@ impl ChangeResult {
             version: snapshot.version,
             summary: snapshot.into(),
             diff: diff.map(DiffView::from),
-            config_change: ConfigChange::between(base_config, &snapshot.config),
+            config_change: ConfigChange::between(base_config, snapshot),
             replayed: matches!(outcome, ChangeOutcome::Replayed { .. }),
         }
     }
@@ -196,24 +202,32 @@ fn parse_op(value: serde_json::Value, at: &str) -> Result<RequestedOp, ApiError>
             id: from_value::<NodeId>(value, &here)?,
         }
         .into(),
-        _ => parse_config_op(&kind, from_value(value, &here)?, &here)?,
+        _ => {
+            let (placement, policy) = split_membership(value, &here)?;
+            parse_config_op(&kind, from_value(placement, &here)?, policy, &here)?
+        }
     })
 }
 
 /// `set_config` takes a complete config and `update_config` a non-empty
 /// patch; neither ever fills an omitted field with a default, which would
 /// silently change the algorithm, hash or parameters the ring has.
-fn parse_config_op(kind: &str, spec: RingConfigSpec, here: &str) -> Result<RequestedOp, ApiError> {
+fn parse_config_op(
+    kind: &str,
+    spec: RingConfigSpec,
+    policy: Option<MembershipPolicySpec>,
+    here: &str,
+) -> Result<RequestedOp, ApiError> {
     let within = |e: crate::placement::PlacementError| ApiError::from(e).within(here);
     if kind == "update_config" {
-        if spec.is_empty() {
+        if spec.is_empty() && policy.is_none() {
             return Err(ApiError::invalid(
                 here,
                 format!("`{here}` is empty: an update_config op changes at least one field"),
             ));
         }
         spec.check_ranges().map_err(within)?;
-        return Ok(RequestedOp::UpdateConfig(spec));
+        return Ok(RequestedOp::UpdateConfig(spec, policy));
     }
     let missing = spec.missing_fields();
     if !missing.is_empty() {
@@ -230,7 +244,11 @@ fn parse_config_op(kind: &str, spec: RingConfigSpec, here: &str) -> Result<Reque
         ));
     }
     let config = RingConfig::try_from(spec).map_err(within)?;
-    Ok(ChangeOp::SetConfig { config }.into())
+    Ok(ChangeOp::SetConfig {
+        config,
+        membership: policy.map(MembershipPolicy::from),
+    }
+    .into())
 }
 
 /// Apply a change.

@@ -93,6 +93,14 @@ pub async fn metrics(State(state): State<AppState>, _: Reader) -> Result<Respons
     body.push_str(&super::metrics::render_leadership(
         state.service.leader_term(),
     ));
+    let guard: Vec<_> = rings
+        .iter()
+        .map(|s| {
+            let status = state.service.membership_status(&s.ring);
+            (s.ring.clone(), status.blocked.map(|b| b.rule))
+        })
+        .collect();
+    body.push_str(&super::metrics::render_guard(&guard));
     body.push_str(&super::metrics::render_clients(
         &state.service.convergence_all().await,
     ));

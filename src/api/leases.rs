@@ -194,7 +194,7 @@ pub async fn renew_lease(
         ("lease_id" = LeaseIdSchema, Path, description = "The id the registration answered."),
     ),
     responses(
-        (status = 200, description = "Released; the node is `left`", body = LeaseView),
+        (status = 200, description = "Released; the node is `left`, and the ring's `on_leave` removed or drained it", body = LeaseView),
         WriteErrors, LeaseErrors,
     ),
     security(("bearer" = []))
@@ -204,9 +204,19 @@ pub async fn release_lease(
     _: Writer,
     RingNodeLeasePath(ring, node, id): RingNodeLeasePath,
 ) -> Result<Response, ApiError> {
+    let before = state.service.current(&ring).await?.snapshot.version;
     let lease = state.service.release_lease(&ring, &node, id).await?;
+    // `on_leave` may have removed or drained the node: a version.
     let version = state.service.current(&ring).await?.snapshot.version;
-    Ok(Json(view(&state, &ring, &node, &lease, version, false)).into_response())
+    Ok(Json(view(
+        &state,
+        &ring,
+        &node,
+        &lease,
+        version,
+        version != before,
+    ))
+    .into_response())
 }
 
 fn view(

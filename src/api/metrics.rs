@@ -13,6 +13,7 @@ use std::time::Duration;
 
 use crate::hub::HubStats;
 use crate::ring::{NodeHealth, RingName, Snapshot};
+use crate::service::membership::GuardRule;
 use crate::service::{Convergence, ConvergenceSummary, Term};
 
 /// Upper bounds of the latency histogram buckets, in seconds.
@@ -246,6 +247,26 @@ pub fn render_leadership(term: Option<Term>) -> String {
         u8::from(term.is_some()),
         term.map_or(0, |t| t.0)
     )
+}
+
+/// Whether the partition guard holds each ring's automatic transitions
+/// back, by rule (`ringd_membership_guard_blocked{ring,rule}`): 1 for the
+/// rule that holds, 0 for the others, so a cleared rule shows as 0.
+pub fn render_guard(rings: &[(RingName, Option<GuardRule>)]) -> String {
+    let mut out = String::from(
+        "# HELP ringd_membership_guard_blocked Whether the partition guard holds a ring's automatic drains and removals back, by rule.\n# TYPE ringd_membership_guard_blocked gauge\n",
+    );
+    for (ring, blocked) in rings {
+        for rule in GuardRule::ALL {
+            let _ = writeln!(
+                out,
+                "ringd_membership_guard_blocked{{ring=\"{ring}\",rule=\"{}\"}} {}",
+                rule.name(),
+                u8::from(*blocked == Some(rule))
+            );
+        }
+    }
+    out
 }
 
 /// Label text; route templates and methods contain no quote or backslash

@@ -11,6 +11,7 @@ pub mod auth;
 pub mod changes;
 pub mod clients;
 pub mod cluster;
+mod config_body;
 pub mod extract;
 pub mod headers;
 pub mod health;
@@ -18,6 +19,7 @@ pub mod inspection;
 pub mod keys;
 pub mod leases;
 pub mod links;
+pub mod membership;
 pub mod metrics;
 pub mod nodes;
 pub mod openapi;
@@ -126,6 +128,7 @@ pub fn routes() -> OpenApiRouter<AppState> {
         .merge(rings::routes())
         .merge(nodes::routes())
         .merge(leases::routes())
+        .merge(membership::routes())
         .merge(changes::routes())
         .merge(snapshots::routes())
         .merge(inspection::routes())

@@ -117,6 +117,7 @@ impl From<ServiceError> for ApiError {
             ServiceError::LeaseOfAnotherNode { .. } => {
                 Self::new(ProblemKind::Conflict, detail).with_field("lease_id")
             }
+            ServiceError::NoTransitionDue { .. } => Self::new(ProblemKind::Conflict, detail),
             ServiceError::TooMuchContention(_) => Self::new(ProblemKind::Unavailable, detail),
         }
     }

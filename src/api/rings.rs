@@ -6,8 +6,10 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 
 use super::auth::{Reader, Writer};
-use super::extract::{ApiJson, ApiQuery};
+use super::config_body::split_membership;
+use super::extract::{parse_json, ApiJson, ApiQuery};
 use super::headers::{etag, expected_version, not_modified};
+use super::membership::with_status;
 use super::paths::RingPath;
 use super::problem::{ApiError, Problem, ProblemKind};
 use super::responses::{
@@ -16,7 +18,7 @@ use super::responses::{
 use super::schemas::{RingNameSchema, VersionTagSchema};
 use super::AppState;
 use crate::placement::{RingConfig, RingConfigSpec};
-use crate::ring::{RingName, Snapshot};
+use crate::ring::{MembershipPolicy, RingName, Snapshot};
 use crate::service::{Created, ServiceError};
 use crate::store::StoreError;
 use crate::wire::{PreconditionQuery, RingConfigInput, RingList, RingSummary};
@@ -26,7 +28,7 @@ use crate::wire::{PreconditionQuery, RingConfigInput, RingList, RingSummary};
 fn summary(state: &AppState, snapshot: &Snapshot) -> RingSummary {
     RingSummary {
         health: Some((&state.service.health_counts(snapshot)).into()),
-        ..RingSummary::from(snapshot)
+        ..super::membership::with_status(state, snapshot)
     }
 }
 
@@ -88,16 +90,22 @@ pub async fn put_ring(
     RingPath(ring): RingPath,
     ApiQuery(query): ApiQuery<PreconditionQuery>,
     headers: HeaderMap,
-    ApiJson(spec): ApiJson<RingConfigSpec>,
+    ApiJson(body): ApiJson<serde_json::Value>,
 ) -> Result<Response, ApiError> {
+    let (placement, policy) = split_membership(body, "")?;
+    // The placement part is parsed as it always was, as bytes, so its
+    // refusals read exactly as before the policy existed.
+    let bytes = serde_json::to_vec(&placement).expect("a JSON value serializes");
+    let spec: RingConfigSpec = parse_json(&bytes)?;
     // Parsed as the spec first so cross-field rules (ketama needs md5 …)
     // are reported against the field they concern.
     let config = RingConfig::try_from(spec)?;
+    let membership = policy.map(MembershipPolicy::from).unwrap_or_default();
     let expected = expected_version(&headers, query.expected_version)?;
     check_precondition(&state, &ring, expected).await?;
     let (created, current) = state
         .service
-        .create_ring(ring.clone(), config, role)
+        .create_ring_with(ring.clone(), config, membership, role)
         .await?;
     let status = match created {
         Created::New => StatusCode::CREATED,

@@ -12,8 +12,8 @@ pub(super) fn describe_op(op: &OpView) -> String {
             if let Some(zone) = &node.zone {
                 details.push(format!("zone {zone}"));
             }
-            if matches!(node.state, NodeStateName::Draining) {
-                details.push("draining".into());
+            if !matches!(node.state, NodeStateName::Active) {
+                details.push(node.state.as_str().into());
             }
             format!("upsert {} ({})", node.id, details.join(", "))
         }

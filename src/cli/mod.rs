@@ -19,6 +19,7 @@ pub mod inspect;
 pub mod join;
 pub mod node;
 pub mod output;
+mod policy;
 pub mod ring;
 pub mod serve;
 pub mod watch;

@@ -35,6 +35,14 @@ pub enum NodeCommand {
         /// The ring.
         ring: String,
     },
+    /// Apply a node's due automatic transition (drain, removal or
+    /// activation) now, despite the partition guard.
+    Transition {
+        /// The ring.
+        ring: String,
+        /// The node.
+        id: String,
+    },
 }
 
 /// A node's fields as flags; only the given ones are sent or changed.
@@ -90,18 +98,20 @@ pub struct UpdateArgs {
     /// Remove a label; repeat for several.
     #[arg(long = "remove-label", value_name = "KEY")]
     pub remove_labels: Vec<String>,
-    /// `active` or `draining`.
+    /// `active`, `draining` or `joining`.
     #[arg(long, value_parser = state_parser())]
     pub state: Option<NodeState>,
 }
 
-/// `--state`: `active` or `draining`, parsed as the API names them.
+/// `--state`: `active`, `draining` or `joining`, parsed as the API names
+/// them.
 fn state_parser() -> impl TypedValueParser<Value = NodeState> {
     let help = |s: NodeState| match s {
         NodeState::Active => "Owns keys",
         NodeState::Draining => "Keeps its record but owns no keys",
+        NodeState::Joining => "Registered but owns no keys until activated",
     };
-    let states = [NodeState::Active, NodeState::Draining];
+    let states = [NodeState::Active, NodeState::Draining, NodeState::Joining];
     PossibleValuesParser::new(
         states.map(|s| PossibleValue::new(NodeStateName::from(s).as_str()).help(help(s))),
     )
@@ -152,6 +162,11 @@ pub async fn run(ctx: &Context, command: NodeCommand) -> Result<(), CliError> {
         NodeCommand::Remove(t) => remove(ctx, t).await,
         NodeCommand::Join(a) => super::join::run(ctx, a).await,
         NodeCommand::List { ring } => list(ctx, &ring).await,
+        NodeCommand::Transition { ring, id } => {
+            let path = ring_path(&ring, &format!("/nodes/{}/transition", encode(&id)));
+            let answer = ctx.request(Method::POST, &path, None, &[]).await?;
+            report(ctx, &answer.body, &id, "transitioned (guard overridden)")
+        }
     }
 }
 

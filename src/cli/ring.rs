@@ -7,11 +7,12 @@ use serde_json::json;
 
 use super::context::{decode, ring_path, to_body};
 use super::output::{emit, emit_json, escape, fields, time, yes_no, Align, Table};
+use super::policy::{guard_fields, policy_fields, PolicyArgs};
 use super::{node, CliError, Context};
 use crate::placement::{Algorithm, HashFunction};
 use crate::wire::{
-    AlgorithmName, HashName, NodeStateName, RingConfigInput, RingConfigView, RingSummary,
-    SnapshotView,
+    AlgorithmName, ChangeResult, HashName, MembershipStatusView, NodeStateName, RingConfigInput,
+    RingConfigView, RingSummary, SnapshotView,
 };
 use time::OffsetDateTime;
 
@@ -28,6 +29,9 @@ pub enum RingCommand {
         /// The ring.
         name: String,
     },
+    /// Change a ring's membership policy (one version); the fields not
+    /// given keep their values.
+    Update(UpdateArgs),
     /// Delete a ring and every version of it.
     Delete {
         /// The ring.
@@ -85,6 +89,22 @@ pub struct CreateArgs {
     /// needs a zone).
     #[arg(long)]
     pub zone_aware: bool,
+    /// The membership policy.
+    #[command(flatten)]
+    pub policy: PolicyArgs,
+}
+
+/// Flags of `ringd ring update`.
+#[derive(Debug, Args)]
+pub struct UpdateArgs {
+    /// The ring.
+    pub name: String,
+    /// The membership policy fields to change.
+    #[command(flatten)]
+    pub policy: PolicyArgs,
+    /// Free-text reason recorded in the new version.
+    #[arg(long)]
+    pub reason: Option<String>,
 }
 
 /// Runs a `ring` subcommand.
@@ -93,8 +113,48 @@ pub async fn run(ctx: &Context, command: RingCommand) -> Result<(), CliError> {
         RingCommand::Create(args) => create(ctx, args).await,
         RingCommand::List => list(ctx).await,
         RingCommand::Show { name } => show(ctx, &name).await,
+        RingCommand::Update(args) => update(ctx, args).await,
         RingCommand::Delete { name } => delete(ctx, &name).await,
     }
+}
+
+async fn update(ctx: &Context, a: UpdateArgs) -> Result<(), CliError> {
+    let Some(policy) = a.policy.input() else {
+        return Err(CliError::Refused(
+            "nothing to update: give at least one policy flag, e.g. --drain-after 30s".into(),
+        ));
+    };
+    let mut body = json!({"ops": [{"op": "update_config", "config": {"membership": policy}}]});
+    if let Some(reason) = &a.reason {
+        body["reason"] = json!(reason);
+    }
+    let answer = ctx
+        .request(
+            Method::POST,
+            &ring_path(&a.name, "/changes"),
+            Some(&body),
+            &[],
+        )
+        .await?;
+    if ctx.json() {
+        return emit_json(&answer.body);
+    }
+    let r: ChangeResult = decode("change result", &answer.body)?;
+    let ring = escape(&r.ring);
+    if !r.changed {
+        return emit(&format!(
+            "ring {ring} unchanged: it stays at version {}\n",
+            r.version
+        ));
+    }
+    let mut out = format!(
+        "ring {ring} updated: version {} (was {})\n",
+        r.version, r.base_version
+    );
+    if let Some(p) = &r.summary.config.membership {
+        out.push_str(&fields(&policy_fields(p)));
+    }
+    emit(&out)
 }
 
 async fn create(ctx: &Context, a: CreateArgs) -> Result<(), CliError> {
@@ -106,6 +166,7 @@ async fn create(ctx: &Context, a: CreateArgs) -> Result<(), CliError> {
         replication_factor: a.replication_factor,
         // The flag only turns it on; the server's default is off.
         zone_aware: a.zone_aware.then_some(true),
+        membership: a.policy.input(),
     };
     let body = to_body(&input);
     let answer = ctx
@@ -147,6 +208,7 @@ fn summary_fields(s: &RingSummary) -> String {
         &s.fingerprint,
         &s.config,
         counts,
+        s.membership.as_ref(),
     )
 }
 
@@ -158,6 +220,7 @@ fn ring_fields(
     fingerprint: &str,
     config: &RingConfigView,
     nodes: String,
+    status: Option<&MembershipStatusView>,
 ) -> String {
     let mut pairs = vec![
         ("ring", ring.to_owned()),
@@ -166,7 +229,13 @@ fn ring_fields(
         ("fingerprint", fingerprint.to_owned()),
     ];
     pairs.extend(config_fields(config));
+    if let Some(policy) = &config.membership {
+        pairs.extend(policy_fields(policy));
+    }
     pairs.push(("nodes", nodes));
+    if let Some(status) = status {
+        pairs.extend(guard_fields(status));
+    }
     fields(&pairs)
 }
 
@@ -212,6 +281,7 @@ async fn show(ctx: &Context, name: &str) -> Result<(), CliError> {
         .filter(|n| matches!(n.state, NodeStateName::Active))
         .count();
     let counts = format!("{} ({active} active)", s.nodes.len());
+    let summary: RingSummary = decode("ring", &ctx.get(&ring_path(name, "")).await?)?;
     let mut out = ring_fields(
         &s.ring,
         s.version,
@@ -219,6 +289,7 @@ async fn show(ctx: &Context, name: &str) -> Result<(), CliError> {
         &s.fingerprint,
         &s.config,
         counts,
+        summary.membership.as_ref(),
     );
     if !s.nodes.is_empty() {
         out.push('\n');

@@ -231,7 +231,10 @@ impl Default for Weight {
 }
 
 /// Whether a node takes keys. Only active nodes own keys; a draining node
-/// keeps its record so it can be re-activated or removed later.
+/// keeps its record so it can be re-activated or removed later, and a
+/// joining node is in the record before it is activated. Placement sees
+/// only active nodes, so a ring whose other nodes are draining or joining
+/// places (and encodes) exactly as one without them.
 #[derive(
     Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
 )]
@@ -242,6 +245,8 @@ pub enum NodeState {
     Active,
     /// Owns no keys.
     Draining,
+    /// Owns no keys yet: registered, waiting to be activated.
+    Joining,
 }
 
 /// One member of a ring, as the placement core sees it.

@@ -2,6 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::membership_policy::{MembershipPolicy, MembershipPolicySpec};
 use super::record::NodeRecord;
 use crate::placement::{NodeId, RingConfig, RingConfigSpec};
 
@@ -10,7 +11,11 @@ pub const MAX_OPS: usize = 10_000;
 
 /// One operation of a change.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "op", rename_all = "snake_case", deny_unknown_fields)]
+#[serde(
+    tag = "op",
+    rename_all = "snake_case",
+    from = "super::config_read::ChangeOpRead"
+)]
 pub enum ChangeOp {
     /// Register a node or replace its record.
     Upsert {
@@ -26,6 +31,10 @@ pub enum ChangeOp {
     SetConfig {
         /// The new configuration.
         config: RingConfig,
+        /// The new membership policy; `None` when the op left the policy
+        /// as it was (every op recorded before policies existed).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        membership: Option<MembershipPolicy>,
     },
 }
 
@@ -40,7 +49,7 @@ pub enum RequestedOp {
     /// version records the resulting complete configuration as a
     /// [`ChangeOp::SetConfig`], so stored versions and watch events only
     /// ever hold the three recorded kinds.
-    UpdateConfig(RingConfigSpec),
+    UpdateConfig(RingConfigSpec, Option<MembershipPolicySpec>),
 }
 
 impl From<ChangeOp> for RequestedOp {
@@ -55,10 +64,18 @@ impl RequestedOp {
     /// in the recorded `set_config` (which is what applying it recorded).
     pub fn matches_recorded(&self, recorded: &ChangeOp) -> bool {
         match (self, recorded) {
-            (RequestedOp::UpdateConfig(patch), ChangeOp::SetConfig { config }) => {
+            (
+                RequestedOp::UpdateConfig(patch, policy),
+                ChangeOp::SetConfig { config, membership },
+            ) => {
                 patch.agrees_with(config)
+                    && match (policy, membership) {
+                        (None, None) => true,
+                        (Some(p), Some(m)) => p.agrees_with(m),
+                        _ => false,
+                    }
             }
-            (RequestedOp::UpdateConfig(_), _) => false,
+            (RequestedOp::UpdateConfig(..), _) => false,
             (RequestedOp::Op(op), recorded) => op == recorded,
         }
     }
@@ -188,14 +205,18 @@ mod tests {
 
     #[test]
     fn a_patch_matches_the_set_config_it_recorded() {
-        let recorded = |c: RingConfig| ChangeOp::SetConfig { config: c };
+        let recorded = |c: RingConfig| ChangeOp::SetConfig {
+            config: c,
+            membership: None,
+        };
         let two = RingConfig {
             replication_factor: 2,
             ..RingConfig::new(Algorithm::Ketama)
         };
-        let requested = [RequestedOp::UpdateConfig(patch(
-            r#"{"replication_factor": 2}"#,
-        ))];
+        let requested = [RequestedOp::UpdateConfig(
+            patch(r#"{"replication_factor": 2}"#),
+            None,
+        )];
         assert!(ops_match(&requested, &[recorded(two.clone())]));
         let three = RingConfig::new(Algorithm::Ketama);
         assert!(!ops_match(&requested, &[recorded(three)]));

@@ -6,8 +6,10 @@ mod bucket_order;
 mod change;
 mod client_id;
 mod clock;
+mod config_read;
 pub mod durations;
 mod lease;
+pub mod membership_policy;
 mod name;
 mod record;
 mod snapshot;
@@ -22,6 +24,7 @@ pub use change::{
 pub use client_id::{ClientId, InvalidClientId, MAX_CLIENT_ID_LEN};
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use lease::{InvalidLeaseId, LeaseId, NodeHealth, LEASE_ID_LEN};
+pub use membership_policy::{MembershipPolicy, MembershipPolicySpec, OnJoin, OnLeave};
 pub use name::{RingName, MAX_RING_NAME_LEN};
 pub use record::{
     NodeRecord, NodeRecordSpec, MAX_ADDRESS_LEN, MAX_LABELS, MAX_LABEL_KEY_LEN, MAX_LABEL_VALUE_LEN,

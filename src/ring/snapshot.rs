@@ -7,6 +7,7 @@ use time::OffsetDateTime;
 
 use super::bucket_order::BucketOrder;
 use super::change::{ChangeOp, ChangeRecord, RequestedOp, Role};
+use super::membership_policy::MembershipPolicy;
 use super::record::NodeRecord;
 use super::{RingError, RingName};
 use crate::placement::{Fingerprint, Node, NodeId, Placement, PlacementDiff, RingConfig};
@@ -14,6 +15,7 @@ use crate::placement::{Fingerprint, Node, NodeId, Placement, PlacementDiff, Ring
 /// One version of a ring: complete and self-describing. Clients that hold
 /// the same snapshot place every key identically.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(from = "super::config_read::SnapshotRead")]
 pub struct Snapshot {
     /// The ring.
     pub ring: RingName,
@@ -24,6 +26,11 @@ pub struct Snapshot {
     pub created_at: OffsetDateTime,
     /// Algorithm, hash and parameters.
     pub config: RingConfig,
+    /// What ringd does on its own about leased nodes. Not placement: it
+    /// never enters the fingerprint. Versions stored before policies
+    /// existed read as the default policy, and the default is not written.
+    #[serde(default, skip_serializing_if = "MembershipPolicy::is_default")]
+    pub membership: MembershipPolicy,
     /// Every node, active or draining, sorted by id.
     pub nodes: Vec<NodeRecord>,
     /// SHA-256 of the placement's canonical encoding.
@@ -53,10 +60,22 @@ fn placement_nodes(nodes: &[NodeRecord]) -> Vec<Node> {
 }
 
 impl Snapshot {
-    /// Version 1 of a new ring: the config and no nodes.
+    /// Version 1 of a new ring: the config, the default policy and no
+    /// nodes.
     pub fn first(
         ring: RingName,
         config: RingConfig,
+        role: Role,
+        now: OffsetDateTime,
+    ) -> Result<(Self, Placement), RingError> {
+        Self::first_with(ring, config, MembershipPolicy::default(), role, now)
+    }
+
+    /// Version 1 of a new ring: the config, the policy and no nodes.
+    pub fn first_with(
+        ring: RingName,
+        config: RingConfig,
+        membership: MembershipPolicy,
         role: Role,
         now: OffsetDateTime,
     ) -> Result<(Self, Placement), RingError> {
@@ -70,6 +89,9 @@ impl Snapshot {
             change: ChangeRecord {
                 ops: vec![ChangeOp::SetConfig {
                     config: config.clone(),
+                    // A default policy is not recorded, so a ring created
+                    // without one has the version 1 it always had.
+                    membership: (membership != MembershipPolicy::default()).then_some(membership),
                 }],
                 reason: Some("ring created".into()),
                 role,
@@ -77,6 +99,7 @@ impl Snapshot {
                 idempotency_key: None,
             },
             config,
+            membership,
             nodes: Vec::new(),
         };
         Ok((snapshot, placement))
@@ -109,6 +132,7 @@ impl Snapshot {
             return Err(RingError::TooManyOps(ops.len()));
         }
         let mut config = self.config.clone();
+        let mut membership = self.membership;
         let mut nodes: BTreeMap<NodeId, NodeRecord> = self
             .nodes
             .iter()
@@ -118,14 +142,17 @@ impl Snapshot {
         for (index, op) in ops.into_iter().map(Into::into).enumerate() {
             let op = match op {
                 RequestedOp::Op(op) => op,
-                RequestedOp::UpdateConfig(patch) => {
+                RequestedOp::UpdateConfig(patch, policy) => {
                     let merged = patch.apply_to(&config).map_err(|e| RingError::InOp {
                         index,
                         operand: "config",
                         error: Box::new(e.into()),
                     })?;
                     // The version records what the ring's config became.
-                    ChangeOp::SetConfig { config: merged }
+                    ChangeOp::SetConfig {
+                        config: merged,
+                        membership: policy.map(|p| p.apply_to(&membership)),
+                    }
                 }
             };
             match &op {
@@ -137,13 +164,21 @@ impl Snapshot {
                         .remove(id)
                         .ok_or_else(|| RingError::UnknownNode(id.clone()))?;
                 }
-                ChangeOp::SetConfig { config: c } => config = c.clone(),
+                ChangeOp::SetConfig {
+                    config: c,
+                    membership: m,
+                } => {
+                    config = c.clone();
+                    if let Some(m) = m {
+                        membership = *m;
+                    }
+                }
             }
             recorded.push(op);
         }
         let ops = recorded;
         let nodes: Vec<NodeRecord> = nodes.into_values().collect();
-        if config == self.config && nodes == self.nodes {
+        if config == self.config && membership == self.membership && nodes == self.nodes {
             return Ok(None);
         }
         let placement = current.rebuild(&config, &placement_nodes(&nodes))?;
@@ -153,6 +188,7 @@ impl Snapshot {
             version: self.version + 1,
             created_at: now,
             config,
+            membership,
             nodes,
             fingerprint: placement.fingerprint(),
             bucket_runs: BucketOrder::of(&placement),

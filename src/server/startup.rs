@@ -95,6 +95,10 @@ impl Server {
         background
             .0
             .push(tokio::spawn(service.clone().monitor_health()));
+        // The decision-maker's automatic membership changes.
+        background
+            .0
+            .push(tokio::spawn(service.clone().run_membership()));
         let auth = AuthConfig::new(
             config.admin_token.as_ref().map(Secret::expose),
             config.read_token.as_ref().map(Secret::expose),

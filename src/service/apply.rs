@@ -8,7 +8,8 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use super::{
-    ChangeOutcome, ChangeRequest, Current, RingService, ServiceError, CONTENDED_FOR, MAX_RETRIES,
+    BaseConfig, ChangeOutcome, ChangeRequest, Current, RingService, ServiceError, CONTENDED_FOR,
+    MAX_RETRIES,
 };
 use crate::ring::{RingName, Role};
 use crate::store::leadership::Fence;
@@ -124,7 +125,7 @@ impl RingService {
                     snapshot: proposal.snapshot,
                     diff: proposal.diff,
                     base_version: version,
-                    base_config: current.snapshot.config.clone(),
+                    base_config: BaseConfig::of(&current.snapshot),
                 });
             }
             match self.commit_in_term(&proposal.snapshot, fence).await {
@@ -140,7 +141,7 @@ impl RingService {
                     return Ok(ChangeOutcome::Committed {
                         current: next,
                         diff: proposal.diff,
-                        base_config: current.snapshot.config.clone(),
+                        base_config: BaseConfig::of(&current.snapshot),
                     });
                 }
                 Err(StoreError::VersionConflict {

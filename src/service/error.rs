@@ -88,6 +88,14 @@ pub enum ServiceError {
         /// The node the request named.
         node: NodeId,
     },
+    /// An override names a node with no automatic transition due.
+    #[error("node `{node}` of ring `{ring}` has no automatic transition due, so there is nothing to override; GET /v1/rings/{ring} lists the pending ones under membership.pending")]
+    NoTransitionDue {
+        /// The ring.
+        ring: RingName,
+        /// The node.
+        node: NodeId,
+    },
     /// Other writers kept winning.
     #[error("the ring changed {0} times while this change was being applied; retry")]
     TooMuchContention(usize),

@@ -13,7 +13,7 @@
 
 use std::collections::{HashMap, VecDeque};
 
-use super::{ChangeOutcome, Current, RingService, ServiceError};
+use super::{BaseConfig, ChangeOutcome, Current, RingService, ServiceError};
 use crate::ring::{ops_match, IdempotencyKey, RequestedOp, RingError, RingName};
 use crate::store::StoreError;
 
@@ -76,9 +76,12 @@ impl RingService {
         }
         let (_, after) = self.placement(ring, Some(version)).await?;
         // The movement is shown when the version before is still retained.
-        let (diff, base_config) = match self.placement(ring, Some(version - 1)).await {
-            Ok((_, before)) => (Some(before.diff(&after)), Some(before.config().clone())),
-            Err(_) => (None, None),
+        let (diff, base_config) = match (
+            self.placement(ring, Some(version - 1)).await,
+            self.snapshot(ring, version - 1).await,
+        ) {
+            (Ok((_, before)), Ok(base)) => (Some(before.diff(&after)), Some(BaseConfig::of(&base))),
+            _ => (None, None),
         };
         Ok(Some(ChangeOutcome::Replayed {
             snapshot,

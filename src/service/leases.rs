@@ -27,11 +27,13 @@ impl RingService {
         role: Role,
     ) -> Result<(Lease, ChangeOutcome), ServiceError> {
         let node = record.id.clone();
-        // What change to make: the record as the node sent it.
+        // What change to make: the policy decides the state it joins or
+        // comes back in.
+        let (record, reason) = self.registration_change(ring, record).await?;
         let request = ChangeRequest {
             ops: vec![ChangeOp::Upsert { node: record }.into()],
             expected_version: None,
-            reason: Some(format!("node `{node}` registered with a lease")),
+            reason: Some(reason),
             dry_run: false,
             idempotency_key: None,
         };
@@ -75,7 +77,8 @@ impl RingService {
     }
 
     /// Releases `node`'s lease `id`: the node left on purpose and is
-    /// marked `left`. Its record stays as it is; no version.
+    /// marked `left`; the ring's `on_leave` then removes or drains it (one
+    /// version).
     pub async fn release_lease(
         &self,
         ring: &RingName,
@@ -83,14 +86,16 @@ impl RingService {
         id: LeaseId,
     ) -> Result<Lease, ServiceError> {
         self.current(ring).await?;
-        // What change to make: none; the record stays as it is.
         // Record the lease: released.
-        let lease = self
+        let released = self
             .store
             .release_lease(ring, node, id, self.now())
             .await
             .map_err(|e| refusal(e, ring, node, Some(id)))?;
-        Ok(lease)
+        // What change to make: the policy's `on_leave`, one change with its
+        // reason.
+        self.apply_leave(ring, node, &released).await;
+        Ok(released)
     }
 
     /// The leases of `ring`'s nodes, by node; a node without one is

@@ -21,6 +21,7 @@ mod health_monitor;
 mod idempotency;
 mod leadership;
 mod leases;
+pub mod membership;
 mod rings;
 #[cfg(test)]
 mod test_support;
@@ -30,7 +31,8 @@ pub use crate::store::Lease;
 pub use convergence::{ClientStatus, Convergence, ConvergenceSummary};
 pub use error::ServiceError;
 pub use leadership::Term;
-pub use types::{ChangeOutcome, ChangeRequest, Created, Current};
+pub use membership::{MembershipStatus, Transition, TransitionKind};
+pub use types::{BaseConfig, ChangeOutcome, ChangeRequest, Created, Current};
 
 use idempotency::KeyIndex;
 
@@ -61,6 +63,8 @@ pub struct RingService {
     /// the losers' retries starve the winner. What the queue holds is how
     /// this instance's writers have lately fared against other instances'.
     writers: Mutex<HashMap<RingName, Arc<tokio::sync::Mutex<apply::Contention>>>>,
+    /// The decision-maker's last status per ring (see `membership`).
+    membership: Mutex<membership::StatusTable>,
     hub: Arc<Hub>,
     clock: Arc<dyn Clock>,
     /// Whether this instance is the decision-maker (see `leadership`).
@@ -99,6 +103,7 @@ impl RingService {
             older: Mutex::new(VecDeque::new()),
             keys: Mutex::new(HashMap::new()),
             writers: Mutex::new(HashMap::new()),
+            membership: Mutex::new(HashMap::new()),
             hub: Arc::new(Hub::new()),
             clock,
             leadership,

@@ -5,18 +5,33 @@ use std::sync::Arc;
 
 use super::{Created, Current, RingService, ServiceError, VERSION_CACHE};
 use crate::placement::{Placement, RingConfig};
-use crate::ring::{RingName, Role, Snapshot};
+use crate::ring::{MembershipPolicy, RingName, Role, Snapshot};
 use crate::store::{HistoryEntry, StoreError};
 
 impl RingService {
-    /// Creates a ring at version 1, or finds an identical one.
+    /// Creates a ring at version 1 with the default membership policy, or
+    /// finds an identical one.
     pub async fn create_ring(
         &self,
         ring: RingName,
         config: RingConfig,
         role: Role,
     ) -> Result<(Created, Arc<Current>), ServiceError> {
-        let (first, placement) = Snapshot::first(ring.clone(), config, role, self.now())?;
+        self.create_ring_with(ring, config, MembershipPolicy::default(), role)
+            .await
+    }
+
+    /// Creates a ring at version 1 with `membership` as its policy, or
+    /// finds an identical one (same config and policy).
+    pub async fn create_ring_with(
+        &self,
+        ring: RingName,
+        config: RingConfig,
+        membership: MembershipPolicy,
+        role: Role,
+    ) -> Result<(Created, Arc<Current>), ServiceError> {
+        let (first, placement) =
+            Snapshot::first_with(ring.clone(), config, membership, role, self.now())?;
         match self.store.create_ring(&first).await {
             Ok(()) => {
                 let current = Arc::new(Current {
@@ -27,7 +42,7 @@ impl RingService {
                 Ok((Created::New, current))
             }
             Err(StoreError::RingExists(existing)) => {
-                if existing.config == first.config {
+                if existing.config == first.config && existing.membership == first.membership {
                     Ok((Created::Existing, self.current(&ring).await?))
                 } else {
                     Err(ServiceError::ConfigConflict { ring, existing })

@@ -3,7 +3,26 @@
 use std::sync::Arc;
 
 use crate::placement::{Placement, PlacementDiff, RingConfig};
-use crate::ring::{IdempotencyKey, RequestedOp, Snapshot};
+use crate::ring::{IdempotencyKey, MembershipPolicy, RequestedOp, Snapshot};
+
+/// A version's whole config: placement and membership policy.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BaseConfig {
+    /// The placement config.
+    pub config: RingConfig,
+    /// The membership policy.
+    pub membership: MembershipPolicy,
+}
+
+impl BaseConfig {
+    /// The config of `snapshot`.
+    pub fn of(snapshot: &Snapshot) -> Self {
+        Self {
+            config: snapshot.config.clone(),
+            membership: snapshot.membership,
+        }
+    }
+}
 
 /// A ring's latest version with its placement, shared by readers.
 #[derive(Debug)]
@@ -43,7 +62,7 @@ pub enum ChangeOutcome {
         /// Movement against the previous version.
         diff: PlacementDiff,
         /// The previous version's config.
-        base_config: RingConfig,
+        base_config: BaseConfig,
     },
     /// The change altered nothing; no version was created.
     Unchanged {
@@ -60,7 +79,7 @@ pub enum ChangeOutcome {
         /// Movement against the version before it, while that is retained.
         diff: Option<PlacementDiff>,
         /// The config of the version before it, while that is retained.
-        base_config: Option<RingConfig>,
+        base_config: Option<BaseConfig>,
     },
     /// Dry run: what would be committed.
     Preview {
@@ -71,7 +90,7 @@ pub enum ChangeOutcome {
         /// The version it was computed against.
         base_version: u64,
         /// That version's config.
-        base_config: RingConfig,
+        base_config: BaseConfig,
     },
 }
 

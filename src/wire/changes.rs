@@ -38,8 +38,11 @@ impl From<&ChangeOp> for OpView {
         match op {
             ChangeOp::Upsert { node } => Self::Upsert { node: node.into() },
             ChangeOp::Remove { id } => Self::Remove { id: id.to_string() },
-            ChangeOp::SetConfig { config } => Self::SetConfig {
-                config: config.into(),
+            ChangeOp::SetConfig { config, membership } => Self::SetConfig {
+                config: match membership {
+                    Some(m) => RingConfigView::of(config, m),
+                    None => config.into(),
+                },
             },
         }
     }

@@ -8,6 +8,7 @@
 
 use serde::Serialize;
 
+use super::membership::MembershipPolicyInput;
 use super::rings::{AlgorithmName, HashName};
 #[cfg(feature = "server")]
 use super::schema::{ReplicationFactorSchema, TableSizeSchema, VnodesPerWeightSchema};
@@ -37,6 +38,11 @@ pub struct CompleteConfigInput {
     pub replication_factor: u64,
     /// Spread preference lists over zones first.
     pub zone_aware: bool,
+    /// The membership policy: omitted, the ring's stays as it is; given,
+    /// it replaces it, with defaults for the fields it omits.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "server", schema(value_type = MembershipPolicyInput, required = false))]
+    pub membership: Option<MembershipPolicyInput>,
 }
 
 /// The fields `update_config` changes: at least one, none `null`; the
@@ -64,6 +70,9 @@ pub struct ConfigPatchInput {
     /// Spread preference lists over zones first.
     #[cfg_attr(feature = "server", schema(value_type = bool, required = false))]
     pub zone_aware: Option<bool>,
+    /// Policy fields to change; the others keep the ring's values.
+    #[cfg_attr(feature = "server", schema(value_type = MembershipPolicyInput, required = false))]
+    pub membership: Option<MembershipPolicyInput>,
 }
 
 /// The body of `PUT /v1/rings/{ring}`: every field optional, unknown
@@ -96,4 +105,8 @@ pub struct RingConfigInput {
     /// needs a zone); defaults to false.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub zone_aware: Option<bool>,
+    /// The membership policy; omitted fields take their defaults.
+    #[cfg_attr(feature = "server", schema(value_type = Option<MembershipPolicyInput>))]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub membership: Option<MembershipPolicyInput>,
 }

@@ -35,6 +35,7 @@ pub mod inspection;
 pub mod leases;
 pub mod limits;
 pub mod lookup_input;
+pub mod membership;
 pub mod movement;
 pub mod node_input;
 pub mod nodes;
@@ -55,6 +56,10 @@ pub use inspection::{
 };
 pub use leases::{LeaseInput, LeaseView};
 pub use lookup_input::{LookupBase64Keys, LookupBatch, LookupBatchInput, LookupTextKeys};
+pub use membership::{
+    GuardRuleName, GuardView, MembershipPolicyInput, MembershipPolicyView, MembershipStatusView,
+    OnJoinName, OnLeaveName, PendingTransitionView, TransitionName,
+};
 pub use movement::{
     DiffBasisName, DiffView, MovedRangeView, NodeMovementView, TransferView, MAX_MOVED_RANGES,
 };
@@ -89,7 +94,7 @@ mod tests {
             same(n, n.as_str());
             assert_eq!(n.as_str(), h.name());
         }
-        for s in [NodeState::Active, NodeState::Draining] {
+        for s in [NodeState::Active, NodeState::Draining, NodeState::Joining] {
             let n = NodeStateName::from(s);
             same(n, n.as_str());
             same(s, n.as_str());

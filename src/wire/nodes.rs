@@ -18,6 +18,8 @@ pub enum NodeStateName {
     Active,
     /// Keeps its record but owns no keys.
     Draining,
+    /// Registered but owns nothing until activated.
+    Joining,
 }
 
 impl NodeStateName {
@@ -26,6 +28,7 @@ impl NodeStateName {
         match self {
             Self::Active => "active",
             Self::Draining => "draining",
+            Self::Joining => "joining",
         }
     }
 }
@@ -35,6 +38,7 @@ impl From<NodeState> for NodeStateName {
         match s {
             NodeState::Active => Self::Active,
             NodeState::Draining => Self::Draining,
+            NodeState::Joining => Self::Joining,
         }
     }
 }

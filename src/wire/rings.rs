@@ -3,12 +3,13 @@
 use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 
+use super::membership::{MembershipPolicyView, MembershipStatusView};
 #[cfg(feature = "server")]
 use super::schema::VersionSchema;
 use std::collections::BTreeMap;
 
 use crate::placement::{Algorithm, HashFunction, NodeState, RingConfig};
-use crate::ring::{NodeHealth, Snapshot};
+use crate::ring::{MembershipPolicy, NodeHealth, Snapshot};
 
 /// A placement algorithm.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize)]
@@ -107,9 +108,15 @@ pub struct RingConfigView {
     pub replication_factor: u32,
     /// Whether preference lists spread over zones first.
     pub zone_aware: bool,
+    /// The membership policy (not placement: it never enters the
+    /// fingerprint). Always present in a ring's or a snapshot's config; in
+    /// a recorded `set_config` op, present only if the op set it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub membership: Option<MembershipPolicyView>,
 }
 
 impl From<&RingConfig> for RingConfigView {
+    /// The placement config alone, without a policy.
     fn from(c: &RingConfig) -> Self {
         Self {
             algorithm: c.algorithm.into(),
@@ -118,6 +125,17 @@ impl From<&RingConfig> for RingConfigView {
             table_size: c.table_size,
             replication_factor: c.replication_factor,
             zone_aware: c.zone_aware,
+            membership: None,
+        }
+    }
+}
+
+impl RingConfigView {
+    /// The whole config: placement and membership policy.
+    pub fn of(config: &RingConfig, membership: &MembershipPolicy) -> Self {
+        Self {
+            membership: Some(membership.into()),
+            ..config.into()
         }
     }
 }
@@ -141,6 +159,10 @@ pub struct RingSummary {
     pub active_nodes: usize,
     /// SHA-256 of the placement's canonical encoding (64 hex digits).
     pub fingerprint: String,
+    /// The automatic transitions: the partition guard and what it holds
+    /// back. Present in `GET /v1/rings` and `GET /v1/rings/{ring}`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub membership: Option<MembershipStatusView>,
     /// How many of the nodes have each health now. In the ring's own
     /// views (`GET /v1/rings`, `GET` and `PUT /v1/rings/{ring}`); absent
     /// from a change's summary, which describes a version, and health is
@@ -181,7 +203,7 @@ impl From<&Snapshot> for RingSummary {
             ring: s.ring.to_string(),
             version: s.version,
             created_at: s.created_at,
-            config: (&s.config).into(),
+            config: RingConfigView::of(&s.config, &s.membership),
             nodes: s.nodes.len(),
             active_nodes: s
                 .nodes
@@ -190,6 +212,7 @@ impl From<&Snapshot> for RingSummary {
                 .count(),
             fingerprint: s.fingerprint.to_string(),
             health: None,
+            membership: None,
         }
     }
 }

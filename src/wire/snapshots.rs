@@ -52,7 +52,7 @@ impl From<&Snapshot> for SnapshotView {
             ring: s.ring.to_string(),
             version: s.version,
             created_at: s.created_at,
-            config: (&s.config).into(),
+            config: RingConfigView::of(&s.config, &s.membership),
             nodes: s.nodes.iter().map(NodeView::from).collect(),
             fingerprint: s.fingerprint.to_string(),
             buckets: s.bucket_runs.clone(),

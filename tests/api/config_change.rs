@@ -39,6 +39,17 @@ fn ketama_config(replication_factor: u64) -> Value {
     })
 }
 
+/// `config` as a ring's config view shows it: with the membership policy
+/// (here the default one), which recorded ops show only when they set it.
+fn with_policy(mut config: Value) -> Value {
+    config["membership"] = json!({
+        "on_join": "active", "activate_after": null, "drain_after": null,
+        "forget_after": null, "on_leave": "remove",
+        "max_unhealthy_fraction": 0.5, "max_auto_changes_per_minute": 10
+    });
+    config
+}
+
 async fn change(s: &TestApi, body: Value) -> reqwest::Response {
     s.post("/v1/rings/k/changes", body).await
 }
@@ -74,7 +85,7 @@ async fn a_partial_set_config_is_refused_and_changes_nothing() {
     .await;
     assert_eq!(s.state_of("k").await, before);
     let ring = s.get_ok("/v1/rings/k").await;
-    assert_eq!(ring["config"], ketama_config(3));
+    assert_eq!(ring["config"], with_policy(ketama_config(3)));
 }
 
 #[tokio::test]
@@ -89,9 +100,9 @@ async fn update_config_patches_and_the_preview_shows_both_configs() {
     assert_eq!(preview["version"], 5);
     assert_eq!(
         preview["config_change"],
-        json!({"from": ketama_config(3), "to": ketama_config(2)})
+        json!({"from": with_policy(ketama_config(3)), "to": with_policy(ketama_config(2))})
     );
-    assert_eq!(preview["summary"]["config"], ketama_config(2));
+    assert_eq!(preview["summary"]["config"], with_policy(ketama_config(2)));
     // The replication factor moves no key.
     assert_eq!(preview["diff"]["moved_fraction"], 0.0);
     assert_eq!(s.state_of("k").await.0, 4);
@@ -109,7 +120,7 @@ async fn update_config_patches_and_the_preview_shows_both_configs() {
     assert_eq!(committed["version"], 5);
     assert_eq!(committed["config_change"], preview["config_change"]);
     let ring = s.get_ok("/v1/rings/k").await;
-    assert_eq!(ring["config"], ketama_config(2));
+    assert_eq!(ring["config"], with_policy(ketama_config(2)));
     // The version records the complete config the patch produced.
     let snapshot = s.get_ok("/v1/rings/k/snapshot").await;
     assert_eq!(
@@ -167,7 +178,7 @@ async fn a_complete_set_config_replaces_everything_it_names() {
     let preview = expect_json(change(&s, body).await, StatusCode::OK).await;
     assert_eq!(
         preview["config_change"],
-        json!({"from": ketama_config(3), "to": to})
+        json!({"from": with_policy(ketama_config(3)), "to": with_policy(to)})
     );
     assert!(preview["diff"]["moved_fraction"].as_f64().unwrap() > 0.0);
 }

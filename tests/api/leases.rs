@@ -160,34 +160,31 @@ async fn a_node_registers_renews_and_leaves_and_only_record_changes_make_version
         json!({"id": "c", "address": "10.0.0.9:1", "weight": 2, "labels": {}, "state": "active"})
     );
 
-    // A release: the node is `left` at once, its record stays, no version.
+    // A release: the ring's `on_leave` (by default `remove`) removes the
+    // node at once, one version.
     let r = s.delete(&format!("/v1/rings/r/nodes/c/lease/{id}")).await;
     let left = expect_json(r, reqwest::StatusCode::OK).await;
     assert_eq!(
-        (&left["health"], &left["version"]),
-        (&json!("left"), &json!(5))
+        (&left["health"], &left["version"], &left["changed"]),
+        (&json!("left"), &json!(6), &json!(true))
     );
     assert_eq!(
         health(&s).await,
-        [
-            row("a", "unmanaged", false),
-            row("b", "unmanaged", false),
-            row("c", "left", true)
-        ]
+        [row("a", "unmanaged", false), row("b", "unmanaged", false)]
     );
-    assert_eq!(counts(&s).await, [0, 0, 1, 2]);
-    assert_eq!(summary_health(&s).await, health_counts(0, 0, 1, 2));
-    assert_eq!(s.state_of("r").await.0, 5);
+    assert_eq!(counts(&s).await, [0, 0, 0, 2]);
+    assert_eq!(summary_health(&s).await, health_counts(0, 0, 0, 2));
+    assert_eq!(s.state_of("r").await.0, 6);
     // Snapshots carry no health: it is not part of a version.
     let snapshot = s.get_ok("/v1/rings/r/snapshot").await;
-    assert_eq!(snapshot["nodes"][2].get("health"), None);
+    assert_eq!(snapshot["nodes"][1].get("health"), None);
 
-    // Registering again after leaving is a new lease.
-    let back = register(&s, "c", json!({"address": "10.0.0.9:1", "weight": 2}), 200).await;
+    // Registering again after leaving is a new lease, and a new node.
+    let back = register(&s, "c", json!({"address": "10.0.0.9:1", "weight": 2}), 201).await;
     assert_ne!(back["lease_id"], id);
     assert_eq!(
-        (&back["health"], &back["changed"]),
-        (&json!("healthy"), &json!(false))
+        (&back["health"], &back["changed"], &back["version"]),
+        (&json!("healthy"), &json!(true), &json!(7))
     );
 }
 

@@ -25,6 +25,7 @@ mod lease_restart;
 mod leases;
 mod long_poll;
 mod lookup_bytes;
+mod membership_policy;
 mod openapi_constraints;
 mod openapi_drift;
 mod preconditions;

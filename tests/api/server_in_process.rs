@@ -69,9 +69,15 @@ async fn a_server_bound_in_process_serves_requests_and_stops_when_told() {
                 "replication_factor": 3,
                 "table_size": 65537,
                 "vnodes_per_weight": 160,
-                "zone_aware": false
+                "zone_aware": false,
+                "membership": {
+                    "on_join": "active", "activate_after": null, "drain_after": null,
+                    "forget_after": null, "on_leave": "remove",
+                    "max_unhealthy_fraction": 0.5, "max_auto_changes_per_minute": 10
+                }
             },
             "fingerprint": "ff4b8847401dc42681fc0ff4ebee49a95515e52fa976e2ea4dac5865f62c1dd8",
+            "membership": {"guard": {"blocked": false, "rule": null, "detail": null}, "pending": []},
             "health": {"healthy": 0, "unhealthy": 0, "left": 0, "unmanaged": 0}
         })
     );

@@ -92,7 +92,7 @@ fn apply(prev: &Snapshot, ops: Vec<ChangeOp>) -> Snapshot {
                 next.nodes.push(node.clone());
             }
             ChangeOp::Remove { id } => next.nodes.retain(|n| n.id != *id),
-            ChangeOp::SetConfig { config } => next.config = config.clone(),
+            ChangeOp::SetConfig { config, .. } => next.config = config.clone(),
         }
     }
     next.nodes.sort_by(|a, b| a.id.cmp(&b.id));

@@ -8,7 +8,9 @@ use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 
 use crate::placement::{Fingerprint, NodeId, RingConfig};
-use crate::ring::{BucketOrder, ChangeRecord, ClientId, NodeRecord, RingName, Snapshot};
+use crate::ring::{
+    BucketOrder, ChangeRecord, ClientId, MembershipPolicy, NodeRecord, RingName, Snapshot,
+};
 use crate::store::{Cause, StoreError};
 
 /// Largest transaction the store sends, in bytes of keys and values. etcd
@@ -125,6 +127,10 @@ pub(super) struct VersionRecord {
     pub created_at: OffsetDateTime,
     /// Algorithm, hash and parameters.
     pub config: RingConfig,
+    /// The membership policy; values written before policies existed
+    /// read as the default, which is not written.
+    #[serde(default, skip_serializing_if = "MembershipPolicy::is_default")]
+    pub membership: MembershipPolicy,
     /// Placement fingerprint.
     pub fingerprint: Fingerprint,
     /// For `jump`, the bucket order: written as runs (`bucket_runs`), read
@@ -144,6 +150,7 @@ impl VersionRecord {
             version: s.version,
             created_at: s.created_at,
             config: s.config.clone(),
+            membership: s.membership,
             fingerprint: s.fingerprint,
             bucket_runs: s.bucket_runs.clone(),
             change: s.change.clone(),
@@ -158,6 +165,7 @@ impl VersionRecord {
             version: self.version,
             created_at: self.created_at,
             config: self.config,
+            membership: self.membership,
             nodes,
             fingerprint: self.fingerprint,
             bucket_runs: self.bucket_runs,
