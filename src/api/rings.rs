@@ -28,7 +28,7 @@ use crate::wire::{PreconditionQuery, RingConfigInput, RingList, RingSummary};
 fn summary(state: &AppState, snapshot: &Snapshot) -> RingSummary {
     RingSummary {
         health: Some((&state.service.health_counts(snapshot)).into()),
-        ..super::membership::with_status(state, snapshot)
+        ..with_status(state, snapshot)
     }
 }
 

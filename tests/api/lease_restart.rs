@@ -53,7 +53,14 @@ fn row(id: &str, health: &str) -> (String, String) {
 async fn a_lease_renewed_through_a_restart_keeps_its_id_and_its_health() {
     let dir = tempfile::TempDir::new().unwrap();
     let mut s = Ringd::sqlite_in(dir.path()).start();
-    s.ring_with("r", &["a"]).await;
+    // A release drains the node (`on_leave: drain`), so it stays listed,
+    // `left`, through the restart.
+    let r = s
+        .put("/v1/rings/r", json!({"membership": {"on_leave": "drain"}}))
+        .await;
+    expect_json(r, StatusCode::CREATED).await;
+    let r = s.put("/v1/rings/r/nodes/a", json!({})).await;
+    expect_json(r, StatusCode::CREATED).await;
     let c = register(&s, "c", json!({"address": "10.0.0.3:1", "ttl": "10s"})).await;
     let id = c["lease_id"].as_str().unwrap().to_owned();
     // A renewal before the crash moves the deadline in memory only.
@@ -63,7 +70,10 @@ async fn a_lease_renewed_through_a_restart_keeps_its_id_and_its_health() {
     let r = s.delete(&format!("/v1/rings/r/nodes/d/lease/{d_id}")).await;
     expect_json(r, StatusCode::OK).await;
     let version = s.state_of("r").await;
-    assert_eq!(version.0, 4, "a, c and d were one version each");
+    assert_eq!(
+        version.0, 5,
+        "a, c and d were one version each, and d's release drained it"
+    );
 
     // A crash, then a new process on the same file.
     s.kill();
@@ -80,7 +90,7 @@ async fn a_lease_renewed_through_a_restart_keeps_its_id_and_its_health() {
             &renewed["health"],
             &renewed["version"]
         ),
-        (&json!(id), &json!("healthy"), &json!(4))
+        (&json!(id), &json!("healthy"), &json!(5))
     );
     let deadline = time::OffsetDateTime::parse(
         renewed["deadline"].as_str().unwrap(),

@@ -100,44 +100,33 @@ async fn a_health_watcher_hears_each_transition_once_in_order_and_no_version() {
         health_event(&second, "healthy", Some("unhealthy"))
     );
 
-    // A release: left, at once.
+    // A release: the ring's default `on_leave: remove` removes the node at
+    // once, so the watcher hears the version, then the node leave health
+    // (the last lease it saw, `health: null`).
     let lease = second["lease_id"].as_str().unwrap();
     let r = s
         .delete(&format!("/v1/rings/r/nodes/c/lease/{lease}"))
         .await;
     let left = expect_json(r, StatusCode::OK).await;
     assert_eq!(
-        health.next_event().await,
-        health_event(&left, "left", Some("healthy"))
+        (&left["version"], &left["changed"]),
+        (&json!(5), &json!(true))
     );
-    assert_eq!(s.state_of("r").await.0, 4);
-
-    // The watcher that did not ask had the version and nothing else.
-    assert_snapshot(&s, &plain.next_event().await, 4).await;
-    assert_eq!(plain.quiet_for(Duration::from_millis(500)).await, None);
-    assert_eq!(health.quiet_for(Duration::from_millis(500)).await, None);
-    assert_eq!(
-        s.metric("ringd_health_transitions_total{ring=\"r\",to=\"healthy\"}")
-            .await,
-        2
-    );
-    assert_eq!(
-        s.metric("ringd_health_transitions_total{ring=\"r\",to=\"unhealthy\"}")
-            .await,
-        1
-    );
-    assert_eq!(
-        s.metric("ringd_health_transitions_total{ring=\"r\",to=\"left\"}")
-            .await,
-        1
-    );
-
-    // Removed from the ring: the version, then the node leaves health.
-    assert_eq!(s.remove("c").await, 5);
     assert_snapshot(&s, &health.next_event().await, 5).await;
-    let mut gone = health_event(&left, "left", Some("left"));
+    let mut gone = health_event(&second, "healthy", Some("healthy"));
     gone.data["health"] = Value::Null;
     assert_eq!(health.next_event().await, gone);
+    assert_eq!(s.state_of("r").await.0, 5);
+
+    // The watcher that did not ask had the versions and nothing else.
+    assert_snapshot(&s, &plain.next_event().await, 4).await;
+    assert_snapshot(&s, &plain.next_event().await, 5).await;
+    assert_eq!(plain.quiet_for(Duration::from_millis(500)).await, None);
+    assert_eq!(health.quiet_for(Duration::from_millis(500)).await, None);
+    for (to, n) in [("healthy", 2), ("unhealthy", 1), ("removed", 1)] {
+        let name = format!("ringd_health_transitions_total{{ring=\"r\",to=\"{to}\"}}");
+        assert_eq!(s.metric(&name).await, n, "{name}");
+    }
 }
 
 #[tokio::test]

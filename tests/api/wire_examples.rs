@@ -69,6 +69,8 @@ fn accept(name: &str, example: &Value) -> Result<(), String> {
         // shape (fields, types, no unknown fields) is checked here.
         "AckInput" => body::<AckInput>(example).map(drop),
         "LookupBatchInput" => body::<LookupBatch>(example).map(drop),
+        // Each value is checked as it is read.
+        "MembershipPolicyInput" => body::<ringd::ring::MembershipPolicySpec>(example).map(drop),
         "Problem" => serde_json::from_value::<wire::Problem>(example.clone())
             .map(drop)
             .map_err(|e| e.to_string()),
@@ -90,6 +92,7 @@ fn every_schema_example_is_accepted_by_the_real_parser() {
             "ConfigPatchInput",
             "LeaseInput",
             "LookupBatchInput",
+            "MembershipPolicyInput",
             "NodeInput",
             "Problem",
             "RingConfigInput",

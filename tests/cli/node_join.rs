@@ -173,14 +173,25 @@ fn join_keeps_the_node_healthy_and_sigterm_leaves_at_once() {
     let status = join.wait();
     assert_eq!(status.code(), Some(0), "{status:?}");
     assert_eq!(join.line(), format!("left: lease {lease} released"));
-    // At once: no wait for the TTL.
-    let a = entry(u, "a").unwrap();
-    assert_eq!(a["health"], "left", "{a}");
-    // The record stays, and no line beyond the four was printed.
+    // At once, with no wait for the TTL, the ring's `on_leave` (by default
+    // `remove`) removed the node: one version, whose reason names the
+    // released lease. No line beyond the four was printed.
+    assert_eq!(entry(u, "a"), None);
     assert!(join.lines.recv_timeout(Duration::from_millis(200)).is_err());
     let ring: Value =
         serde_json::from_str(&ok(u, &["-o", "json", "ring", "show", "cache"])).unwrap();
-    assert_eq!(ring["version"], 3, "{ring}");
+    assert_eq!(ring["version"], 4, "{ring}");
+    let history: Value = serde_json::from_str(&ok(u, &["-o", "json", "history", "cache"])).unwrap();
+    let last = history["entries"]
+        .as_array()
+        .and_then(|e| e.last())
+        .cloned()
+        .unwrap();
+    let reason = last["reason"].as_str().unwrap_or_default().to_owned();
+    assert!(
+        reason.starts_with(&format!("node `a` left (lease {lease} released at ")),
+        "{last}"
+    );
 }
 
 #[test]
@@ -193,7 +204,8 @@ fn sigint_leaves_too() {
     registered_lease(&join.line(), 2);
     join.signal("INT");
     assert_eq!(join.wait().code(), Some(0));
-    assert_eq!(entry(u, "a").unwrap()["health"], "left");
+    // Removed at once by the default `on_leave: remove`.
+    assert_eq!(entry(u, "a"), None);
 }
 
 #[test]
@@ -256,4 +268,88 @@ fn refused_input_exits_2_with_the_message() {
     golden("error_join_unknown_ring.txt", rest);
     // Nothing was registered.
     assert_eq!(entry(u, "a"), None);
+}
+
+/// Polls `ringd -o json history cache` until it reaches `version`; returns
+/// the newest entry.
+fn wait_version(u: &str, version: u64) -> Value {
+    let until = Instant::now() + LIMIT;
+    loop {
+        let history: Value =
+            serde_json::from_str(&ok(u, &["-o", "json", "history", "cache"])).unwrap();
+        let newest = history["entries"]
+            .as_array()
+            .and_then(|e| e.last())
+            .cloned()
+            .unwrap_or(Value::Null);
+        if newest["version"].as_u64() >= Some(version) {
+            return newest;
+        }
+        assert!(Instant::now() < until, "no version {version}: {newest}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn a_killed_member_is_drained_after_drain_after_then_forgotten_after_forget_after() {
+    let s = Ringd::sqlite().start();
+    let u = s.url.as_str();
+    // One leased node: the guard's fraction must allow it to be the one
+    // unhealthy node.
+    ok(
+        u,
+        &[
+            "ring",
+            "create",
+            "cache",
+            "--drain-after",
+            "2s",
+            "--forget-after",
+            "4s",
+            "--max-unhealthy-fraction",
+            "1",
+        ],
+    );
+    ok(u, &["node", "add", "cache", "b"]);
+    let mut join = Join::start(u, &["cache", "a", "--ttl", "1s"]);
+    join.line();
+    let lease = registered_lease(&join.line(), 3);
+    wait_health(u, "a", "healthy");
+    join.signal("KILL");
+    join.wait();
+    let a = wait_health(u, "a", "unhealthy");
+    assert_eq!(a["state"], "active", "{a}");
+    let expired = a["lease_deadline"].as_str().unwrap().to_owned();
+
+    // drain_after: one version that drains it, naming the lease.
+    let drained = wait_version(u, 4);
+    assert_eq!(drained["version"], 4, "{drained}");
+    assert_eq!(
+        drained["reason"],
+        format!("node `a` missed heartbeats for 2s (lease {lease} expired at {expired})"),
+        "{drained}"
+    );
+    assert_eq!(drained["ops"][0]["op"], "upsert", "{drained}");
+    assert_eq!(drained["ops"][0]["node"]["state"], "draining", "{drained}");
+    assert_eq!(entry(u, "a").unwrap()["state"], "draining");
+
+    // forget_after: one version that removes it.
+    let removed = wait_version(u, 5);
+    assert_eq!(removed["version"], 5, "{removed}");
+    assert_eq!(
+        removed["reason"],
+        format!("node `a` missed heartbeats for 4s (lease {lease} expired at {expired})"),
+        "{removed}"
+    );
+    assert_eq!(
+        removed["ops"],
+        serde_json::json!([{"op": "remove", "id": "a"}])
+    );
+    assert_eq!(entry(u, "a"), None);
+    // Exactly one version per transition: nothing more follows.
+    std::thread::sleep(Duration::from_millis(600));
+    let ring: Value =
+        serde_json::from_str(&ok(u, &["-o", "json", "ring", "show", "cache"])).unwrap();
+    assert_eq!(ring["version"], 5, "{ring}");
+    assert_eq!(entry(u, "b").unwrap()["state"], "active");
 }

@@ -13,7 +13,7 @@ use ringd::ring::NodeRecord;
 use serde_json::json;
 
 use crate::support::api::TestApi;
-use crate::support::membership::{dead_url, node_entry, wait_health};
+use crate::support::membership::{dead_url, node_entry, wait_health, wait_node};
 use crate::support::problem::{assert_problem, Problem};
 use crate::support::ringd::Ringd;
 
@@ -95,7 +95,11 @@ async fn fails_over_to_the_second_url_when_the_first_is_dead() {
     assert_eq!(m.status().server.as_deref(), Some(api.base.as_str()));
     assert_eq!(wait_health(&api, "n1", "healthy", LIMIT).await["id"], "n1");
     m.leave().await.unwrap();
-    wait_health(&api, "n1", "left", LIMIT).await;
+    // Released through the live server: removed (`on_leave: remove`).
+    assert_eq!(
+        wait_node(&api, "n1", "removed", LIMIT, |n| n.is_none()).await,
+        None
+    );
 }
 
 #[tokio::test]
@@ -200,11 +204,10 @@ async fn leave_marks_the_node_left_and_its_lease_is_refused_after() {
     assert_eq!(rx.borrow_and_update().state, MemberState::Left);
     // The task has ended: the status never changes again.
     assert!(rx.changed().await.is_err());
-    // At once, not after the TTL.
-    let n = node_entry(&api, "n1").await.unwrap();
-    assert_eq!(n["health"], "left", "{n}");
-    // The record stays; no version.
-    assert_eq!(api.state_of("cache").await.0, 2);
+    // At once, not after the TTL, the ring's default `on_leave: remove`
+    // removed the node: one version.
+    assert_eq!(node_entry(&api, "n1").await, None);
+    assert_eq!(api.state_of("cache").await.0, 3);
     for method in [Method::POST, Method::DELETE] {
         let path = match method {
             Method::POST => format!("/v1/rings/cache/nodes/n1/lease/{lease}/renew"),
@@ -228,7 +231,9 @@ async fn dropping_the_handle_releases_the_lease() {
     wait_state(&m, MemberState::Registered).await;
     drop(m);
     // Well within the TTL: a drop releases, it does not wait for expiry.
-    wait_health(&api, "n1", "left", TTL / 2).await;
+    // Released, the node is removed by the default `on_leave: remove`.
+    let gone = wait_node(&api, "n1", "removed", TTL / 2, |n| n.is_none()).await;
+    assert_eq!(gone, None);
 }
 
 #[tokio::test]

@@ -40,7 +40,7 @@ async fn cluster_of(server: &Server) -> Value {
 /// Polls until every one of `servers` answers the same cluster view, with
 /// a leader in office (`since` set) among `ids` and exactly the instances
 /// `ids`; returns it. Panics after `limit`.
-async fn agreed(servers: &[&Server], ids: &[&str], limit: Duration) -> Value {
+pub(crate) async fn agreed(servers: &[&Server], ids: &[&str], limit: Duration) -> Value {
     let deadline = Instant::now() + limit;
     loop {
         let mut views = Vec::new();

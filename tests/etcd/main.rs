@@ -16,6 +16,7 @@ mod contention;
 mod faults;
 mod leader;
 mod leases;
+mod membership;
 mod outage;
 mod serve;
 mod watch;

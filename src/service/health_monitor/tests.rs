@@ -57,7 +57,7 @@ fn expect(
     }
 }
 
-use NodeHealth::{Healthy, Left, Unhealthy};
+use NodeHealth::{Healthy, Unhealthy};
 
 #[tokio::test]
 async fn each_transition_is_reported_once_and_renewals_are_not_transitions() {
@@ -137,21 +137,22 @@ async fn each_transition_is_reported_once_and_renewals_are_not_transitions() {
         .unwrap();
     assert_eq!(
         service.health_transitions(&mut monitor),
+        // The ring's default `on_leave: remove` removed the released node.
         vec![expect(
             &ring,
             "a",
-            Some(Left),
+            None,
             Some(Healthy),
             second.id,
             at(16, 0),
-            at(17, 0)
+            at(26, 0)
         )]
     );
     clock.set(at(30, 0));
     assert_eq!(
         service.health_transitions(&mut monitor),
         vec![],
-        "left stays left"
+        "removed stays removed"
     );
 
     let third = register(&service, &ring, "a").await;
@@ -161,13 +162,14 @@ async fn each_transition_is_reported_once_and_renewals_are_not_transitions() {
             &ring,
             "a",
             Some(Healthy),
-            Some(Left),
+            None,
             third.id,
             at(30, 0),
             at(40, 0)
         )]
     );
-    assert_eq!(service.current(&ring).await.unwrap().snapshot.version, 2);
+    // Registered, removed on release, registered again.
+    assert_eq!(service.current(&ring).await.unwrap().snapshot.version, 4);
 }
 
 #[tokio::test]
@@ -290,6 +292,68 @@ fn a_node_seen_without_its_lease_first_is_new_when_its_lease_appears() {
             LeaseId::from_bits(7),
             at(0, 0),
             at(10, 0)
+        )]
+    );
+}
+
+#[tokio::test]
+async fn a_release_that_drains_is_left_and_a_new_registration_is_healthy_again() {
+    let (service, clock, _dir) = service(100);
+    let ring = RingName::new("r").unwrap();
+    let policy = crate::ring::MembershipPolicy {
+        on_leave: crate::ring::OnLeave::Drain,
+        ..Default::default()
+    };
+    service
+        .create_ring_with(
+            ring.clone(),
+            crate::placement::RingConfig::new(crate::placement::Algorithm::Ring),
+            policy,
+            Role::Admin,
+        )
+        .await
+        .unwrap();
+    let mut monitor = HealthMonitor::new();
+    let first = register(&service, &ring, "a").await;
+    assert_eq!(service.health_transitions(&mut monitor).len(), 1);
+
+    clock.set(at(1, 0));
+    service
+        .release_lease(&ring, &node("a"), first.id)
+        .await
+        .unwrap();
+    assert_eq!(
+        service.health_transitions(&mut monitor),
+        vec![expect(
+            &ring,
+            "a",
+            Some(NodeHealth::Left),
+            Some(Healthy),
+            first.id,
+            at(0, 0),
+            at(1, 0)
+        )]
+    );
+    // Drained, not removed: one version for the release.
+    let current = service.current(&ring).await.unwrap();
+    assert_eq!(current.snapshot.version, 3);
+    assert_eq!(
+        current.snapshot.nodes[0].state,
+        crate::placement::NodeState::Draining
+    );
+
+    clock.set(at(5, 0));
+    let second = register(&service, &ring, "a").await;
+    assert_eq!(
+        service.health_transitions(&mut monitor),
+        vec![expect(
+            &ring,
+            "a",
+            Some(Healthy),
+            Some(NodeHealth::Left),
+            second.id,
+            at(5, 0),
+            at(15, 0)
         )]
     );
 }

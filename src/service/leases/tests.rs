@@ -126,15 +126,17 @@ async fn a_release_leaves_and_a_lease_is_only_its_own_nodes() {
     assert!(released.released);
     assert_eq!(released.deadline, at(3, 0));
     let snapshot = service.current(&ring).await.unwrap().snapshot.clone();
-    assert_eq!(snapshot.version, 3, "a release makes no version");
+    // The ring's default `on_leave: remove`: one version removes it.
+    assert_eq!(snapshot.version, 4, "a release removes the node");
+    assert_eq!(snapshot.nodes.len(), 1);
     let health: Vec<NodeHealth> = service.health(&snapshot).into_iter().map(|h| h.0).collect();
-    assert_eq!(health, vec![NodeHealth::Left, NodeHealth::Healthy]);
+    assert_eq!(health, vec![NodeHealth::Healthy]);
     let again = service
         .renew_lease(&ring, &a, lease_a.id)
         .await
         .unwrap_err();
     assert!(
-        matches!(again, ServiceError::LeaseReleased { .. }),
+        matches!(again, ServiceError::LeaseNotFound { .. }),
         "{again:?}"
     );
 }
