@@ -131,8 +131,17 @@ pub(super) fn apply(view: &View, seen: Vec<Seen>, now: OffsetDateTime) {
                         continue;
                     }
                     held.alive_rev = rev;
+                    let was_alive = held.alive;
                     held.alive = id == Some(lease.id) && !lease.released;
-                    if !held.alive && !lease.released {
+                    if was_alive && !held.alive && !lease.released {
+                        // etcd deleted the alive key just now: the lease
+                        // expired about now. The deadline this instance
+                        // last knew may be up to a TTL older (another
+                        // instance renewed since), and a drain timed from
+                        // it would come that much early.
+                        lease.deadline = now;
+                        lease.last_heartbeat = now - span(lease.ttl);
+                    } else if !held.alive && !lease.released {
                         lease.deadline = lease.deadline.min(now);
                     }
                 }
@@ -304,6 +313,39 @@ mod tests {
         assert_eq!(exact.deadline, t(30));
         let gone = report(lease, &held(false), t(5));
         assert!(gone.deadline < t(5));
+    }
+
+    #[test]
+    fn an_expiry_seen_after_renewals_elsewhere_dates_the_deadline_from_the_event() {
+        let view = View::default();
+        let (ring, node) = (RingName::new("r").unwrap(), NodeId::new("a").unwrap());
+        let id = LeaseId::from_bits(7);
+        let record = LeaseRecord {
+            id: id.to_string(),
+            ttl_ms: 2_000,
+            etcd_lease: 9,
+            released_at: None,
+        };
+        apply(
+            &view,
+            vec![
+                Seen::Record(ring.clone(), node.clone(), record, 5),
+                Seen::Alive(ring.clone(), node.clone(), Some(id), 5),
+            ],
+            t(0),
+        );
+        // Renewed through another instance until etcd expired it at t(7):
+        // this instance last knew the deadline t(2).
+        apply(
+            &view,
+            vec![Seen::Alive(ring.clone(), node.clone(), None, 6)],
+            t(7),
+        );
+        let (lease, h) = view.get(&ring, &node).unwrap();
+        assert_eq!(
+            (lease.deadline, lease.last_heartbeat, h.alive),
+            (t(7), t(5), false)
+        );
     }
 
     #[test]
