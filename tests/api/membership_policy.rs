@@ -1,8 +1,8 @@
 //! The membership policy end to end, on a real `ringd serve` on SQLite
 //! with leases of 1–2 s: automatic drains and removals with their exact
-//! versions and reasons, graceful leaves, reactivation, joining nodes,
-//! the partition guard with its status, metric, log line and override,
-//! and bad policies refused without a change.
+//! versions and reasons, graceful leaves, reactivation and joining nodes.
+//! The partition guard is in `membership_guard.rs`, bad policies in
+//! `membership_policy_input.rs`; both use the helpers here.
 //!
 //! Members here are renewal tasks of the test; every wait polls the
 //! server with a deadline, never a bare sleep as the assertion.
@@ -13,13 +13,12 @@ use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
 use crate::support::api::{expect_json, TestApi};
-use crate::support::problem::{assert_problem, Problem};
 use crate::support::ringd::Ringd;
 
-const WAIT: Duration = Duration::from_secs(20);
+pub(super) const WAIT: Duration = Duration::from_secs(20);
 
 /// Registers `node` in `s`'s ring; returns the lease answer.
-async fn register(s: &TestApi, node: &str, ttl: &str) -> Value {
+pub(super) async fn register(s: &TestApi, node: &str, ttl: &str) -> Value {
     let r = s
         .put(
             &format!("/v1/rings/{}/nodes/{node}/lease", s.ring),
@@ -32,7 +31,7 @@ async fn register(s: &TestApi, node: &str, ttl: &str) -> Value {
     body
 }
 
-async fn renew(s: &TestApi, node: &str, lease: &str) -> reqwest::Response {
+pub(super) async fn renew(s: &TestApi, node: &str, lease: &str) -> reqwest::Response {
     s.req(
         Method::POST,
         &format!("/v1/rings/{}/nodes/{node}/lease/{lease}/renew", s.ring),
@@ -42,7 +41,7 @@ async fn renew(s: &TestApi, node: &str, lease: &str) -> reqwest::Response {
     .unwrap()
 }
 
-async fn release(s: &TestApi, node: &str, lease: &str) -> Value {
+pub(super) async fn release(s: &TestApi, node: &str, lease: &str) -> Value {
     let r = s
         .req(
             Method::DELETE,
@@ -55,7 +54,7 @@ async fn release(s: &TestApi, node: &str, lease: &str) -> Value {
 }
 
 /// Each version's (version, op, node state or "-", reason).
-async fn history(s: &TestApi) -> Vec<(u64, String, String, String)> {
+pub(super) async fn history(s: &TestApi) -> Vec<(u64, String, String, String)> {
     let h = s.get_ok(&format!("/v1/rings/{}/history", s.ring)).await;
     h["entries"]
         .as_array()
@@ -73,18 +72,18 @@ async fn history(s: &TestApi) -> Vec<(u64, String, String, String)> {
         .collect()
 }
 
-fn entry(v: u64, op: &str, state: &str, reason: &str) -> (u64, String, String, String) {
+pub(super) fn entry(v: u64, op: &str, state: &str, reason: &str) -> (u64, String, String, String) {
     (v, op.to_owned(), state.to_owned(), reason.to_owned())
 }
 
-async fn version(s: &TestApi) -> u64 {
+pub(super) async fn version(s: &TestApi) -> u64 {
     s.get_ok(&format!("/v1/rings/{}", s.ring)).await["version"]
         .as_u64()
         .unwrap()
 }
 
 /// Polls until the ring reaches `v`; panics after [`WAIT`].
-async fn wait_version(s: &TestApi, v: u64) {
+pub(super) async fn wait_version(s: &TestApi, v: u64) {
     let start = Instant::now();
     while version(s).await < v {
         assert!(
@@ -96,7 +95,7 @@ async fn wait_version(s: &TestApi, v: u64) {
     }
 }
 
-async fn create(s: &TestApi, membership: Value) {
+pub(super) async fn create(s: &TestApi, membership: Value) {
     let r = s
         .put(
             &format!("/v1/rings/{}", s.ring),
@@ -106,7 +105,7 @@ async fn create(s: &TestApi, membership: Value) {
     expect_json(r, StatusCode::CREATED).await;
 }
 
-fn registered(node: &str) -> String {
+pub(super) fn registered(node: &str) -> String {
     format!("node `{node}` registered with a lease")
 }
 
@@ -235,10 +234,10 @@ async fn a_drained_node_that_comes_back_is_reactivated_by_its_registration() {
 }
 
 /// Renews `node`'s lease every 250 ms until dropped.
-struct Renewer(tokio::task::JoinHandle<()>);
+pub(super) struct Renewer(tokio::task::JoinHandle<()>);
 
 impl Renewer {
-    fn start(s: &TestApi, node: &str, lease: &str) -> Self {
+    pub(super) fn start(s: &TestApi, node: &str, lease: &str) -> Self {
         let (s, node, lease) = (s.clone(), node.to_owned(), lease.to_owned());
         Self(tokio::spawn(async move {
             loop {
@@ -308,285 +307,4 @@ async fn a_joining_node_owns_nothing_until_activate_after_or_an_operator_activat
             entry(3, "upsert", "active", ""),
         ]
     );
-}
-
-async fn membership(s: &TestApi) -> Value {
-    s.get_ok(&format!("/v1/rings/{}", s.ring)).await["membership"].clone()
-}
-
-#[tokio::test]
-async fn the_partition_guard_holds_back_drains_says_why_yields_to_an_override_and_clears() {
-    let server = Ringd::sqlite().start();
-    let s = server.api().for_ring("r");
-    create(&s, json!({"drain_after": "2s", "forget_after": "10m"})).await;
-    let names = ["n0", "n1", "n2", "n3", "n4"];
-    let mut leases = Vec::new();
-    let mut renewers = Vec::new();
-    for n in names {
-        let l = register(&s, n, "1s").await;
-        leases.push(l["lease_id"].as_str().unwrap().to_owned());
-        renewers.push(Some(Renewer::start(&s, n, &leases.last().unwrap().clone())));
-    }
-    assert_eq!(version(&s).await, 6);
-    assert_eq!(
-        membership(&s).await,
-        json!({"guard": {"blocked": false, "rule": null, "detail": null}, "pending": []})
-    );
-    // Stop 60% at once; their last renewals set the deadlines the
-    // reasons name.
-    for r in renewers.iter_mut().take(3) {
-        *r = None;
-    }
-    // Lets a renewal already on its way land before the last ones below.
-    tokio::time::sleep(Duration::from_millis(200)).await;
-    let mut deadlines = Vec::new();
-    for i in 0..3 {
-        let r = renew(&s, names[i], &leases[i]).await;
-        let body = expect_json(r, StatusCode::OK).await;
-        deadlines.push(body["deadline"].as_str().unwrap().to_owned());
-    }
-    let reason = |i: usize| {
-        format!(
-            "node `{}` missed heartbeats for 2s (lease {} expired at {})",
-            names[i], leases[i], deadlines[i]
-        )
-    };
-    let pending = |from: usize| -> Vec<Value> {
-        (from..3)
-            .map(|i| json!({"node": names[i], "transition": "drain", "reason": reason(i)}))
-            .collect()
-    };
-    let detail = "3 of 5 leased nodes are unhealthy, more than max_unhealthy_fraction 0.5 of them";
-    let blocked = |from: usize| {
-        json!({
-            "guard": {"blocked": true, "rule": "unhealthy_fraction", "detail": detail},
-            "pending": pending(from)
-        })
-    };
-    let start = Instant::now();
-    while membership(&s).await != blocked(0) {
-        assert!(
-            start.elapsed() < WAIT,
-            "never blocked: {}",
-            membership(&s).await
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    // Held back: no automatic change, even well past drain_after.
-    tokio::time::sleep(Duration::from_secs(1)).await;
-    assert_eq!(version(&s).await, 6);
-    assert_eq!(membership(&s).await, blocked(0));
-    assert_eq!(
-        s.metric("ringd_membership_guard_blocked{ring=\"r\",rule=\"unhealthy_fraction\"}")
-            .await,
-        1
-    );
-    assert_eq!(
-        s.metric("ringd_membership_guard_blocked{ring=\"r\",rule=\"rate_limit\"}")
-            .await,
-        0
-    );
-
-    // The operator pushes one through.
-    let r = s
-        .req(Method::POST, "/v1/rings/r/nodes/n0/transition")
-        .send()
-        .await
-        .unwrap();
-    let done = expect_json(r, StatusCode::OK).await;
-    assert_eq!(done["version"], 7);
-    let last = history(&s).await.pop().unwrap();
-    assert_eq!(
-        last,
-        entry(
-            7,
-            "upsert",
-            "draining",
-            &format!("operator override of the partition guard: {}", reason(0))
-        )
-    );
-    let start = Instant::now();
-    while membership(&s).await != blocked(1) {
-        assert!(
-            start.elapsed() < WAIT,
-            "n0 still pending: {}",
-            membership(&s).await
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    // A healthy node has nothing to override.
-    let r = s
-        .req(Method::POST, "/v1/rings/r/nodes/n3/transition")
-        .send()
-        .await
-        .unwrap();
-    assert_problem(
-        r,
-        Problem::status(409)
-            .slug("conflict")
-            .detail_has("node `n3` of ring `r` has no automatic transition due"),
-    )
-    .await;
-
-    // Resume: the stopped members register again (their leases expired).
-    for i in 0..3 {
-        let l = register(&s, names[i], "1s").await;
-        renewers[i] = Some(Renewer::start(
-            &s,
-            names[i],
-            l["lease_id"].as_str().unwrap(),
-        ));
-    }
-    let start = Instant::now();
-    let clear = json!({"guard": {"blocked": false, "rule": null, "detail": null}, "pending": []});
-    while membership(&s).await != clear {
-        assert!(
-            start.elapsed() < WAIT,
-            "never cleared: {}",
-            membership(&s).await
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    // n0 came back and was reactivated; nothing else changed.
-    assert_eq!(version(&s).await, 8);
-    let ring = s.get_ok("/v1/rings/r").await;
-    assert_eq!(ring["active_nodes"], 5);
-    assert_eq!(
-        s.metric("ringd_membership_guard_blocked{ring=\"r\",rule=\"unhealthy_fraction\"}")
-            .await,
-        0
-    );
-    drop(renewers);
-    // The log names the rule once, when the guard blocked, not every tick.
-    let log = server.log();
-    let lines: Vec<&str> = log
-        .lines()
-        .filter(|l| l.contains("membership guard: automatic drains and removals held back"))
-        .collect();
-    assert_eq!(lines.len(), 1, "{log}");
-    assert!(lines[0].contains("unhealthy_fraction"), "{}", lines[0]);
-    assert_eq!(
-        log.lines()
-            .filter(|l| l.contains("membership guard: clear"))
-            .count(),
-        1,
-        "{log}"
-    );
-}
-
-#[tokio::test]
-async fn the_policy_is_versioned_shown_in_the_config_and_bad_policies_change_nothing() {
-    let server = Ringd::sqlite().start();
-    let s = server.api().for_ring("r");
-    create(&s, json!({"drain_after": "30s"})).await;
-    let policy = json!({
-        "on_join": "active", "activate_after": null, "drain_after": "30s",
-        "forget_after": null, "on_leave": "remove",
-        "max_unhealthy_fraction": 0.5, "max_auto_changes_per_minute": 10
-    });
-    let ring = s.get_ok("/v1/rings/r").await;
-    assert_eq!(ring["config"]["membership"], policy);
-    let fingerprint = ring["fingerprint"].clone();
-    // The same as a ring without a policy: the policy is not placement.
-    let plain = server.api().for_ring("plain");
-    create(&plain, json!({})).await;
-    assert_eq!(
-        s.get_ok("/v1/rings/plain").await["fingerprint"],
-        fingerprint
-    );
-    let v = s
-        .change(json!([{"op": "update_config", "config": {"membership": {"forget_after": "10m", "drain_after": null}}}]))
-        .await;
-    assert_eq!(v, 2);
-    let snapshot = s.get_ok("/v1/rings/r/snapshot").await;
-    let mut updated = policy.clone();
-    updated["drain_after"] = Value::Null;
-    updated["forget_after"] = json!("10m");
-    assert_eq!(snapshot["config"]["membership"], updated);
-    assert_eq!(snapshot["fingerprint"], fingerprint);
-    assert_eq!(
-        snapshot["change"]["ops"][0]["config"]["membership"],
-        updated
-    );
-
-    let refusals = [
-        (
-            json!({"drain_after": "500ms"}),
-            "membership.drain_after",
-            "below the 1s minimum",
-        ),
-        (
-            json!({"forget_after": "31d"}),
-            "membership.forget_after",
-            "",
-        ),
-        (
-            json!({"activate_after": 5}),
-            "membership.activate_after",
-            "",
-        ),
-        (
-            json!({"max_unhealthy_fraction": 0}),
-            "membership.max_unhealthy_fraction",
-            "above 0 and at most 1",
-        ),
-        (
-            json!({"max_unhealthy_fraction": 1.01}),
-            "membership.max_unhealthy_fraction",
-            "above 0 and at most 1",
-        ),
-        (
-            json!({"max_auto_changes_per_minute": 0}),
-            "membership.max_auto_changes_per_minute",
-            "use 1 to 10000",
-        ),
-        (
-            json!({"on_join": "later"}),
-            "membership.on_join",
-            "unknown variant `later`",
-        ),
-        (
-            json!({"on_leave": "stay"}),
-            "membership.on_leave",
-            "unknown variant `stay`",
-        ),
-        (
-            json!({"drain": "1s"}),
-            "membership.drain",
-            "unknown field `drain`",
-        ),
-    ];
-    for (bad, field, words) in refusals {
-        let r = s
-            .put("/v1/rings/other", json!({"membership": bad.clone()}))
-            .await;
-        assert_problem(
-            r,
-            Problem::status(400)
-                .slug("invalid-input")
-                .field(field)
-                .detail_has(words),
-        )
-        .await;
-        let r = s
-            .post(
-                "/v1/rings/r/changes",
-                json!({"ops": [{"op": "update_config", "config": {"membership": bad}}]}),
-            )
-            .await;
-        let ops_field = format!("ops[0].config.{field}");
-        assert_problem(
-            r,
-            Problem::status(400)
-                .slug("invalid-input")
-                .field(&ops_field)
-                .detail_has(words),
-        )
-        .await;
-    }
-    assert_eq!(
-        s.get("/v1/rings/other").await.status(),
-        StatusCode::NOT_FOUND
-    );
-    assert_eq!(version(&s).await, 2);
 }
