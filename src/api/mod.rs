@@ -229,14 +229,28 @@ async fn observe(State(state): State<AppState>, request: Request, next: Next) ->
     let latency = start.elapsed();
     let status = response.status().as_u16();
     state.metrics.observe(method, route, status, latency);
-    tracing::info!(
-        target: "ringd::http",
-        method,
-        route,
-        path = %path,
-        status,
-        latency_ms = latency.as_secs_f64() * 1e3,
-        "request"
-    );
+    macro_rules! request_line {
+        ($level:expr) => {
+            tracing::event!(
+                target: "ringd::http",
+                $level,
+                method,
+                route,
+                path = %path,
+                status,
+                latency_ms = latency.as_secs_f64() * 1e3,
+                "request"
+            )
+        };
+    }
+    // Heartbeats are by far the most frequent request (10,000 nodes
+    // renewing every 3 s are 3,333 a second), so an accepted one is logged
+    // at debug: at the default level the log does not grow with the fleet.
+    // Their count and latency are in /metrics; refusals stay at info.
+    if status == 200 && route.ends_with("/renew") {
+        request_line!(tracing::Level::DEBUG);
+    } else {
+        request_line!(tracing::Level::INFO);
+    }
     response
 }

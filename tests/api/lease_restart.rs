@@ -155,3 +155,31 @@ async fn renewals_never_write_the_database() {
     expect_json(r, StatusCode::OK).await;
     assert_ne!(data_version(&probe), after_ttl, "a release is written");
 }
+
+#[tokio::test]
+async fn accepted_heartbeats_are_not_logged_at_the_default_level() {
+    let s = Ringd::sqlite().start();
+    s.ring_with("r", &[]).await;
+    let c = register(&s, "c", json!({"ttl": "10s"})).await;
+    let id = c["lease_id"].as_str().unwrap().to_owned();
+    for _ in 0..3 {
+        renew(&s, "c", &id).await;
+    }
+    let r = s
+        .post(
+            "/v1/rings/r/nodes/c/lease/0123456789abcdef0123456789abcdef/renew",
+            json!({}),
+        )
+        .await;
+    assert_eq!(r.status(), StatusCode::NOT_FOUND);
+    let log = s.log();
+    let renewals: Vec<&str> = log.lines().filter(|l| l.contains("/renew")).collect();
+    // Only the refused renewal: the three accepted ones are at debug.
+    assert_eq!(renewals.len(), 1, "{log}");
+    assert!(renewals[0].contains("status=404"), "{}", renewals[0]);
+    assert!(
+        log.lines()
+            .any(|l| l.contains("/v1/rings/r/nodes/c/lease") && l.contains("status=201")),
+        "the registration is logged: {log}"
+    );
+}
