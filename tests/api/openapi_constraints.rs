@@ -324,7 +324,7 @@ proptest! {
 
     #[test]
     fn patterns_agree_on_random_text(s in "\\PC{0,3}[\\x00-\\x20\\u{7f}-\\u{a0}\\u{2000}-\\u{200b}]?\\PC{0,3}") {
-        agree(&re(NO_CONTROL_PATTERN), |s| s.is_empty() || HashKey::new(s).is_ok(), &s);
+        agree(&re(NO_CONTROL_PATTERN), |s| s.is_empty() || hash_key_ok(s), &s);
         agree(&re(ADDRESS_PATTERN), |s| s.is_empty() || address_ok(s), &s);
     }
 }
