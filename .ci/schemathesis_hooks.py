@@ -91,6 +91,32 @@ def follow_config_rules(config):
         # A patch naming only the hash may meet a ketama ring; md5 is the
         # one hash every algorithm takes.
         config["hash"] = "md5"
+    if "membership" in config and not isinstance(config["membership"], dict):
+        del config["membership"]
+    policy = config.get("membership")
+    if isinstance(policy, dict):
+        known = {"on_join", "activate_after", "drain_after", "forget_after", "on_leave",
+                 "max_unhealthy_fraction", "max_auto_changes_per_minute"}
+        for field in [f for f in policy if f not in known]:
+            del policy[field]
+        for field, allowed in (("on_join", ("active", "joining")), ("on_leave", ("remove", "drain"))):
+            if field in policy and policy[field] not in allowed:
+                policy[field] = allowed[0]
+        for field in ("max_unhealthy_fraction", "max_auto_changes_per_minute"):
+            if field in policy and (policy[field] is None or isinstance(policy[field], bool)):
+                del policy[field]
+        # The schema does not yet carry the policy's bounds (delays of 1s
+        # to 720h, a fraction in (0, 1], 1 to 10000 changes a minute), so
+        # generated values are brought inside them.
+        for field, valid in (("activate_after", "30s"), ("drain_after", "30s"), ("forget_after", "10m")):
+            if field in policy and policy[field] is not None:
+                policy[field] = valid
+        fraction = policy.get("max_unhealthy_fraction")
+        if fraction is not None and not (isinstance(fraction, (int, float)) and 0 < fraction <= 1):
+            policy["max_unhealthy_fraction"] = 0.5
+        rate = policy.get("max_auto_changes_per_minute")
+        if rate is not None and not (isinstance(rate, int) and 1 <= rate <= 10000):
+            policy["max_auto_changes_per_minute"] = 10
     size = config.get("table_size")
     if isinstance(size, int) and not isinstance(size, bool) and not is_prime(size):
         config["table_size"] = nearest_prime(size)
