@@ -32,6 +32,34 @@ struct Member {
 }
 
 impl Member {
+    /// `etcd` for this member on its data directory, logging to its log
+    /// file; `extra` flags come before the logging ones.
+    fn spawn(&self, extra: &[String]) -> Child {
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(self.log_path())
+            .expect("etcd log");
+        Command::new(etcd_binary())
+            .arg(format!("--name={}", self.name))
+            .arg(format!(
+                "--data-dir={}",
+                self.dir.path().join("data").display()
+            ))
+            .arg(format!("--listen-client-urls={}", self.endpoint))
+            .arg(format!("--advertise-client-urls={}", self.endpoint))
+            .arg(format!("--listen-peer-urls={}", self.peer_url))
+            .arg(format!("--initial-advertise-peer-urls={}", self.peer_url))
+            .args(extra)
+            .arg("--logger=zap")
+            .arg("--log-level=warn")
+            .stdin(Stdio::null())
+            .stdout(log.try_clone().expect("etcd log"))
+            .stderr(log)
+            .spawn()
+            .expect("spawn etcd")
+    }
+
     fn log_path(&self) -> PathBuf {
         self.dir.path().join("etcd.log")
     }
@@ -89,31 +117,11 @@ impl EtcdCluster {
         // All members must run before any can answer: a lone member has no
         // quorum, so they are spawned first and waited for together.
         for m in &mut members {
-            let log = std::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(m.log_path())
-                .expect("etcd log");
-            let child = Command::new(etcd_binary())
-                .arg(format!("--name={}", m.name))
-                .arg(format!(
-                    "--data-dir={}",
-                    m.dir.path().join("data").display()
-                ))
-                .arg(format!("--listen-client-urls={}", m.endpoint))
-                .arg(format!("--advertise-client-urls={}", m.endpoint))
-                .arg(format!("--listen-peer-urls={}", m.peer_url))
-                .arg(format!("--initial-advertise-peer-urls={}", m.peer_url))
-                .arg(format!("--initial-cluster={initial_cluster}"))
-                .arg("--initial-cluster-state=new")
-                .arg(format!("--initial-cluster-token={token}"))
-                .arg("--logger=zap")
-                .arg("--log-level=warn")
-                .stdin(Stdio::null())
-                .stdout(log.try_clone().expect("etcd log"))
-                .stderr(log)
-                .spawn()
-                .expect("spawn etcd");
+            let child = m.spawn(&[
+                format!("--initial-cluster={initial_cluster}"),
+                "--initial-cluster-state=new".to_owned(),
+                format!("--initial-cluster-token={token}"),
+            ]);
             m.child = Some(child);
         }
         let mut cluster = EtcdCluster { members };

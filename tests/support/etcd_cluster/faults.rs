@@ -2,10 +2,9 @@
 //! (SIGSTOP, as a stalled VM or a long GC pause looks to its peers) and
 //! thawing it, and restarting a killed member on its own data directory.
 
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use super::{EtcdCluster, Member};
-use crate::support::etcd::etcd_binary;
 
 /// Sends `signal` (a `kill` signal name) to the process `pid`.
 fn signal(pid: u32, signal: &str) {
@@ -43,28 +42,7 @@ impl EtcdCluster {
     pub(crate) async fn restart(&mut self, i: usize) {
         assert!(self.members[i].child.is_none(), "member {i} is running");
         let m: &mut Member = &mut self.members[i];
-        let log = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(m.log_path())
-            .expect("etcd log");
-        let child = Command::new(etcd_binary())
-            .arg(format!("--name={}", m.name))
-            .arg(format!(
-                "--data-dir={}",
-                m.dir.path().join("data").display()
-            ))
-            .arg(format!("--listen-client-urls={}", m.endpoint))
-            .arg(format!("--advertise-client-urls={}", m.endpoint))
-            .arg(format!("--listen-peer-urls={}", m.peer_url))
-            .arg(format!("--initial-advertise-peer-urls={}", m.peer_url))
-            .arg("--logger=zap")
-            .arg("--log-level=warn")
-            .stdin(Stdio::null())
-            .stdout(log.try_clone().expect("etcd log"))
-            .stderr(log)
-            .spawn()
-            .expect("spawn etcd");
+        let child = m.spawn(&[]);
         m.child = Some(child);
         self.wait_ready().await;
     }
