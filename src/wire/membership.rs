@@ -4,6 +4,8 @@
 use serde::{Deserialize, Serialize};
 
 use crate::ring::{MembershipPolicy, OnJoin, OnLeave};
+#[cfg(feature = "server")]
+use crate::wire::schema::{ChangeRateSchema, PolicyDelaySchema, UnhealthyFractionSchema};
 
 /// `on_join`: the state a node registering with a lease joins in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -83,24 +85,31 @@ impl From<&MembershipPolicy> for MembershipPolicyView {
 pub struct MembershipPolicyInput {
     /// `active` (default) or `joining`.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "server", schema(value_type = OnJoinName, required = false))]
     pub on_join: Option<OnJoinName>,
     /// `1s` to `720h`, or `null` (default) for off.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "server", schema(value_type = PolicyDelaySchema, required = false))]
     pub activate_after: Option<Option<String>>,
     /// `1s` to `720h`, or `null` (default) for off.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "server", schema(value_type = PolicyDelaySchema, required = false))]
     pub drain_after: Option<Option<String>>,
     /// `1s` to `720h`, or `null` (default) for off.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "server", schema(value_type = PolicyDelaySchema, required = false))]
     pub forget_after: Option<Option<String>>,
     /// `remove` (default) or `drain`.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "server", schema(value_type = OnLeaveName, required = false))]
     pub on_leave: Option<OnLeaveName>,
     /// Above 0 and at most 1; defaults to 0.5.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "server", schema(value_type = UnhealthyFractionSchema, required = false))]
     pub max_unhealthy_fraction: Option<f64>,
     /// 1 to 10000; defaults to 10.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "server", schema(value_type = ChangeRateSchema, required = false))]
     pub max_auto_changes_per_minute: Option<u64>,
 }
 

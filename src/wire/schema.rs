@@ -14,7 +14,7 @@ use utoipa::openapi::schema::{AdditionalProperties, ArrayBuilder, ObjectBuilder,
 use utoipa::openapi::{Ref, RefOr, Schema};
 use utoipa::{PartialSchema, ToSchema};
 
-use super::duration::wait_pattern;
+use super::duration::{duration_pattern, wait_pattern};
 use super::limits::{BASE64_RULES, MAX_LOOKUP_KEYS, MAX_REASON_LEN};
 use crate::placement::config::{
     DEFAULT_REPLICATION_FACTOR, DEFAULT_TABLE_SIZE, DEFAULT_VNODES_PER_WEIGHT,
@@ -22,6 +22,7 @@ use crate::placement::config::{
 };
 use crate::placement::node::{MAX_HASH_KEY_LEN, MAX_NODE_ID_LEN, MAX_WEIGHT, MAX_ZONE_LEN};
 use crate::ring::durations::{DEFAULT_LEASE_TTL, LEASE_TTL, LONG_POLL_WAIT};
+use crate::ring::membership_policy::{MAX_AUTO_CHANGES_PER_MINUTE, POLICY_DELAY};
 use crate::ring::LEASE_ID_LEN;
 use crate::ring::{MAX_ADDRESS_LEN, MAX_LABELS, MAX_LABEL_KEY_LEN, MAX_LABEL_VALUE_LEN, MAX_OPS};
 
@@ -310,9 +311,45 @@ named_schema!(
     LeaseTtlSchema = "LeaseTtl",
     ObjectBuilder::new()
         .schema_type(Type::String)
+        .pattern(Some(duration_pattern(&LEASE_TTL)))
         .description(Some(format!(
             "How long a lease lasts without a renewal: a whole number of `ms`, `s` (the default unit), `m` or `h`, {}; default {}.",
             LEASE_TTL.range(),
             crate::ring::durations::format_duration(DEFAULT_LEASE_TTL)
         )))
+);
+
+named_schema!(
+    /// A membership policy delay (`activate_after`, `drain_after`,
+    /// `forget_after`), or `null` for off.
+    PolicyDelaySchema = "PolicyDelay",
+    ObjectBuilder::new()
+        .schema_type(utoipa::openapi::schema::SchemaType::from_iter([Type::String, Type::Null]))
+        .pattern(Some(duration_pattern(&POLICY_DELAY)))
+        .description(Some(format!(
+            "A whole number of `ms`, `s` (the default unit), `m` or `h`, {}; `null`: off.",
+            POLICY_DELAY.range()
+        )))
+);
+
+named_schema!(
+    /// `max_unhealthy_fraction`.
+    UnhealthyFractionSchema = "UnhealthyFraction",
+    ObjectBuilder::new()
+        .schema_type(Type::Number)
+        .exclusive_minimum(Some(0.0))
+        .maximum(Some(1.0))
+        .description(Some(
+            "No automatic drain or removal while more than this share of the ring's leased nodes is unhealthy: above 0, at most 1; default 0.5."
+        ))
+);
+
+named_schema!(
+    /// `max_auto_changes_per_minute`.
+    ChangeRateSchema = "ChangeRate",
+    integer(
+        1,
+        MAX_AUTO_CHANGES_PER_MINUTE as u64,
+        format!("At most this many automatic changes a minute: 1 to {MAX_AUTO_CHANGES_PER_MINUTE}; default 10.")
+    )
 );

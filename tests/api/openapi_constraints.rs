@@ -312,6 +312,67 @@ fn the_wait_pattern_is_exactly_what_the_long_poll_accepts() {
     }
 }
 
+/// The document's pattern for `name` agrees with `bounds` on every
+/// number near each unit's edges and on texts that are not durations.
+fn pattern_agrees_with(name: &str, bounds: &ringd::ring::durations::DurationBounds) {
+    let doc = document();
+    let pattern = schema(&doc, name)["pattern"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{name} has a pattern"));
+    let pattern = re(pattern);
+    let ok = |s: &str| bounds.parse(s).is_ok();
+    let (min, max) = (bounds.min.as_millis() as u64, bounds.max.as_millis() as u64);
+    for (unit, scale) in [
+        ("ms", 1),
+        ("", 1_000),
+        ("s", 1_000),
+        ("m", 60_000),
+        ("h", 3_600_000),
+    ] {
+        let edges = [
+            min / scale,
+            min.div_ceil(scale),
+            max / scale,
+            max.div_ceil(scale),
+        ];
+        for n in edges
+            .iter()
+            .flat_map(|e| e.saturating_sub(12)..=e + 12)
+            .chain(0..200)
+        {
+            agree(&pattern, ok, &format!("{n}{unit}"));
+            agree(&pattern, ok, &format!("00{n}{unit}"));
+        }
+    }
+    for s in ["", "s", "1d", "1.5s", "-1s", "1 s", "1S", "one"] {
+        agree(&pattern, ok, s);
+    }
+}
+
+#[test]
+fn the_lease_ttl_pattern_is_exactly_what_a_registration_accepts() {
+    pattern_agrees_with("LeaseTtl", &ringd::ring::durations::LEASE_TTL);
+}
+
+#[test]
+fn the_policy_delay_pattern_is_exactly_what_the_policy_accepts() {
+    pattern_agrees_with("PolicyDelay", &ringd::ring::membership_policy::POLICY_DELAY);
+}
+
+#[test]
+fn the_policy_numbers_have_the_policy_bounds() {
+    let doc = document();
+    let fraction = schema(&doc, "UnhealthyFraction");
+    assert_eq!(fraction["exclusiveMinimum"], 0.0);
+    assert_eq!(fraction["maximum"], 1.0);
+    let rate = schema(&doc, "ChangeRate");
+    assert_eq!(rate["minimum"], 1);
+    assert_eq!(
+        rate["maximum"],
+        ringd::ring::membership_policy::MAX_AUTO_CHANGES_PER_MINUTE
+    );
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(512))]
 
