@@ -19,5 +19,6 @@ mod leases;
 mod membership;
 mod outage;
 mod serve;
+mod turns;
 mod watch;
 mod writers;

@@ -5,8 +5,8 @@
 //! the slowest losing every race). The turn is the writer's whose key is
 //! the oldest.
 //!
-//! Every lock this instance takes is attached to one session lease, kept
-//! alive here while it is used. An instance that dies holding a turn frees
+//! Every lock this instance takes is attached to its writers' session
+//! lease ([`super::session`]). An instance that dies holding a turn frees
 //! it when the lease expires, within [`SESSION_TTL`] seconds. A lost lease
 //! costs nothing but fairness: the compare-and-swap, not the lock, keeps
 //! versions gapless, so a turn is never trusted to exclude anyone.
@@ -15,8 +15,7 @@
 //! [`Turns`]), so handing the turn on costs no write of its own: the next
 //! writer's wait ends with the commit that ended the previous one's.
 
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -24,93 +23,28 @@ use etcd_client::{
     Client, Compare, CompareOp, GetOptions, PutOptions, SortOrder, SortTarget, Txn, TxnOp,
     TxnOpResponse,
 };
-use tokio::sync::Mutex;
 use tokio::task::JoinHandle;
 
+use super::session::Session;
+#[cfg(doc)]
+use super::session::SESSION_TTL;
 use super::Ops;
 use crate::ring::RingName;
 use crate::store::WriteTurn;
-
-/// The session lease's TTL in seconds: how long a dead holder can keep
-/// others waiting. etcd raises anything below 1.5 × its election timeout.
-pub(super) const SESSION_TTL: i64 = 2;
-
-/// How often the session lease is renewed: three times per TTL.
-const KEEP_ALIVE: Duration = Duration::from_millis(600);
 
 /// Longest wait for a turn (and for the session lease): longer than a few
 /// holders' commits, shorter than a client's patience. Past it the writer
 /// goes on without a turn.
 const TURN_WAIT: Duration = Duration::from_secs(2);
 
+/// How long the watch on the writer ahead may stay quiet before the
+/// queue is read again: a watch whose member froze says nothing, and a
+/// holder's commit normally takes tens of milliseconds.
+const QUIET_WATCH: Duration = Duration::from_millis(500);
+
 /// How long releasing a turn may take before the lease's expiry is left
 /// to release it.
 const UNLOCK_WAIT: Duration = Duration::from_secs(1);
-
-/// A live session lease.
-#[derive(Debug)]
-struct Lease {
-    id: i64,
-    /// Cleared by the keeper once a renewal fails: the lease may be gone.
-    alive: Arc<AtomicBool>,
-}
-
-/// This instance's session lease, granted when first needed and again
-/// after it was lost.
-#[derive(Debug, Default)]
-pub(super) struct Session(Mutex<Option<Lease>>);
-
-impl Session {
-    /// The live lease, granting a new one (and starting its keeper) if
-    /// there is none.
-    async fn lease(&self, client: &Client) -> Result<i64, etcd_client::Error> {
-        let mut held = self.0.lock().await;
-        if let Some(l) = held.as_ref().filter(|l| l.alive.load(Ordering::Relaxed)) {
-            return Ok(l.id);
-        }
-        let id = client.clone().lease_grant(SESSION_TTL, None).await?.id();
-        let alive = Arc::new(AtomicBool::new(true));
-        tokio::spawn(keep_alive(client.clone(), id, alive.clone()));
-        *held = Some(Lease { id, alive });
-        Ok(id)
-    }
-}
-
-impl Drop for Session {
-    fn drop(&mut self) {
-        // Stops the keeper; the lease then expires on its own.
-        if let Some(l) = self.0.get_mut() {
-            l.alive.store(false, Ordering::Relaxed);
-        }
-    }
-}
-
-/// Renews lease `id` until a renewal fails or `alive` is cleared.
-async fn keep_alive(client: Client, id: i64, alive: Arc<AtomicBool>) {
-    let renewed = async {
-        let (mut keeper, mut stream) = client.clone().lease_keep_alive(id).await?;
-        while alive.load(Ordering::Relaxed) {
-            tokio::time::sleep(KEEP_ALIVE).await;
-            // A renewal stuck on a frozen member counts as failed, so the
-            // next turn gets a fresh lease instead of one that may expire.
-            let round = async {
-                keeper.keep_alive().await?;
-                stream.message().await
-            };
-            match tokio::time::timeout(KEEP_ALIVE, round).await {
-                Ok(Ok(Some(r))) if r.ttl() > 0 => {}
-                _ => break,
-            }
-        }
-        Ok::<_, etcd_client::Error>(())
-    };
-    if let Err(e) = renewed.await {
-        tracing::debug!(error = %e, lease = id, "writers' session lease not renewed");
-    }
-    alive.store(false, Ordering::Relaxed);
-    // An unused lease is not left to linger a full TTL.
-    let _ = tokio::time::timeout(UNLOCK_WAIT, client.clone().lease_revoke(id)).await;
-}
 
 /// The lock keys of the turns this instance holds, by ring (its writers
 /// to one ring queue in process first, so it holds at most one per ring),
@@ -122,6 +56,13 @@ pub(super) struct Turns(Arc<std::sync::Mutex<TurnKeys>>);
 #[derive(Debug, Default)]
 struct TurnKeys {
     held: HashMap<RingName, Vec<u8>>,
+    /// Rings whose writer waited a whole [`TURN_WAIT`] without being given
+    /// the turn: it commits without deferring to the queue. A queue that
+    /// does not move for that long is held up by a key whose holder is
+    /// gone (most often a session lease cut off by an etcd fault, which
+    /// etcd keeps alive for a TTL and more after its next election), and
+    /// deferring to it would stall every writer of the ring with it.
+    passes: HashSet<RingName>,
     /// Unlocks still running. Every turn of this instance on a ring has the
     /// same lock key (the lock's name and the session lease), so the next
     /// turn waits for them: a late unlock would end it.
@@ -132,6 +73,11 @@ impl Turns {
     /// The lock key of the turn held on `ring`, if any.
     pub(super) fn key(&self, ring: &RingName) -> Option<Vec<u8>> {
         self.0.lock().expect("turns lock").held.get(ring).cloned()
+    }
+
+    /// Whether this instance's writer to `ring` waited out its turn.
+    pub(super) fn passed(&self, ring: &RingName) -> bool {
+        self.0.lock().expect("turns lock").passes.contains(ring)
     }
 
     /// The turn on `ring` was released by a commit: nothing is left to
@@ -169,11 +115,42 @@ impl Drop for Held {
     }
 }
 
+/// A writer's leave to commit without deferring to `ring`'s queue, after
+/// it waited out its turn; ends when dropped.
+struct Pass {
+    turns: Turns,
+    ring: RingName,
+}
+
+impl Pass {
+    fn new(turns: &Turns, ring: &RingName) -> Self {
+        turns
+            .0
+            .lock()
+            .expect("turns lock")
+            .passes
+            .insert(ring.clone());
+        Self {
+            turns: turns.clone(),
+            ring: ring.clone(),
+        }
+    }
+}
+
+impl Drop for Pass {
+    fn drop(&mut self) {
+        let mut turns = self.turns.0.lock().expect("turns lock");
+        turns.passes.remove(&self.ring);
+    }
+}
+
 /// Why waiting for a turn failed.
 #[derive(Debug, thiserror::Error)]
 enum TurnError {
     #[error(transparent)]
     Etcd(#[from] etcd_client::Error),
+    #[error(transparent)]
+    Store(#[from] crate::store::StoreError),
     #[error("etcd gave no revision for the writer's lock key")]
     NoRevision,
     #[error("the watch on the writer ahead ended")]
@@ -186,7 +163,9 @@ impl Ops {
         self.keys.below(&format!("lock/rings/{ring}/"))
     }
 
-    /// Waits up to [`TURN_WAIT`] for `ring`'s turn.
+    /// Waits up to [`TURN_WAIT`] for `ring`'s turn. After waiting that
+    /// long in vain the writer is given a [`Pass`] instead, which lets it
+    /// commit as if the queue were empty.
     pub(super) async fn queue(&self, session: &Session, ring: &RingName) -> Option<WriteTurn> {
         let unlocking = self
             .turns
@@ -200,13 +179,16 @@ impl Ops {
             let _ = unlock.await;
         }
         let prefix = self.turn_queue(ring);
-        let lease = match tokio::time::timeout(TURN_WAIT, session.lease(&self.client)).await {
+        let lease = match tokio::time::timeout(TURN_WAIT, session.lease(self)).await {
             Ok(Ok(lease)) => lease,
             Ok(Err(e)) => {
                 tracing::warn!(error = %e, %ring, "no writers' session; writing without a turn");
                 return None;
             }
-            Err(_) => return None,
+            Err(_) => {
+                tracing::warn!(%ring, "no writers' session in time; writing without waiting for a turn");
+                return Some(WriteTurn::new(Pass::new(&self.turns, ring)));
+            }
         };
         let key = format!("{prefix}{lease:016x}").into_bytes();
         let turn = Held {
@@ -231,8 +213,9 @@ impl Ops {
                 None
             }
             Err(_) => {
-                tracing::warn!(%ring, "writers' turn not given in time; writing without one");
-                None
+                tracing::warn!(%ring, "writers' turn not given in time; writing without waiting for it");
+                drop(turn);
+                Some(WriteTurn::new(Pass::new(&self.turns, ring)))
             }
         }
     }
@@ -242,8 +225,15 @@ impl Ops {
     /// lock API, except that each watch starts from now: etcd serves a
     /// watch from an older revision from a catch-up loop that runs every
     /// 100 ms, which made every hand-over wait 50 ms on average.
+    ///
+    /// Every round trip is bounded and tried again, as reads are (see
+    /// [`Ops::attempts`]): a request sent to a member that froze would
+    /// otherwise hold the writer for all of [`TURN_WAIT`] while the rest of
+    /// the cluster answers. For the same reason a watch that stays quiet
+    /// for [`QUIET_WATCH`] is not trusted to be alive: the queue is read
+    /// again.
     async fn wait_turn(&self, prefix: &str, key: &[u8], lease: i64) -> Result<(), TurnError> {
-        let mut client = self.client.clone();
+        // Safe to send again: a try that was applied is found by the next.
         let enqueue = Txn::new()
             .when([Compare::create_revision(key, CompareOp::Equal, 0)])
             .and_then([
@@ -251,7 +241,12 @@ impl Ops {
                 TxnOp::get(key, None),
             ])
             .or_else([TxnOp::get(key, None)]);
-        let resp = client.txn(enqueue).await?;
+        let resp = self
+            .attempts(|mut c| {
+                let enqueue = enqueue.clone();
+                async move { c.txn(enqueue).await }
+            })
+            .await?;
         let mine = resp
             .op_responses()
             .into_iter()
@@ -260,43 +255,58 @@ impl Ops {
                 _ => None,
             })
             .ok_or(TurnError::NoRevision)?;
+        // The last writer queued ahead of this one.
+        let ahead = GetOptions::new()
+            .with_prefix()
+            .with_max_create_revision(mine - 1)
+            .with_sort(SortTarget::Create, SortOrder::Descend)
+            .with_limit(1)
+            .with_keys_only();
         loop {
-            // The last writer queued ahead of this one.
-            let ahead = GetOptions::new()
-                .with_prefix()
-                .with_max_create_revision(mine - 1)
-                .with_sort(SortTarget::Create, SortOrder::Descend)
-                .with_limit(1)
-                .with_keys_only();
-            let resp = client.get(prefix, Some(ahead)).await?;
+            let resp = self
+                .attempts(|mut c| {
+                    let ahead = ahead.clone();
+                    async move { c.get(prefix, Some(ahead)).await }
+                })
+                .await?;
             let Some(kv) = resp.kvs().first() else {
                 return Ok(());
             };
             let (before, queued) = (kv.key().to_vec(), kv.create_revision());
-            let mut watch = client.watch(before.clone(), None).await?;
-            // Confirmed, then looked at again: a deletion between the read
-            // and the watch is not in the watch. The key may also be there
-            // again, put by its instance's next writer, queued after this
-            // one: only the same creation counts as still ahead.
-            loop {
-                match watch.message().await? {
-                    Some(r) if r.created() => break,
-                    Some(_) => {}
-                    None => return Err(TurnError::WatchEnded),
-                }
+            // Ends when the key ahead changed, or when its watch went
+            // quiet: either way the queue is read again.
+            let _ = tokio::time::timeout(QUIET_WATCH, self.watch_ahead(&before, queued)).await;
+        }
+    }
+
+    /// Watches `before`, the key queued ahead (created at revision
+    /// `queued`), until it changes or is gone.
+    async fn watch_ahead(&self, before: &[u8], queued: i64) -> Result<(), TurnError> {
+        let mut client = self.client.clone();
+        let mut watch = client.watch(before.to_vec(), None).await?;
+        // Confirmed, then looked at again: a deletion between the read
+        // and the watch is not in the watch. The key may also be there
+        // again, put by its instance's next writer, queued after this
+        // one: only the same creation counts as still ahead.
+        loop {
+            match watch.message().await? {
+                Some(r) if r.created() => break,
+                Some(_) => {}
+                None => return Err(TurnError::WatchEnded),
             }
-            let still = client.get(before, None).await?;
-            if still.kvs().first().map(|kv| kv.create_revision()) == Some(queued) {
-                // Any change to it (its deletion, or its lease's expiry)
-                // is a reason to look again.
-                loop {
-                    let Some(r) = watch.message().await? else {
-                        return Err(TurnError::WatchEnded);
-                    };
-                    if !r.events().is_empty() {
-                        break;
-                    }
-                }
+        }
+        let still = client.get(before.to_vec(), None).await?;
+        if still.kvs().first().map(|kv| kv.create_revision()) != Some(queued) {
+            return Ok(());
+        }
+        // Any change to it (its deletion, or its lease's expiry) is a
+        // reason to look again.
+        loop {
+            let Some(r) = watch.message().await? else {
+                return Err(TurnError::WatchEnded);
+            };
+            if !r.events().is_empty() {
+                return Ok(());
             }
         }
     }

@@ -24,6 +24,7 @@ mod members;
 mod migrate;
 mod progress;
 mod read;
+mod session;
 mod watch;
 mod write;
 
@@ -171,7 +172,7 @@ pub struct EtcdStore {
     checker: JoinHandle<()>,
     progress: Arc<progress::Progress>,
     /// The lease this instance's writers' turns are held on.
-    session: lock::Session,
+    session: session::Session,
     /// Keeps the client's endpoints to the healthy members.
     members: JoinHandle<()>,
     /// Set while the watch is connected to etcd; see [`Store::is_current`].
@@ -284,7 +285,7 @@ impl EtcdStore {
             watcher,
             checker,
             progress,
-            session: lock::Session::default(),
+            session: session::Session::default(),
             members,
             connected,
             prefix: options.prefix,

@@ -219,7 +219,7 @@ impl Ops {
         let unchanged =
             Compare::mod_revision(self.keys.meta(ring), CompareOp::Equal, m.mod_revision);
         let mut guards = vec![unchanged];
-        if !holding {
+        if !holding && !self.turns.passed(ring) {
             // Writers queued for the turn go first: without it, the commit
             // is refused while any is queued (the ring itself unchanged).
             guards.push(Compare::version(self.turn_queue(ring), CompareOp::Equal, 0).with_prefix());
