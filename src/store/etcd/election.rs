@@ -235,12 +235,16 @@ async fn session(shared: &Shared) -> Result<(), StoreError> {
                         valid_until = sent + safe(secs(ttl));
                         shared.extend(valid_until);
                     }
-                    // The keep-alive stream broke or stalled: open another
-                    // for the next tick; the deadline below still applies.
+                    // The keep-alive stream broke or stalled (its member
+                    // died or froze, or etcd is electing): open another and
+                    // try again soon, not a third of a TTL later, so that
+                    // the lease is renewed as soon as etcd has a leader
+                    // again. The deadline below still applies.
                     _ => {
                         if let Ok(Ok(pair)) = tokio::time::timeout(shared.ttl / 3, client.lease_keep_alive(lease)).await {
                             (keeper, stream) = pair;
                         }
+                        tick.reset_after(RENEW_RETRY);
                     }
                 }
                 if let Some(key) = &leader {
@@ -260,6 +264,9 @@ async fn session(shared: &Shared) -> Result<(), StoreError> {
         }
     }
 }
+
+/// How soon a renewal that failed is tried again.
+const RENEW_RETRY: Duration = Duration::from_millis(250);
 
 /// Sends one keep-alive and returns the TTL etcd answers (0: the lease is gone).
 async fn renew(

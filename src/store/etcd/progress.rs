@@ -5,8 +5,9 @@
 //! reports the revision up to which it has sent everything), and a checker
 //! reads the cluster's current revision every [`CHECK_EVERY`], through the
 //! balanced client and so normally through another member. A revision the
-//! cluster had more than [`STALE_AFTER`] ago that the watch has not
-//! reached marks the store not current (answers carry `Ringd-Stale`), and
+//! cluster may have had for more than [`STALE_AFTER`] (counted from the
+//! read before the one that saw it) that the watch has not reached marks
+//! the store not current (answers carry `Ringd-Stale`), and
 //! past [`REWATCH_AFTER`] the watch is started again, on a member that
 //! answers.
 
@@ -48,7 +49,8 @@ pub(super) struct Progress {
     /// The revision up to which the watch has delivered every event.
     applied: AtomicI64,
     /// The oldest revision read from the cluster that the watch had not
-    /// reached when it was read, with when the read was sent.
+    /// reached when it was read, with the earliest time the cluster may
+    /// have had it: when the read before it was sent.
     behind: Mutex<Option<(Instant, i64)>>,
     /// When the cluster's revision was last read.
     confirmed: Mutex<Instant>,
@@ -101,8 +103,14 @@ pub(super) async fn check(ops: Ops, progress: std::sync::Arc<Progress>) {
         let read = client.get(ops.keys.layout(), Some(GetOptions::new().with_count_only()));
         if let Ok(Ok(resp)) = tokio::time::timeout(CHECK_TIMEOUT, read).await {
             if let Some(h) = resp.header() {
-                *progress.confirmed.lock().expect("progress lock") = sent;
-                samples.push_back((sent, h.revision()));
+                let mut confirmed = progress.confirmed.lock().expect("progress lock");
+                // The cluster may have had this revision since just after
+                // the previous read that answered, which after an outage
+                // (no etcd leader, so no read answered) is long before
+                // this one: the watch is behind since then, not since now.
+                let since = *confirmed;
+                *confirmed = sent;
+                samples.push_back((since, h.revision()));
             }
         }
         let applied = progress.applied.load(Ordering::Relaxed);

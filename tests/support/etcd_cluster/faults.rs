@@ -3,8 +3,9 @@
 //! thawing it, and restarting a killed member on its own data directory.
 
 use std::process::Command;
+use std::time::{Duration, Instant};
 
-use super::{EtcdCluster, Member};
+use super::{member_client, EtcdCluster, Member};
 
 /// Sends `signal` (a `kill` signal name) to the process `pid`.
 fn signal(pid: u32, signal: &str) {
@@ -23,6 +24,34 @@ impl EtcdCluster {
             .as_ref()
             .expect("member is running")
             .id()
+    }
+
+    /// Waits until a member other than `old` (just killed or frozen)
+    /// reports itself the leader, and returns when that was first seen
+    /// (polled every 20 ms); panics after 15 s.
+    pub(crate) async fn elected_without(&self, old: usize) -> Instant {
+        let deadline = Instant::now() + Duration::from_secs(15);
+        loop {
+            for (i, m) in self.members.iter().enumerate() {
+                if i == old || m.child.is_none() {
+                    continue;
+                }
+                let status = async { member_client(&m.endpoint).await.ok()?.status().await.ok() };
+                let Ok(Some(s)) = tokio::time::timeout(Duration::from_millis(200), status).await
+                else {
+                    continue;
+                };
+                if s.leader() != 0 && s.header().map(|h| h.member_id()) == Some(s.leader()) {
+                    return Instant::now();
+                }
+            }
+            assert!(
+                Instant::now() < deadline,
+                "no member but {old} took the lead:\n{}",
+                self.logs()
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
     }
 
     /// Stops member `i` without killing it: its connections stay open and
