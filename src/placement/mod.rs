@@ -27,6 +27,7 @@ mod ownership;
 mod preference;
 pub mod rendezvous;
 mod repeated_sum;
+pub mod table;
 pub mod vnode;
 
 use std::sync::OnceLock;

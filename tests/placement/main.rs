@@ -6,4 +6,6 @@ mod inspection;
 mod jump_runs;
 mod properties;
 mod reference;
+mod table_properties;
+mod table_reference;
 mod vectors;

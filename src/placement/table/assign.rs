@@ -1,0 +1,321 @@
+//! Which nodes hold each partition's replicas: the previous assignment,
+//! changed only as far as the new quotas and the zone rule force.
+//!
+//! Three passes, each deterministic (see `docs/placement-spec.md`,
+//! "table"):
+//!
+//! 1. **Keep** every previous replica that may stay: its node is still
+//!    active, not already in the partition, and its zone has room there.
+//! 2. **Trim** each node holding more than its quota: it gives up the
+//!    surplus, in an order scrambled by partition so the freed slots are
+//!    spread over the table.
+//! 3. **Fill** every open slot with a node still short of its quota: the
+//!    allowed zone short of the most, then its node short of the most
+//!    (lowest index among equals). A slot no short node may take is filled
+//!    by a swap: a node already placed elsewhere moves into it and a short
+//!    node takes its place there, preferring places filled in this same
+//!    pass, so the swap adds no movement.
+//!
+//! A node is short of exactly as many slots as it has to gain, so the
+//! replica assignments that change are those the quotas force, the ones
+//! the zone rule forces, and whatever a swap through a kept place costs.
+
+use std::cmp::Reverse;
+use std::collections::BTreeSet;
+
+pub(crate) use super::zone_rule::ZoneRule;
+
+/// No node: an open slot, or a previous replica whose node is gone.
+pub const OPEN: u32 = u32::MAX;
+
+/// Why the assignment failed; should not happen for quotas the zone rule
+/// allows, and is reported rather than answered with a wrong table.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "no node can take a replica of partition {partition} without breaking a quota or the zone rule"
+)]
+pub(crate) struct Unassignable {
+    pub partition: usize,
+}
+
+/// The replica assignment: `rows[p * replicas ..][.. replicas]` are
+/// partition `p`'s nodes, kept replicas in their previous order first.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Assignment {
+    pub replicas: usize,
+    pub cells: Vec<u32>,
+    /// Cells given a node that did not hold them before.
+    pub fresh: Vec<bool>,
+}
+
+/// Scrambles `(partition, node)` into an order that spreads a node's
+/// surplus over the table: splitmix64's finalizer.
+fn scramble(partition: usize, node: u32) -> u64 {
+    let mut z = ((partition as u64) << 32 | u64::from(node)).wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// The work state of one assignment.
+pub(super) struct Work<'a> {
+    pub(super) r: usize,
+    pub(super) rule: &'a ZoneRule,
+    /// Previous rows, as given to [`assign`].
+    pub(super) previous: &'a [u32],
+    pub(super) previous_replicas: usize,
+    pub(super) cells: Vec<u32>,
+    pub(super) fresh: Vec<bool>,
+    /// Slots each node is still short of.
+    pub(super) short: Vec<u64>,
+    /// Per zone, its short nodes by how short (most first, then index).
+    pub(super) by_zone: Vec<BTreeSet<(Reverse<u64>, u32)>>,
+    /// Slots each zone is short of.
+    pub(super) zone_short: Vec<u64>,
+    /// Zones by how short (most first, then number).
+    pub(super) zones: BTreeSet<(Reverse<u64>, u32)>,
+}
+
+impl Work<'_> {
+    pub(super) fn row(&self, p: usize) -> &[u32] {
+        &self.cells[p * self.r..(p + 1) * self.r]
+    }
+
+    /// Replicas of partition `p` per zone, and its open slots.
+    pub(super) fn counts(&self, p: usize) -> (Vec<usize>, usize) {
+        let mut per = vec![0; self.rule.zones];
+        let mut open = 0;
+        for &n in self.row(p) {
+            if n == OPEN {
+                open += 1;
+            } else {
+                per[self.rule.zone_of[n as usize] as usize] += 1;
+            }
+        }
+        (per, open)
+    }
+
+    /// Whether a node of zone `z` may take an open slot of `p`.
+    pub(super) fn zone_allowed(&self, per: &[usize], open: usize, z: usize) -> bool {
+        if per[z] >= self.rule.max_per_zone {
+            return false;
+        }
+        if self.rule.every_zone {
+            let missing = per.iter().filter(|&&c| c == 0).count();
+            // The last open slots go to the zones still missing.
+            if open <= missing && per[z] > 0 {
+                return false;
+            }
+        }
+        true
+    }
+
+    pub(super) fn set_short(&mut self, node: u32, short: u64) {
+        let z = self.rule.zone_of[node as usize] as usize;
+        let old = self.short[node as usize];
+        if old > 0 {
+            self.by_zone[z].remove(&(Reverse(old), node));
+        }
+        if short > 0 {
+            self.by_zone[z].insert((Reverse(short), node));
+        }
+        self.short[node as usize] = short;
+        let zs = self.zone_short[z];
+        if zs > 0 {
+            self.zones.remove(&(Reverse(zs), z as u32));
+        }
+        let zs = zs + short - old;
+        if zs > 0 {
+            self.zones.insert((Reverse(zs), z as u32));
+        }
+        self.zone_short[z] = zs;
+    }
+
+    /// Puts `node` into the open slot `cell`, counting it against its
+    /// shortfall.
+    pub(super) fn place(&mut self, cell: usize, node: u32) {
+        self.cells[cell] = node;
+        self.fresh[cell] = true;
+        let short = self.short[node as usize] - 1;
+        self.set_short(node, short);
+    }
+
+    /// The short node to put into an open slot of `p`, if any may go.
+    fn pick(&self, p: usize) -> Option<u32> {
+        let (per, open) = self.counts(p);
+        let row = self.row(p);
+        for &(_, z) in &self.zones {
+            if !self.zone_allowed(&per, open, z as usize) {
+                continue;
+            }
+            if let Some(&(_, n)) = self.by_zone[z as usize]
+                .iter()
+                .find(|(_, n)| !row.contains(n))
+            {
+                return Some(n);
+            }
+        }
+        None
+    }
+}
+
+/// Assigns `quotas[i]` replica slots to each node `i` over `partitions`
+/// partitions of `replicas` slots, under `rule`, starting from `previous`
+/// (each partition's previous nodes, `OPEN` for none or gone, in slot
+/// order; `previous_replicas` per partition). The quotas must add up to
+/// `partitions × replicas`, and none may exceed `partitions`.
+pub(crate) fn assign(
+    partitions: usize,
+    replicas: usize,
+    quotas: &[u64],
+    rule: &ZoneRule,
+    previous: &[u32],
+    previous_replicas: usize,
+) -> Result<Assignment, Unassignable> {
+    let r = replicas;
+    let n = quotas.len();
+    debug_assert_eq!(quotas.iter().sum::<u64>(), (partitions * replicas) as u64);
+    let mut cells = vec![OPEN; partitions * r];
+    let mut held = vec![0u64; n];
+    // 1. Keep.
+    if previous_replicas > 0 && n > 0 {
+        for p in 0..partitions {
+            let row = &mut cells[p * r..(p + 1) * r];
+            let mut per = vec![0usize; rule.zones];
+            let mut filled = 0;
+            for &x in &previous[p * previous_replicas..(p + 1) * previous_replicas] {
+                if filled == r {
+                    break;
+                }
+                if x == OPEN || x as usize >= n || row[..filled].contains(&x) {
+                    continue;
+                }
+                let z = rule.zone_of[x as usize] as usize;
+                if per[z] >= rule.max_per_zone {
+                    continue;
+                }
+                row[filled] = x;
+                per[z] += 1;
+                filled += 1;
+            }
+            // Room must be left for every zone still missing: the last
+            // kept replicas of doubled zones go.
+            if rule.every_zone {
+                loop {
+                    let missing = per.iter().filter(|&&c| c == 0).count();
+                    if missing <= r - filled {
+                        break;
+                    }
+                    let at = (0..filled)
+                        .rev()
+                        .find(|&s| per[rule.zone_of[row[s] as usize] as usize] > 1)
+                        .expect("a zone holds two when one is missing");
+                    per[rule.zone_of[row[at] as usize] as usize] -= 1;
+                    row.copy_within(at + 1..filled, at);
+                    filled -= 1;
+                    row[filled] = OPEN;
+                }
+            }
+            for &x in &row[..filled] {
+                held[x as usize] += 1;
+            }
+        }
+    }
+    // 2. Trim.
+    let mut surplus: Vec<Vec<(u64, usize)>> = vec![Vec::new(); n];
+    for (cell, &x) in cells.iter().enumerate() {
+        if x != OPEN && held[x as usize] > quotas[x as usize] {
+            surplus[x as usize].push((scramble(cell / r, x), cell));
+        }
+    }
+    // A node gives up places in partitions with the fewest open slots
+    // first (then in scrambled order), so the slots it frees are spread
+    // over partitions a short node can fill once each.
+    let mut open: Vec<u32> = (0..partitions)
+        .map(|p| {
+            cells[p * r..(p + 1) * r]
+                .iter()
+                .filter(|&&x| x == OPEN)
+                .count() as u32
+        })
+        .collect();
+    for (x, mut places) in surplus.into_iter().enumerate() {
+        if places.is_empty() {
+            continue;
+        }
+        let extra = (held[x] - quotas[x]) as usize;
+        places.sort_unstable_by_key(|&(mix, cell)| (open[cell / r], Reverse(mix)));
+        for &(_, cell) in places.iter().take(extra) {
+            cells[cell] = OPEN;
+            open[cell / r] += 1;
+        }
+        held[x] = quotas[x];
+    }
+    // Kept replicas first, in their order, then the open slots.
+    for p in 0..partitions {
+        let row = &mut cells[p * r..(p + 1) * r];
+        let mut kept: Vec<u32> = row.iter().copied().filter(|&x| x != OPEN).collect();
+        kept.resize(r, OPEN);
+        row.copy_from_slice(&kept);
+    }
+    // 3. Fill.
+    let mut work = Work {
+        r,
+        rule,
+        previous,
+        previous_replicas,
+        fresh: vec![false; cells.len()],
+        cells,
+        short: vec![0; n],
+        by_zone: vec![BTreeSet::new(); rule.zones],
+        zone_short: vec![0; rule.zones],
+        zones: BTreeSet::new(),
+    };
+    for x in 0..n {
+        work.set_short(x as u32, quotas[x] - held[x]);
+    }
+    // Open slots are filled column by column, each column's partitions in
+    // an order of its own: filled partition after partition, a partition's
+    // replicas would be neighbours in the node order, so the same nodes
+    // would share partition after partition, and losing one would leave
+    // its slots where only its partners are short.
+    let mut holes: Vec<(usize, u64, usize)> = (0..partitions * r)
+        .filter(|&cell| work.cells[cell] == OPEN)
+        .map(|cell| {
+            let (p, s) = (cell / r, cell % r);
+            (s, scramble(p, s as u32), cell)
+        })
+        .collect();
+    holes.sort_unstable();
+    let mut stuck = Vec::new();
+    for (_, _, cell) in holes {
+        let p = cell / r;
+        // Slots of a row fill from the front.
+        let cell = p * r
+            + work
+                .row(p)
+                .iter()
+                .position(|&x| x == OPEN)
+                .expect("an open slot");
+        match work.pick(p) {
+            Some(x) => work.place(cell, x),
+            None => stuck.push(cell),
+        }
+    }
+    for cell in stuck {
+        let p = cell / r;
+        match work.pick(p) {
+            Some(x) => work.place(cell, x),
+            None => {
+                if !work.swap_into(p, cell) {
+                    return Err(Unassignable { partition: p });
+                }
+            }
+        }
+    }
+    Ok(Assignment {
+        replicas: r,
+        cells: work.cells,
+        fresh: work.fresh,
+    })
+}
