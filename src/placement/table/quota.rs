@@ -4,10 +4,11 @@
 //! Every claimant has a weight and bounds. Its exact share is
 //! `clamp(λ·weight, lo, hi)`, with the one λ that makes the shares add up
 //! to the total (water-filling); its quota is that share rounded down or
-//! up, by largest remainder. All of it is integer arithmetic, so the
-//! quotas are exact and the same on every machine.
-
-use std::cmp::Reverse;
+//! up. The units left after rounding down go where they overload least:
+//! to the claims whose `(⌊e⌋ + 1) / e` is smallest, so the most loaded
+//! claim, relative to its share, is as little over it as integers allow.
+//! All of it is integer arithmetic, so the quotas are exact and the same
+//! on every machine.
 
 /// One claimant on a total: its weight and the bounds of its share.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -31,8 +32,9 @@ pub(crate) enum Shortfall {
 
 /// Splits `total` among `claims`: each gets `⌊e⌋` or `⌈e⌉` of its exact
 /// share `e = clamp(λ·weight, lo, hi)`, and the quotas add up to `total`.
-/// The units left after rounding down go to the largest remainders, the
-/// earlier claim first among equal ones.
+/// The units left after rounding down go to the claims with a fractional
+/// share whose `(⌊e⌋ + 1) / e` is smallest, the earlier claim first among
+/// equal ones.
 pub(crate) fn apportion(total: u64, claims: &[Claim]) -> Result<Vec<u64>, Shortfall> {
     let required: u64 = claims.iter().map(|c| c.lo).sum();
     let room: u64 = claims.iter().map(|c| c.hi).sum();
@@ -102,23 +104,29 @@ pub(crate) fn apportion(total: u64, claims: &[Claim]) -> Result<Vec<u64>, Shortf
         .map(|(c, _)| u128::from(c.weight))
         .sum();
     let mut quotas = vec![0u64; claims.len()];
-    let mut remainders: Vec<(Reverse<u128>, usize)> = Vec::new();
+    // Claims with a fractional share: (index, ⌊e⌋, e·weight-of-free).
+    let mut fractional: Vec<(usize, u128, u128)> = Vec::new();
     let mut given = 0u64;
     for (i, (c, f)) in claims.iter().zip(&fixed).enumerate() {
         match f {
             Some(v) => quotas[i] = *v,
             None => {
                 let share = u128::from(rest) * u128::from(c.weight);
-                let floor = (share / weight) as u64;
-                quotas[i] = floor;
-                given += floor;
-                remainders.push((Reverse(share % weight), i));
+                let floor = share / weight;
+                quotas[i] = floor as u64;
+                given += floor as u64;
+                if share % weight != 0 {
+                    fractional.push((i, floor, share));
+                }
             }
         }
     }
-    remainders.sort_unstable();
+    // (⌊a⌋ + 1) / a < (⌊b⌋ + 1) / b, with a = sa / weight and b = sb / weight.
+    fractional.sort_by(|&(ia, fa, sa), &(ib, fb, sb)| {
+        ((fa + 1) * sb).cmp(&((fb + 1) * sa)).then(ia.cmp(&ib))
+    });
     let left = (rest - given) as usize;
-    for &(_, i) in remainders.iter().take(left) {
+    for &(i, _, _) in fractional.iter().take(left) {
         quotas[i] += 1;
     }
     Ok(quotas)
@@ -142,10 +150,21 @@ mod tests {
     }
 
     #[test]
-    fn weights_are_followed_by_largest_remainder() {
+    fn the_units_left_go_where_they_overload_least() {
         // Shares 10·1/7 = 1.43, 10·2/7 = 2.86, 10·4/7 = 5.71: floors 1, 2,
-        // 5 leave 2 units for the remainders .86 and .71.
+        // 5 leave 2 units. Rounding up overloads by 2/1.43 = 1.4, 3/2.86 =
+        // 1.05 and 6/5.71 = 1.05: the last two get them.
         assert_eq!(apportion(10, &claims(&[1, 2, 4], 10)), Ok(vec![1, 3, 6]));
+    }
+
+    #[test]
+    fn a_heavy_claim_rounds_up_before_a_light_one_with_a_larger_remainder() {
+        // Shares 11·8/110 = 0.8 and 11·102/110 = 10.2 leave one unit.
+        // Largest remainder would give it to the light claim, 1.25 times
+        // its share; the heavy one at 11 is only 1.08 times its share.
+        assert_eq!(apportion(11, &claims(&[8, 102], 20)), Ok(vec![0, 11]));
+        // Equal overloads (1/0.875 = 7/6.125): the earlier claim.
+        assert_eq!(apportion(7, &claims(&[1, 7], 10)), Ok(vec![1, 6]));
     }
 
     #[test]
