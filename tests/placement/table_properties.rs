@@ -181,6 +181,10 @@ proptest! {
             let least = gained(&table, &nodes, &exact, &next);
             prop_assert!(greedy >= least);
             prop_assert!(greedy <= least + least / 20 + 2, "greedy {} against the least {}", greedy, least);
+            // The moves between the two rebuild the second from the first.
+            let moves = PartitionTable::moves(&table, &nodes, &after, &next);
+            let rebuilt = PartitionTable::apply_moves(&table, &nodes, &moves, after.replicas(), &next).unwrap();
+            prop_assert_eq!(&rebuilt, &after);
             table = after;
             nodes = next;
         }

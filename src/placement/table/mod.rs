@@ -11,6 +11,7 @@
 
 mod assign;
 mod exact;
+mod moves;
 mod primary;
 mod quota;
 mod repair;
@@ -20,6 +21,7 @@ use std::sync::Arc;
 
 pub use assign::OPEN;
 use assign::{assign, ZoneRule};
+pub use moves::{Move, MovesError};
 use quota::{apportion, Claim};
 
 use super::node::Node;
