@@ -30,6 +30,10 @@ use super::node::Node;
 pub const MIN_PARTITIONS: u32 = 1 << 8;
 /// Most partitions a table may have.
 pub const MAX_PARTITIONS: u32 = 1 << 20;
+/// The largest `partitions × nodes` the exact solver is run on when the
+/// greedy passes fail: a network of about 50 MB.
+const FALLBACK_LIMIT: usize = 1 << 20;
+
 /// Partitions of a table unless configured.
 pub const DEFAULT_PARTITIONS: u32 = 1 << 16;
 
@@ -168,11 +172,25 @@ impl PartitionTable {
             exact::exact(p, r, &quotas, &rule, &previous_cells, previous_replicas)
                 .ok_or(TableError::Unassignable { partition: 0 })?
         } else {
-            assign(p, r, &quotas, &rule, &previous_cells, previous_replicas)
-                .map_err(|e| TableError::Unassignable {
-                    partition: e.partition,
-                })?
-                .cells
+            match assign(p, r, &quotas, &rule, &previous_cells, previous_replicas) {
+                Ok(a) => a.cells,
+                // The greedy passes found no chain of moves for a slot (seen
+                // in rare small cases under the zone rule): the exact solver
+                // finds an assignment whenever one exists, where its network
+                // fits in memory.
+                Err(e) if p * n <= FALLBACK_LIMIT => {
+                    exact::exact(p, r, &quotas, &rule, &previous_cells, previous_replicas).ok_or(
+                        TableError::Unassignable {
+                            partition: e.partition,
+                        },
+                    )?
+                }
+                Err(e) => {
+                    return Err(TableError::Unassignable {
+                        partition: e.partition,
+                    })
+                }
+            }
         };
         let claims: Vec<Claim> = nodes
             .iter()
