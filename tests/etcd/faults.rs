@@ -143,24 +143,14 @@ async fn reader(
 }
 
 /// The longest time between consecutive acknowledgements through
-/// `instance` that spans `at` or starts within `window` after it.
-fn gap(acks: &[Ack], instance: usize, at: Instant, window: Duration) -> Duration {
-    let mut done: Vec<Instant> = acks
-        .iter()
-        .filter(|a| a.instance == instance)
-        .map(|a| a.done)
-        .collect();
-    done.sort();
-    done.windows(2)
-        .filter(|p| p[1] > at && p[0] < at + window)
-        .map(|p| p[1] - p[0])
-        .max()
-        .unwrap_or(window)
-}
-
-/// When writes through `instance` resumed after `at`: the end of the
-/// longest gap [`gap`] finds.
-fn resumed(acks: &[Ack], instance: usize, at: Instant, window: Duration) -> Instant {
+/// `instance` that spans `at` or starts within `window` after it, as the
+/// acknowledgements before and after it; `None` if there is none.
+fn longest_gap(
+    acks: &[Ack],
+    instance: usize,
+    at: Instant,
+    window: Duration,
+) -> Option<(Instant, Instant)> {
     let mut done: Vec<Instant> = acks
         .iter()
         .filter(|a| a.instance == instance)
@@ -170,7 +160,19 @@ fn resumed(acks: &[Ack], instance: usize, at: Instant, window: Duration) -> Inst
     done.windows(2)
         .filter(|p| p[1] > at && p[0] < at + window)
         .max_by_key(|p| p[1] - p[0])
-        .map_or(at + window, |p| p[1])
+        .map(|p| (p[0], p[1]))
+}
+
+/// How long the longest gap around `at` lasted (the whole window if
+/// writes never resumed in it).
+fn gap(acks: &[Ack], instance: usize, at: Instant, window: Duration) -> Duration {
+    longest_gap(acks, instance, at, window).map_or(window, |(from, to)| to - from)
+}
+
+/// When writes through `instance` resumed after `at`: the end of the
+/// longest gap.
+fn resumed(acks: &[Ack], instance: usize, at: Instant, window: Duration) -> Instant {
+    longest_gap(acks, instance, at, window).map_or(at + window, |(_, to)| to)
 }
 
 /// `(version, fingerprint, idempotency key)` of every history entry.
