@@ -30,9 +30,11 @@ use super::node::Node;
 pub const MIN_PARTITIONS: u32 = 1 << 8;
 /// Most partitions a table may have.
 pub const MAX_PARTITIONS: u32 = 1 << 20;
-/// The largest `partitions × nodes` the exact solver is run on when the
-/// greedy passes fail: a network of about 50 MB.
-const FALLBACK_LIMIT: usize = 1 << 20;
+/// The most work the exact solver is given when the greedy passes fail,
+/// as `(partitions × replicas) × (partitions × nodes)`: one shortest-path
+/// search over the whole network per replica slot. 2^28 is well under a
+/// second here; 512 partitions × 26 nodes × RF 3 is 2^24.
+const FALLBACK_LIMIT: usize = 1 << 28;
 
 /// Partitions of a table unless configured.
 pub const DEFAULT_PARTITIONS: u32 = 1 << 16;
@@ -178,7 +180,7 @@ impl PartitionTable {
                 // in rare small cases under the zone rule): the exact solver
                 // finds an assignment whenever one exists, where its network
                 // fits in memory.
-                Err(e) if p * n <= FALLBACK_LIMIT => {
+                Err(e) if (p * r).saturating_mul(p * n) <= FALLBACK_LIMIT => {
                     exact::exact(p, r, &quotas, &rule, &previous_cells, previous_replicas).ok_or(
                         TableError::Unassignable {
                             partition: e.partition,
