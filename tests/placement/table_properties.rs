@@ -9,21 +9,12 @@ use proptest::prelude::*;
 use ringd::placement::table::PartitionTable;
 use ringd::placement::{Node, NodeId, Weight, Zone};
 
+use crate::table_reference::zone_numbers;
+
 fn node(id: usize, weight: u64, zone: usize) -> Node {
     Node::new(NodeId::new(format!("n{id:03}")).unwrap())
         .with_weight(Weight::new(weight).unwrap())
         .with_zone(Zone::new(format!("z{zone}")).unwrap())
-}
-
-/// Zone numbers in zone-name order.
-fn zone_numbers(nodes: &[Node]) -> (Vec<u32>, usize) {
-    let names: BTreeSet<&Zone> = nodes.iter().map(|n| n.zone.as_ref().unwrap()).collect();
-    let names: Vec<&Zone> = names.into_iter().collect();
-    let of = nodes
-        .iter()
-        .map(|n| names.binary_search(&n.zone.as_ref().unwrap()).unwrap() as u32)
-        .collect();
-    (of, names.len())
 }
 
 /// The exact weighted share of each node (floating point, for bounds only):

@@ -23,7 +23,7 @@ fn nodes(weights: &[u64], zones: &[usize]) -> Vec<Node> {
 }
 
 /// Zone numbers in zone-name order, as the placement numbers them.
-fn zone_numbers(nodes: &[Node]) -> (Vec<u32>, usize) {
+pub(crate) fn zone_numbers(nodes: &[Node]) -> (Vec<u32>, usize) {
     let names: BTreeSet<&Zone> = nodes.iter().map(|n| n.zone.as_ref().unwrap()).collect();
     let names: Vec<&Zone> = names.into_iter().collect();
     let of = nodes

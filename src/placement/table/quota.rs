@@ -51,14 +51,8 @@ pub(crate) fn apportion(total: u64, claims: &[Claim]) -> Result<Vec<u64>, Shortf
     // Each round fixes at least one claim.
     let mut fixed: Vec<Option<u64>> = vec![None; claims.len()];
     loop {
-        let rest: u128 =
-            u128::from(total) - fixed.iter().flatten().map(|&v| u128::from(v)).sum::<u128>();
-        let weight: u128 = claims
-            .iter()
-            .zip(&fixed)
-            .filter(|(_, f)| f.is_none())
-            .map(|(c, _)| u128::from(c.weight))
-            .sum();
+        let (rest, weight) = unfixed(total, claims, &fixed);
+        let rest = u128::from(rest);
         if weight == 0 {
             break;
         }
@@ -96,13 +90,7 @@ pub(crate) fn apportion(total: u64, claims: &[Claim]) -> Result<Vec<u64>, Shortf
             fixed[i] = Some(if at_hi { claims[i].hi } else { claims[i].lo });
         }
     }
-    let rest: u64 = total - fixed.iter().flatten().sum::<u64>();
-    let weight: u128 = claims
-        .iter()
-        .zip(&fixed)
-        .filter(|(_, f)| f.is_none())
-        .map(|(c, _)| u128::from(c.weight))
-        .sum();
+    let (rest, weight) = unfixed(total, claims, &fixed);
     let mut quotas = vec![0u64; claims.len()];
     // Claims with a fractional share: (index, ⌊e⌋, e·weight-of-free).
     let mut fractional: Vec<(usize, u128, u128)> = Vec::new();
@@ -130,6 +118,19 @@ pub(crate) fn apportion(total: u64, claims: &[Claim]) -> Result<Vec<u64>, Shortf
         quotas[i] += 1;
     }
     Ok(quotas)
+}
+
+/// What is left of `total` once the fixed claims have theirs, and the
+/// weight of the claims not fixed.
+fn unfixed(total: u64, claims: &[Claim], fixed: &[Option<u64>]) -> (u64, u128) {
+    let rest = total - fixed.iter().flatten().sum::<u64>();
+    let weight = claims
+        .iter()
+        .zip(fixed)
+        .filter(|(_, f)| f.is_none())
+        .map(|(c, _)| u128::from(c.weight))
+        .sum();
+    (rest, weight)
 }
 
 #[cfg(test)]
