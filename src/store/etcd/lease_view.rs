@@ -38,6 +38,19 @@ pub(super) struct Held {
     pub alive_rev: i64,
 }
 
+impl Held {
+    /// A lease on `etcd_lease` whose record and alive key (there if
+    /// `alive`) this instance wrote or read at one `revision`.
+    pub(super) fn at(etcd_lease: i64, revision: i64, alive: bool) -> Self {
+        Self {
+            etcd_lease,
+            record_rev: revision,
+            alive,
+            alive_rev: revision,
+        }
+    }
+}
+
 /// The leases of every ring as this instance knows them.
 pub(super) type View = LeaseTable<Held>;
 
@@ -295,12 +308,7 @@ mod tests {
     }
 
     fn held(alive: bool) -> Held {
-        Held {
-            etcd_lease: 1,
-            record_rev: 1,
-            alive,
-            alive_rev: 1,
-        }
+        Held::at(1, 1, alive)
     }
 
     #[test]
@@ -315,10 +323,9 @@ mod tests {
         assert!(gone.deadline < t(5));
     }
 
-    #[test]
-    fn an_expiry_seen_after_renewals_elsewhere_dates_the_deadline_from_the_event() {
-        let view = View::default();
-        let (ring, node) = (RingName::new("r").unwrap(), NodeId::new("a").unwrap());
+    /// An empty view, and the ring, node, id and record of one lease of 2 s
+    /// on etcd lease 9.
+    fn one_lease() -> (View, RingName, NodeId, LeaseId, LeaseRecord) {
         let id = LeaseId::from_bits(7);
         let record = LeaseRecord {
             id: id.to_string(),
@@ -326,6 +333,13 @@ mod tests {
             etcd_lease: 9,
             released_at: None,
         };
+        let (ring, node) = (RingName::new("r").unwrap(), NodeId::new("a").unwrap());
+        (View::default(), ring, node, id, record)
+    }
+
+    #[test]
+    fn an_expiry_seen_after_renewals_elsewhere_dates_the_deadline_from_the_event() {
+        let (view, ring, node, id, record) = one_lease();
         apply(
             &view,
             vec![
@@ -350,15 +364,7 @@ mod tests {
 
     #[test]
     fn events_make_a_lease_alive_expired_and_forgotten() {
-        let view = View::default();
-        let (ring, node) = (RingName::new("r").unwrap(), NodeId::new("a").unwrap());
-        let id = LeaseId::from_bits(7);
-        let record = LeaseRecord {
-            id: id.to_string(),
-            ttl_ms: 2_000,
-            etcd_lease: 9,
-            released_at: None,
-        };
+        let (view, ring, node, id, record) = one_lease();
         // The alive key listed before its record still counts.
         apply(
             &view,

@@ -209,12 +209,7 @@ impl LeaseStore for EtcdStore {
                         // Registering again while live, unchanged: a
                         // renewal, which writes no key.
                         let lease = Lease::granted(live_id, ttl, now);
-                        let held = Held {
-                            etcd_lease: record.etcd_lease,
-                            record_rev: rev,
-                            alive: true,
-                            alive_rev: rev,
-                        };
+                        let held = Held::at(record.etcd_lease, rev, true);
                         self.lease_view.insert(ring, node, lease.clone(), held);
                         return Ok(lease);
                     }
@@ -242,12 +237,7 @@ impl LeaseStore for EtcdStore {
             match self.put_lease(ring, node, &record, rev).await {
                 Ok(Some(revision)) => {
                     let lease = Lease::granted(id, ttl, now);
-                    let held = Held {
-                        etcd_lease: granted.id(),
-                        record_rev: revision,
-                        alive: true,
-                        alive_rev: revision,
-                    };
+                    let held = Held::at(granted.id(), revision, true);
                     self.lease_view.insert(ring, node, lease.clone(), held);
                     if let Some(old) = replaced {
                         self.revoke(old).await;
@@ -358,12 +348,7 @@ impl LeaseStore for EtcdStore {
         let mut released = lease;
         released.release(now);
         let revision = resp.header().map_or(rev, |h| h.revision());
-        let held = Held {
-            etcd_lease: record.etcd_lease,
-            record_rev: revision,
-            alive: false,
-            alive_rev: revision,
-        };
+        let held = Held::at(record.etcd_lease, revision, false);
         self.lease_view.insert(ring, node, released.clone(), held);
         Ok(released)
     }
