@@ -176,6 +176,7 @@ pub async fn ownership(
             OwnershipBasis::TableEntries => OwnershipBasisName::TableEntries,
             OwnershipBasis::Buckets => OwnershipBasisName::Buckets,
             OwnershipBasis::Weights => OwnershipBasisName::Weights,
+            OwnershipBasis::Partitions => OwnershipBasisName::Partitions,
         },
         total_units: o.total_units.to_string(),
         nodes: o
@@ -187,6 +188,7 @@ pub async fn ownership(
                 share: n.share,
                 expected_share: n.expected_share,
                 ratio: n.ratio,
+                replicas: n.replicas,
             })
             .collect(),
         max_over_mean: o.max_over_mean,

@@ -56,6 +56,8 @@ pub enum ProblemKind {
     IdempotencyKeyReused,
     /// The ring is not at the version the request expected.
     PreconditionFailed,
+    /// Well-formed, but no placement can meet it (the `reason` says why).
+    Unsatisfiable,
     /// The body is over the size limit.
     PayloadTooLarge,
     /// The body is not JSON.
@@ -90,6 +92,7 @@ impl ProblemKind {
             VersionPruned => (StatusCode::GONE, "version-pruned", "Version pruned"),
             IdempotencyKeyReused => (StatusCode::UNPROCESSABLE_ENTITY, "idempotency-key-reused", "Idempotency key reused"),
             PreconditionFailed => (StatusCode::PRECONDITION_FAILED, "precondition-failed", "Precondition failed"),
+            Unsatisfiable => (StatusCode::UNPROCESSABLE_ENTITY, "unsatisfiable", "Placement cannot be satisfied"),
             PayloadTooLarge => (StatusCode::PAYLOAD_TOO_LARGE, "payload-too-large", "Payload too large"),
             UnsupportedMediaType => (StatusCode::UNSUPPORTED_MEDIA_TYPE, "unsupported-media-type", "Unsupported media type"),
             Unavailable => (StatusCode::SERVICE_UNAVAILABLE, "unavailable", "Service unavailable"),
@@ -126,6 +129,8 @@ pub struct ApiError {
     pub field: Option<String>,
     /// The ring's current version, for 412 and 409.
     pub current_version: Option<u64>,
+    /// Why a request cannot be satisfied, machine-readable.
+    pub reason: Option<&'static str>,
     /// The error behind a server-side fault, whose chain of causes is
     /// logged.
     pub cause: Option<Arc<dyn std::error::Error + Send + Sync>>,
@@ -139,6 +144,7 @@ impl ApiError {
             detail: detail.into(),
             field: None,
             current_version: None,
+            reason: None,
             cause: None,
         }
     }
@@ -188,6 +194,12 @@ impl ApiError {
         self
     }
 
+    /// Adds the machine-readable reason of an unsatisfiable request.
+    pub fn with_reason(mut self, reason: &'static str) -> Self {
+        self.reason = Some(reason);
+        self
+    }
+
     /// Adds the ring's current version.
     pub fn with_version(mut self, version: u64) -> Self {
         self.current_version = Some(version);
@@ -206,6 +218,7 @@ impl ApiError {
             },
             field: self.field.clone(),
             current_version: self.current_version,
+            reason: self.reason.map(str::to_owned),
         }
     }
 }

@@ -22,9 +22,17 @@ impl From<PlacementError> for ApiError {
             TableSizeNotPrime(_) | TableSizeOutOfRange { .. } => "table_size",
             VnodesOutOfRange { .. } | TooManyPoints { .. } => "vnodes_per_weight",
             ReplicationOutOfRange { .. } => "replication_factor",
+            PartitionsOutOfRange { .. } => "partitions",
+            ZoneTooLight { .. } => {
+                return Self::new(ProblemKind::Unsatisfiable, e.to_string())
+                    .with_field("zone")
+                    .with_reason("zone_too_light")
+            }
             // Built from stored state, never from a request: the store is
             // inconsistent, which is the server's fault.
-            InvalidBucketOrder(_) | InvalidEncoding(_) => return Self::internal(e),
+            InvalidBucketOrder(_) | InvalidEncoding(_) | InvalidTable(_) => {
+                return Self::internal(e)
+            }
         };
         Self::invalid(field, e.to_string())
     }

@@ -47,6 +47,7 @@ fn algorithm_parser() -> impl TypedValueParser<Value = Algorithm> {
         Algorithm::Maglev => "Maglev lookup table",
         Algorithm::Jump => "Jump consistent hash",
         Algorithm::Rendezvous => "Weighted rendezvous hashing",
+        Algorithm::Table => "Stored partition table with exact quotas",
     };
     PossibleValuesParser::new(Algorithm::ALL.map(|a| PossibleValue::new(a.name()).help(help(a))))
         .try_map(|name| name.parse::<Algorithm>())
@@ -89,6 +90,10 @@ pub struct CreateArgs {
     /// needs a zone).
     #[arg(long)]
     pub zone_aware: bool,
+    /// `table`: partitions, a power of two from 256 to 1048576 [server
+    /// default: 65536].
+    #[arg(long, value_name = "N")]
+    pub partitions: Option<u64>,
     /// The membership policy.
     #[command(flatten)]
     pub policy: PolicyArgs,
@@ -166,6 +171,7 @@ async fn create(ctx: &Context, a: CreateArgs) -> Result<(), CliError> {
         replication_factor: a.replication_factor,
         // The flag only turns it on; the server's default is off.
         zone_aware: a.zone_aware.then_some(true),
+        partitions: a.partitions,
         membership: a.policy.input(),
     };
     let body = to_body(&input);
@@ -189,14 +195,18 @@ async fn create(ctx: &Context, a: CreateArgs) -> Result<(), CliError> {
 }
 
 fn config_fields(c: &RingConfigView) -> Vec<(&'static str, String)> {
-    vec![
+    let mut fields = vec![
         ("algorithm", c.algorithm.as_str().to_owned()),
         ("hash", c.hash.as_str().to_owned()),
         ("vnodes per weight", c.vnodes_per_weight.to_string()),
         ("table size", c.table_size.to_string()),
         ("replication factor", c.replication_factor.to_string()),
         ("zone aware", yes_no(c.zone_aware)),
-    ]
+    ];
+    if let Some(p) = c.partitions {
+        fields.push(("partitions", p.to_string()));
+    }
+    fields
 }
 
 fn summary_fields(s: &RingSummary) -> String {

@@ -33,8 +33,10 @@ pub enum ClientError {
     #[error("{0}")]
     InvalidSetting(String),
     /// ringd answered with a problem document.
+    // Boxed: a problem is the largest variant by far, and every `Result`
+    // of the client carries the size of its largest error.
     #[error("ringd refused the request: {0}")]
-    Problem(Problem),
+    Problem(Box<Problem>),
     /// ringd answered with an error status but no problem document.
     #[error("ringd answered {status} from {url}")]
     Status {

@@ -254,6 +254,16 @@ impl Endpoints {
         self.send_json(Method::GET, path, None, &[]).await
     }
 
+    /// `GET path`, the body as bytes.
+    pub async fn get_bytes(&self, path: &str) -> Result<Vec<u8>, ClientError> {
+        let (resp, url) = self.send(Method::GET, path, None, &[], None).await?;
+        let bytes = resp
+            .bytes()
+            .await
+            .map_err(|e| ClientError::decode(&url, e))?;
+        Ok(bytes.to_vec())
+    }
+
     /// Sends a request with an optional JSON body and decodes the JSON answer.
     pub async fn send_json<T: DeserializeOwned>(
         &self,
@@ -288,7 +298,7 @@ async fn problem_of(resp: Response, url: &str) -> ClientError {
         .ok()
         .and_then(|b| serde_json::from_slice::<Problem>(&b).ok())
     {
-        Some(p) => ClientError::Problem(p),
+        Some(p) => ClientError::Problem(Box::new(p)),
         None => ClientError::Status {
             status,
             url: url.to_owned(),

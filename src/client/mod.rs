@@ -36,6 +36,7 @@ mod member;
 mod router;
 mod settings;
 pub mod sse;
+mod table_fetch;
 #[cfg(feature = "tls")]
 mod tls;
 mod view;
@@ -90,6 +91,11 @@ pub struct Status {
     pub server: Option<String>,
     /// The most recent failure (connection, refusal or verification).
     pub last_error: Option<String>,
+    /// `table` rings: versions built by downloading the whole table.
+    pub table_downloads: u64,
+    /// `table` rings: versions built from the previous one and the
+    /// version's moves, without a download.
+    pub table_moves_applied: u64,
 }
 
 /// State the background tasks write and every handle reads.
@@ -267,6 +273,8 @@ impl Shared {
             transport: Transport::Connecting,
             server: None,
             last_error: None,
+            table_downloads: 0,
+            table_moves_applied: 0,
         });
         Self {
             ring,

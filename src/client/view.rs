@@ -23,12 +23,23 @@ impl RingView {
     /// fingerprint the snapshot states. A snapshot that fails is refused:
     /// routing on it could send keys where no other client sends them.
     pub fn verify(snapshot: Snapshot) -> Result<Self, ClientError> {
+        let placement = snapshot.placement();
+        Self::verify_built(snapshot, placement)
+    }
+
+    /// Checks a placement built for `snapshot` some other way (a `table`
+    /// from a download or from moves) as [`RingView::verify`] checks its
+    /// own.
+    pub fn verify_built(
+        snapshot: Snapshot,
+        placement: Result<Placement, crate::ring::RingError>,
+    ) -> Result<Self, ClientError> {
         let invalid = |reason: String| ClientError::InvalidSnapshot {
             ring: snapshot.ring.to_string(),
             version: snapshot.version,
             reason,
         };
-        let placement = snapshot.placement().map_err(|e| invalid(e.to_string()))?;
+        let placement = placement.map_err(|e| invalid(e.to_string()))?;
         let computed = placement.fingerprint();
         if computed != snapshot.fingerprint {
             return Err(ClientError::FingerprintMismatch {

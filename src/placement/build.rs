@@ -23,6 +23,7 @@ impl Placement {
             Algorithm::Maglev => Layout::Maglev(maglev::build(&active, config.table_size)),
             Algorithm::Jump => Layout::Jump(Self::checked_len(jump::initial_runs(&active))?),
             Algorithm::Rendezvous => Self::rendezvous_layout(config, &active),
+            Algorithm::Table => return Self::table_from(config, active, None),
         };
         Ok(Self::assemble(config, active, layout))
     }
@@ -58,13 +59,17 @@ impl Placement {
     /// The placement after a change, reusing this one's work where the
     /// algorithm allows: `ring` keeps the points of unchanged nodes and
     /// merges in the new ones; `jump` derives the next bucket order from
-    /// this one so unchanged nodes keep their buckets.
+    /// this one so unchanged nodes keep their buckets; `table` computes the
+    /// next table from this one, moving only what the new quotas force.
     pub fn rebuild(&self, config: &RingConfig, nodes: &[Node]) -> Result<Self, PlacementError> {
         match (&self.layout, config.algorithm) {
             (Layout::Ring(old), Algorithm::Ring) if *config == self.config => {
                 let active = active_sorted(config, nodes)?;
                 let layout = Layout::Ring(self.merged_ring(old, &active));
                 Ok(Self::assemble(config, active, layout))
+            }
+            (Layout::Table(_), Algorithm::Table) => {
+                Self::table_from(config, active_sorted(config, nodes)?, Some(self))
             }
             (Layout::Jump(old), Algorithm::Jump) => {
                 let active = active_sorted(config, nodes)?;
@@ -186,7 +191,7 @@ impl Placement {
         Ok(runs.finish())
     }
 
-    fn assemble(config: &RingConfig, nodes: Vec<Node>, layout: Layout) -> Self {
+    pub(super) fn assemble(config: &RingConfig, nodes: Vec<Node>, layout: Layout) -> Self {
         Self {
             config: config.clone(),
             zones: zones_of(config, &nodes),

@@ -1,11 +1,9 @@
 //! Ring configuration: which algorithm, which hash, and their parameters.
 
-use std::fmt;
-use std::str::FromStr;
-
 use serde::{Deserialize, Serialize};
 
-use super::error::{excerpt, PlacementError};
+pub use super::algorithm::{Algorithm, HashFunction};
+use super::error::PlacementError;
 
 /// Default points per unit of weight for the `ring` algorithm.
 pub const DEFAULT_VNODES_PER_WEIGHT: u32 = 160;
@@ -21,171 +19,13 @@ pub const DEFAULT_REPLICATION_FACTOR: u32 = 3;
 pub const MAX_REPLICATION_FACTOR: u32 = 64;
 /// Cap on materialized ring points, ketama points or jump buckets.
 pub const MAX_POINTS: u64 = 1 << 23;
-
-/// A placement algorithm.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(try_from = "String", into = "&'static str")]
-pub enum Algorithm {
-    /// Virtual-node ring with 64-bit positions (the default).
-    Ring,
-    /// libketama-compatible ring (md5, 32-bit points).
-    Ketama,
-    /// Maglev lookup table.
-    Maglev,
-    /// Jump consistent hash over a persisted bucket order.
-    Jump,
-    /// Weighted highest-random-weight.
-    Rendezvous,
-}
-
-impl Algorithm {
-    /// All algorithms, in their canonical code order.
-    pub const ALL: [Algorithm; 5] = [
-        Algorithm::Ring,
-        Algorithm::Ketama,
-        Algorithm::Maglev,
-        Algorithm::Jump,
-        Algorithm::Rendezvous,
-    ];
-
-    /// The name used in JSON and on the command line.
-    pub fn name(self) -> &'static str {
-        match self {
-            Algorithm::Ring => "ring",
-            Algorithm::Ketama => "ketama",
-            Algorithm::Maglev => "maglev",
-            Algorithm::Jump => "jump",
-            Algorithm::Rendezvous => "rendezvous",
-        }
-    }
-
-    /// The byte that stands for this algorithm in the canonical encoding.
-    pub fn code(self) -> u8 {
-        match self {
-            Algorithm::Ring => 1,
-            Algorithm::Ketama => 2,
-            Algorithm::Maglev => 3,
-            Algorithm::Jump => 4,
-            Algorithm::Rendezvous => 5,
-        }
-    }
-
-    /// The hash an algorithm uses when none is given.
-    pub fn default_hash(self) -> HashFunction {
-        match self {
-            Algorithm::Ketama => HashFunction::Md5,
-            _ => HashFunction::Xxh3,
-        }
-    }
-}
-
-impl FromStr for Algorithm {
-    type Err = PlacementError;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Algorithm::ALL
-            .into_iter()
-            .find(|a| a.name() == s)
-            .ok_or_else(|| PlacementError::UnknownAlgorithm(excerpt(s)))
-    }
-}
-
-impl TryFrom<String> for Algorithm {
-    type Error = PlacementError;
-    fn try_from(s: String) -> Result<Self, Self::Error> {
-        s.parse()
-    }
-}
-
-impl From<Algorithm> for &'static str {
-    fn from(a: Algorithm) -> Self {
-        a.name()
-    }
-}
-
-impl fmt::Display for Algorithm {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-/// A 64-bit hash function for keys and point labels.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(try_from = "String", into = "&'static str")]
-pub enum HashFunction {
-    /// XXH3-64, seed 0, default secret.
-    Xxh3,
-    /// MD5; first 8 digest bytes as a little-endian u64.
-    Md5,
-    /// SHA-256; first 8 digest bytes as a little-endian u64.
-    Sha256,
-    /// MurmurHash3 x64-128, seed 0; the first 64-bit half (h1).
-    Murmur3,
-}
-
-impl HashFunction {
-    /// All hash functions, in their canonical code order.
-    pub const ALL: [HashFunction; 4] = [
-        HashFunction::Xxh3,
-        HashFunction::Md5,
-        HashFunction::Sha256,
-        HashFunction::Murmur3,
-    ];
-
-    /// The name used in JSON and on the command line.
-    pub fn name(self) -> &'static str {
-        match self {
-            HashFunction::Xxh3 => "xxh3",
-            HashFunction::Md5 => "md5",
-            HashFunction::Sha256 => "sha256",
-            HashFunction::Murmur3 => "murmur3",
-        }
-    }
-
-    /// The byte that stands for this hash in the canonical encoding.
-    pub fn code(self) -> u8 {
-        match self {
-            HashFunction::Xxh3 => 1,
-            HashFunction::Md5 => 2,
-            HashFunction::Sha256 => 3,
-            HashFunction::Murmur3 => 4,
-        }
-    }
-}
-
-impl FromStr for HashFunction {
-    type Err = PlacementError;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        HashFunction::ALL
-            .into_iter()
-            .find(|h| h.name() == s)
-            .ok_or_else(|| PlacementError::UnknownHash(excerpt(s)))
-    }
-}
-
-impl TryFrom<String> for HashFunction {
-    type Error = PlacementError;
-    fn try_from(s: String) -> Result<Self, Self::Error> {
-        s.parse()
-    }
-}
-
-impl From<HashFunction> for &'static str {
-    fn from(h: HashFunction) -> Self {
-        h.name()
-    }
-}
-
-impl fmt::Display for HashFunction {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
+pub use super::table::{DEFAULT_PARTITIONS, MAX_PARTITIONS, MIN_PARTITIONS};
 
 /// Everything that decides placement apart from the node set.
 ///
 /// Deserializing validates; after building one by hand call
 /// [`RingConfig::validate`] (placement building does so too).
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Deserialize)]
 #[serde(try_from = "RingConfigSpec")]
 pub struct RingConfig {
     /// The placement algorithm.
@@ -198,8 +38,40 @@ pub struct RingConfig {
     pub table_size: u64,
     /// Default length of preference lists.
     pub replication_factor: u32,
-    /// Whether preference lists spread over zones first.
+    /// Whether preference lists spread over zones first (for `table`:
+    /// whether replicas sit in distinct zones).
     pub zone_aware: bool,
+    /// `table`: partitions, a power of two from 2^8 to 2^20.
+    pub partitions: u32,
+}
+
+/// The written form: `partitions` only where it matters, so a config of
+/// any other algorithm is written exactly as before `table` existed.
+#[derive(Serialize)]
+struct ConfigOut<'a> {
+    algorithm: Algorithm,
+    hash: HashFunction,
+    vnodes_per_weight: u32,
+    table_size: u64,
+    replication_factor: u32,
+    zone_aware: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    partitions: Option<&'a u32>,
+}
+
+impl Serialize for RingConfig {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        ConfigOut {
+            algorithm: self.algorithm,
+            hash: self.hash,
+            vnodes_per_weight: self.vnodes_per_weight,
+            table_size: self.table_size,
+            replication_factor: self.replication_factor,
+            zone_aware: self.zone_aware,
+            partitions: self.partitions_written().then_some(&self.partitions),
+        }
+        .serialize(s)
+    }
 }
 
 impl Default for RingConfig {
@@ -218,7 +90,15 @@ impl RingConfig {
             table_size: DEFAULT_TABLE_SIZE,
             replication_factor: DEFAULT_REPLICATION_FACTOR,
             zone_aware: false,
+            partitions: DEFAULT_PARTITIONS,
         }
+    }
+
+    /// Whether `partitions` is shown and stored: for `table`, and for any
+    /// other algorithm only when it was set to something else than the
+    /// default (so that it reads back as it was).
+    pub fn partitions_written(&self) -> bool {
+        self.algorithm == Algorithm::Table || self.partitions != DEFAULT_PARTITIONS
     }
 
     /// Checks every parameter; called by every constructor path.
@@ -242,6 +122,7 @@ impl RingConfig {
                 max: MAX_REPLICATION_FACTOR,
             });
         }
+        partitions(self.partitions.into())?;
         if self.algorithm != Algorithm::Maglev {
             return Ok(());
         }
@@ -283,12 +164,17 @@ pub struct RingConfigSpec {
     pub replication_factor: Option<u64>,
     /// Defaults to false.
     pub zone_aware: Option<bool>,
+    /// Defaults to 65536.
+    #[serde(default, deserialize_with = "super::json_integer::option")]
+    pub partitions: Option<u64>,
 }
 
 impl RingConfigSpec {
     /// The fields of a complete config that this spec leaves out, in the
-    /// order they are listed in [`RingConfig`].
+    /// order they are listed in [`RingConfig`]. `partitions` belongs to a
+    /// complete config only for `table` (others show it only when set).
     pub fn missing_fields(&self) -> Vec<&'static str> {
+        let table = self.algorithm == Some(Algorithm::Table);
         [
             ("algorithm", self.algorithm.is_none()),
             ("hash", self.hash.is_none()),
@@ -296,6 +182,7 @@ impl RingConfigSpec {
             ("table_size", self.table_size.is_none()),
             ("replication_factor", self.replication_factor.is_none()),
             ("zone_aware", self.zone_aware.is_none()),
+            ("partitions", table && self.partitions.is_none()),
         ]
         .into_iter()
         .filter_map(|(name, missing)| missing.then_some(name))
@@ -304,7 +191,7 @@ impl RingConfigSpec {
 
     /// Whether the spec gives no field at all.
     pub fn is_empty(&self) -> bool {
-        self.missing_fields().len() == 6
+        self.missing_fields().len() == 6 && self.partitions.is_none()
     }
 
     /// Checks the ranges of the given fields that hold whatever the rest
@@ -317,6 +204,9 @@ impl RingConfigSpec {
         }
         if let Some(r) = self.replication_factor {
             replication(r)?;
+        }
+        if let Some(p) = self.partitions {
+            partitions(p)?;
         }
         Ok(())
     }
@@ -339,6 +229,10 @@ impl RingConfigSpec {
                 None => base.replication_factor,
             },
             zone_aware: self.zone_aware.unwrap_or(base.zone_aware),
+            partitions: match self.partitions {
+                Some(p) => partitions(p)?,
+                None => base.partitions,
+            },
         };
         config.validate()?;
         Ok(config)
@@ -366,6 +260,17 @@ fn replication(r: u64) -> Result<u32, PlacementError> {
         _ => Err(PlacementError::ReplicationOutOfRange {
             value: r,
             max: MAX_REPLICATION_FACTOR,
+        }),
+    }
+}
+
+fn partitions(p: u64) -> Result<u32, PlacementError> {
+    match u32::try_from(p) {
+        Ok(n) if (MIN_PARTITIONS..=MAX_PARTITIONS).contains(&n) && n.is_power_of_two() => Ok(n),
+        _ => Err(PlacementError::PartitionsOutOfRange {
+            value: p,
+            min: MIN_PARTITIONS,
+            max: MAX_PARTITIONS,
         }),
     }
 }

@@ -20,6 +20,8 @@
 //!   maglev      u32 table size, then size × u32 node
 //!   jump        u32 buckets, then buckets × u32 node (0xFFFFFFFF = hole)
 //!   rendezvous  per node, u64 label hash
+//!   table       u32 partitions, u8 replicas, then partitions × replicas
+//!               node indices, primary first (u16, or u32 above 65,535 nodes)
 //! ```
 
 use std::fmt;
@@ -211,6 +213,9 @@ impl Placement {
                     out.extend_from_slice(&h.to_le_bytes());
                 }
             }
+            Layout::Table(_) => {
+                out.extend_from_slice(&self.table_body().expect("a table layout"));
+            }
         }
     }
 
@@ -221,6 +226,9 @@ impl Placement {
             Layout::Maglev(t) => t.len() * 4,
             Layout::Jump(b) => b.len() as usize * 4,
             Layout::Rendezvous { node_hashes, .. } => node_hashes.len() * 8,
+            Layout::Table(t) => {
+                5 + t.cells().len() * super::table_layout::index_width(self.nodes.len())
+            }
         }
     }
 }

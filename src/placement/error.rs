@@ -49,7 +49,9 @@ pub enum PlacementError {
         max: u32,
     },
     /// The algorithm name is not one ringd implements.
-    #[error("unknown algorithm `{0}`: expected one of ring, ketama, maglev, jump, rendezvous")]
+    #[error(
+        "unknown algorithm `{0}`: expected one of ring, ketama, maglev, jump, rendezvous, table"
+    )]
     UnknownAlgorithm(String),
     /// The hash function name is not one ringd implements.
     #[error("unknown hash function `{0}`: expected one of xxh3, md5, sha256, murmur3")]
@@ -101,6 +103,36 @@ pub enum PlacementError {
         /// The documented cap.
         cap: u64,
     },
+    /// `table` partitions that are not a power of two in range.
+    #[error("partitions {value} is out of range: it must be a power of two from {min} to {max}")]
+    PartitionsOutOfRange {
+        /// The rejected value.
+        value: u64,
+        /// The fewest accepted.
+        min: u32,
+        /// The most accepted.
+        max: u32,
+    },
+    /// A `table` ring's zone rule cannot be met at the zones' weights: a
+    /// zone that must hold a replica of every partition would hold more
+    /// than its weighted share, so its nodes would be loaded beyond their
+    /// weight.
+    #[error("zone `{zone}` has {weight} of the {total_weight} total weight, too little to hold one replica of every partition ({replicas} replicas per partition over {zones} zones need each zone to have at least 1/{replicas} of the weight): give its nodes more weight, add nodes to it, or lower replication_factor below the number of zones")]
+    ZoneTooLight {
+        /// The zone.
+        zone: String,
+        /// Its active nodes' weight.
+        weight: u64,
+        /// All active nodes' weight.
+        total_weight: u64,
+        /// Replicas per partition.
+        replicas: usize,
+        /// Distinct zones.
+        zones: usize,
+    },
+    /// A stored `table` does not fit the ring's nodes and config.
+    #[error("partition table does not match the ring: {0}")]
+    InvalidTable(String),
     /// Zone awareness is on and an active node has no zone.
     #[error("zone_aware is on but active node `{0}` has no zone")]
     MissingZone(String),

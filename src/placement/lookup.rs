@@ -48,6 +48,7 @@ impl Placement {
                 weights,
                 uniform,
             } => rendezvous::owner(h, node_hashes, weights, *uniform)?,
+            Layout::Table(t) => *t.cells().get(t.partition_of(h) * t.replicas())?,
         };
         Some(i as usize)
     }
@@ -79,7 +80,15 @@ impl Placement {
             Layout::Jump(b) if !b.is_empty() => {
                 preference::select(b.successors(b.lookup(h)), r, n, zones)
             }
-            Layout::Maglev(_) | Layout::Jump(_) => Vec::new(),
+            // The partition's row, then the rows after it, so a list longer
+            // than the replicas continues in partition order.
+            Layout::Table(t) if t.replicas() > 0 => {
+                let first = t.partition_of(h);
+                let rows = t.partitions() as usize;
+                let walk = (0..rows).flat_map(|k| t.row((first + k) % rows).iter().copied());
+                preference::select(walk, r, n, zones)
+            }
+            Layout::Maglev(_) | Layout::Jump(_) | Layout::Table(_) => Vec::new(),
             Layout::Rendezvous {
                 node_hashes,
                 weights,

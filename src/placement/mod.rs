@@ -7,6 +7,7 @@
 //! `docs/placement-spec.md`) that builds one from the same inputs, in any
 //! order, places every key identically. [`Placement::fingerprint`] proves it.
 
+mod algorithm;
 mod build;
 pub mod config;
 mod continuum;
@@ -28,6 +29,7 @@ mod preference;
 pub mod rendezvous;
 mod repeated_sum;
 pub mod table;
+mod table_layout;
 pub mod vnode;
 
 use std::sync::OnceLock;
@@ -54,6 +56,7 @@ enum Layout {
         weights: Vec<u32>,
         uniform: bool,
     },
+    Table(table::PartitionTable),
 }
 
 /// An immutable, materialized placement: who owns every key.

@@ -34,6 +34,11 @@ pub(crate) fn active_sorted(
         Algorithm::Ring => vnode::point_count(config.vnodes_per_weight, &active),
         Algorithm::Ketama => ketama::point_count(&active),
         Algorithm::Jump => active.iter().map(|n| u64::from(n.weight.get())).sum(),
+        // Every cell of a partition table is encoded.
+        Algorithm::Table => {
+            u64::from(config.partitions)
+                * u64::from(config.replication_factor).min(active.len() as u64)
+        }
         Algorithm::Maglev | Algorithm::Rendezvous => 0,
     };
     if total > config::MAX_POINTS {

@@ -17,6 +17,8 @@ pub enum OwnershipBasis {
     Buckets,
     /// Weights: exact in rendezvous' exponential-race model.
     Weights,
+    /// `table` partitions a node is primary for.
+    Partitions,
 }
 
 /// One node's share.
@@ -34,6 +36,10 @@ pub struct NodeOwnership {
     pub expected_share: f64,
     /// `share / expected_share`: 1.0 is perfect balance.
     pub ratio: f64,
+    /// `table` only: the partition replicas the node holds, primary or
+    /// not (its replica quota).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub replicas: Option<u64>,
 }
 
 /// Every active node's share of the keyspace, computed from the layout in
@@ -82,6 +88,14 @@ impl Placement {
                 }
                 (OwnershipBasis::Weights, units.iter().sum())
             }
+            Layout::Table(t) => {
+                for p in 0..t.partitions() as usize {
+                    if let Some(&primary) = t.row(p).first() {
+                        units[primary as usize] += 1;
+                    }
+                }
+                (OwnershipBasis::Partitions, t.partitions().into())
+            }
         };
         // With no active node nothing is owned; report an empty total.
         let total = if self.nodes.is_empty() { 0 } else { total };
@@ -91,6 +105,13 @@ impl Placement {
     /// Each node's exact share of the keyspace and its weight share.
     pub fn ownership(&self) -> Ownership {
         let (basis, units, total) = self.units();
+        let mut replicas = self.partition_table().map(|t| {
+            let mut held = vec![0u64; self.nodes.len()];
+            for &c in t.cells() {
+                held[c as usize] += 1;
+            }
+            held.into_iter()
+        });
         let weight_total: u64 = self.nodes.iter().map(|n| u64::from(n.weight.get())).sum();
         let nodes: Vec<NodeOwnership> = self
             .nodes
@@ -105,6 +126,7 @@ impl Placement {
                     share,
                     expected_share: expected,
                     ratio: share / expected,
+                    replicas: replicas.as_mut().and_then(Iterator::next),
                 }
             })
             .collect();

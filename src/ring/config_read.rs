@@ -12,6 +12,7 @@ use super::change::{ChangeOp, ChangeRecord};
 use super::membership_policy::MembershipPolicy;
 use super::record::NodeRecord;
 use super::snapshot::Snapshot;
+use super::table_bytes::TableBytes;
 use super::RingName;
 use crate::placement::json_integer;
 use crate::placement::{Algorithm, Fingerprint, HashFunction, NodeId, RingConfig, RingConfigSpec};
@@ -30,6 +31,8 @@ struct ConfigFields {
     #[serde(default, deserialize_with = "json_integer::option")]
     replication_factor: Option<u64>,
     zone_aware: Option<bool>,
+    #[serde(default, deserialize_with = "json_integer::option")]
+    partitions: Option<u64>,
     #[serde(default)]
     membership: Option<MembershipPolicy>,
 }
@@ -52,6 +55,7 @@ impl TryFrom<ConfigFields> for ConfigRead {
             table_size: f.table_size,
             replication_factor: f.replication_factor,
             zone_aware: f.zone_aware,
+            partitions: f.partitions,
         };
         Ok(Self {
             config: RingConfig::try_from(spec)?,
@@ -74,6 +78,10 @@ pub(super) struct SnapshotRead {
     fingerprint: Fingerprint,
     #[serde(default, alias = "buckets")]
     bucket_runs: Option<BucketOrder>,
+    #[serde(default)]
+    table: Option<TableBytes>,
+    #[serde(default)]
+    table_moves: Option<TableBytes>,
     change: ChangeRecord,
 }
 
@@ -88,6 +96,8 @@ impl From<SnapshotRead> for Snapshot {
             nodes: s.nodes,
             fingerprint: s.fingerprint,
             bucket_runs: s.bucket_runs,
+            table: s.table,
+            table_moves: s.table_moves,
             change: s.change,
         }
     }

@@ -13,6 +13,7 @@ pub mod membership_policy;
 mod name;
 mod record;
 mod snapshot;
+mod table_bytes;
 mod text;
 
 pub use ack::ClientAck;
@@ -30,6 +31,7 @@ pub use record::{
     NodeRecord, NodeRecordSpec, MAX_ADDRESS_LEN, MAX_LABELS, MAX_LABEL_KEY_LEN, MAX_LABEL_VALUE_LEN,
 };
 pub use snapshot::{Proposal, Snapshot};
+pub use table_bytes::TableBytes;
 pub use text::{escape_refused, is_refused_char, RefusedChar};
 
 use thiserror::Error;

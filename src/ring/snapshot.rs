@@ -9,8 +9,11 @@ use super::bucket_order::BucketOrder;
 use super::change::{ChangeOp, ChangeRecord, RequestedOp, Role};
 use super::membership_policy::MembershipPolicy;
 use super::record::NodeRecord;
+use super::table_bytes::TableBytes;
 use super::{RingError, RingName};
-use crate::placement::{Fingerprint, Node, NodeId, Placement, PlacementDiff, RingConfig};
+use crate::placement::{
+    Algorithm, Fingerprint, Node, NodeId, Placement, PlacementDiff, PlacementError, RingConfig,
+};
 
 /// One version of a ring: complete and self-describing. Clients that hold
 /// the same snapshot place every key identically.
@@ -40,8 +43,25 @@ pub struct Snapshot {
     /// per-bucket `buckets` of the wire and of versions stored before runs.
     #[serde(default, alias = "buckets", skip_serializing_if = "Option::is_none")]
     pub bucket_runs: Option<BucketOrder>,
+    /// For `table`, the partition table body (as in the canonical
+    /// encoding). Kept by the store; the wire view leaves it out, and a
+    /// client downloads it from `…/snapshots/{v}/table` instead.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub table: Option<TableBytes>,
+    /// For `table`, the slots that changed since the previous version, as
+    /// [`Placement::table_moves_since`] writes them; absent when the
+    /// partitions changed or the moves would be larger than the table (a
+    /// client then downloads the table).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub table_moves: Option<TableBytes>,
     /// What produced this version.
     pub change: ChangeRecord,
+}
+
+/// The moves worth keeping and sending: those shorter than the table.
+fn worth_sending(moves: Option<Vec<u8>>, table: Option<&TableBytes>) -> Option<TableBytes> {
+    let (moves, table) = (moves?, table?);
+    (moves.len() < table.as_bytes().len()).then(|| moves.into())
 }
 
 /// A change applied to a snapshot, not yet committed.
@@ -86,6 +106,8 @@ impl Snapshot {
             created_at: now,
             fingerprint: placement.fingerprint(),
             bucket_runs: BucketOrder::of(&placement),
+            table: placement.table_body().map(Into::into),
+            table_moves: None,
             change: ChangeRecord {
                 ops: vec![ChangeOp::SetConfig {
                     config: config.clone(),
@@ -105,13 +127,43 @@ impl Snapshot {
         Ok((snapshot, placement))
     }
 
-    /// Rebuilds this snapshot's placement.
+    /// Rebuilds this snapshot's placement. A `table` snapshot needs its
+    /// table (see [`Snapshot::placement_with_table`] for one read from the
+    /// wire, which leaves it out).
     pub fn placement(&self) -> Result<Placement, RingError> {
         let nodes = placement_nodes(&self.nodes);
+        if self.config.algorithm == Algorithm::Table {
+            let table = self.table.as_ref().ok_or_else(|| {
+                PlacementError::InvalidTable("the snapshot carries no table".into())
+            })?;
+            return Ok(Placement::build_with_table(
+                &self.config,
+                &nodes,
+                table.as_bytes(),
+            )?);
+        }
         Ok(match &self.bucket_runs {
             Some(b) => Placement::build_with_runs(&self.config, &nodes, b.placement_runs())?,
             None => Placement::build(&self.config, &nodes)?,
         })
+    }
+
+    /// This `table` snapshot's placement from a table body (the body of
+    /// the canonical encoding) obtained elsewhere.
+    pub fn placement_with_table(&self, body: &[u8]) -> Result<Placement, RingError> {
+        let nodes = placement_nodes(&self.nodes);
+        Ok(Placement::build_with_table(&self.config, &nodes, body)?)
+    }
+
+    /// This `table` snapshot's placement from the previous version's
+    /// placement and this version's moves.
+    pub fn placement_from_moves(&self, previous: &Placement) -> Result<Placement, RingError> {
+        let moves = self
+            .table_moves
+            .as_ref()
+            .ok_or_else(|| PlacementError::InvalidTable("the snapshot carries no moves".into()))?;
+        let nodes = placement_nodes(&self.nodes);
+        Ok(previous.with_table_moves(&self.config, &nodes, moves.as_bytes())?)
     }
 
     /// Applies `ops` in order on top of this snapshot, whose placement is
@@ -183,6 +235,7 @@ impl Snapshot {
         }
         let placement = current.rebuild(&config, &placement_nodes(&nodes))?;
         let diff = current.diff(&placement);
+        let table: Option<TableBytes> = placement.table_body().map(Into::into);
         let snapshot = Snapshot {
             ring: self.ring.clone(),
             version: self.version + 1,
@@ -192,6 +245,8 @@ impl Snapshot {
             nodes,
             fingerprint: placement.fingerprint(),
             bucket_runs: BucketOrder::of(&placement),
+            table_moves: worth_sending(placement.table_moves_since(current), table.as_ref()),
+            table,
             change: ChangeRecord {
                 ops,
                 reason,

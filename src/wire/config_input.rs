@@ -11,7 +11,9 @@ use serde::Serialize;
 use super::membership::MembershipPolicyInput;
 use super::rings::{AlgorithmName, HashName};
 #[cfg(feature = "server")]
-use super::schema::{ReplicationFactorSchema, TableSizeSchema, VnodesPerWeightSchema};
+use super::schema::{
+    PartitionsSchema, ReplicationFactorSchema, TableSizeSchema, VnodesPerWeightSchema,
+};
 
 /// A complete configuration, as `set_config` takes it: every field, as
 /// the `config` of `GET /v1/rings/{ring}` shows them.
@@ -38,6 +40,11 @@ pub struct CompleteConfigInput {
     pub replication_factor: u64,
     /// Spread preference lists over zones first.
     pub zone_aware: bool,
+    /// `table`: partitions, a power of two. Required when `algorithm` is
+    /// `table`; for other algorithms optional and unused.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "server", schema(value_type = PartitionsSchema, required = false))]
+    pub partitions: Option<u64>,
     /// The membership policy: omitted, the ring's stays as it is; given,
     /// it replaces it, with defaults for the fields it omits.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -70,6 +77,9 @@ pub struct ConfigPatchInput {
     /// Spread preference lists over zones first.
     #[cfg_attr(feature = "server", schema(value_type = bool, required = false))]
     pub zone_aware: Option<bool>,
+    /// `table`: partitions, a power of two.
+    #[cfg_attr(feature = "server", schema(value_type = PartitionsSchema, required = false))]
+    pub partitions: Option<u64>,
     /// Policy fields to change; the others keep the ring's values.
     #[cfg_attr(feature = "server", schema(value_type = MembershipPolicyInput, required = false))]
     pub membership: Option<MembershipPolicyInput>,
@@ -105,6 +115,11 @@ pub struct RingConfigInput {
     /// needs a zone); defaults to false.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub zone_aware: Option<bool>,
+    /// `table`: partitions, a power of two from 256 to 1048576; defaults
+    /// to 65536.
+    #[cfg_attr(feature = "server", schema(value_type = Option<PartitionsSchema>))]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub partitions: Option<u64>,
     /// The membership policy; omitted fields take their defaults.
     #[cfg_attr(feature = "server", schema(value_type = Option<MembershipPolicyInput>))]
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -69,6 +69,8 @@ pub enum OwnershipBasisName {
     Buckets,
     /// Weights (rendezvous).
     Weights,
+    /// Partitions a node is primary for (`table`).
+    Partitions,
 }
 
 impl OwnershipBasisName {
@@ -79,6 +81,7 @@ impl OwnershipBasisName {
             Self::TableEntries => "table_entries",
             Self::Buckets => "buckets",
             Self::Weights => "weights",
+            Self::Partitions => "partitions",
         }
     }
 }
@@ -97,6 +100,10 @@ pub struct NodeShare {
     pub expected_share: f64,
     /// `share / expected_share`; 1.0 is perfect balance.
     pub ratio: f64,
+    /// `table` only: the partition replicas the node holds, primary or
+    /// not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replicas: Option<u64>,
 }
 
 /// Exact ownership of a version.

@@ -24,6 +24,8 @@ pub enum DiffBasisName {
     RendezvousModel,
     /// Estimated from 65,536 sample keys (the versions hash differently).
     Sampled,
+    /// Exact, by comparing `table` partitions.
+    Partitions,
 }
 
 impl DiffBasisName {
@@ -35,6 +37,7 @@ impl DiffBasisName {
             Self::JumpModel => "jump_model",
             Self::RendezvousModel => "rendezvous_model",
             Self::Sampled => "sampled",
+            Self::Partitions => "partitions",
         }
     }
 }
@@ -47,6 +50,7 @@ impl From<DiffBasis> for DiffBasisName {
             DiffBasis::JumpModel => Self::JumpModel,
             DiffBasis::RendezvousModel => Self::RendezvousModel,
             DiffBasis::Sampled => Self::Sampled,
+            DiffBasis::Partitions => Self::Partitions,
         }
     }
 }
@@ -113,11 +117,43 @@ pub struct DiffView {
     pub moved_ranges_total: usize,
     /// Whether `moved_ranges` was cut at 1,000.
     pub moved_ranges_truncated: bool,
+    /// `table` only: the first 100,000 replica slots that changed node,
+    /// by partition and slot.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub table_moves: Vec<TableMoveView>,
+    /// `table` only: how many slots changed node in all.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub table_moves_total: Option<usize>,
+    /// `table` only: whether `table_moves` was cut at 100,000.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub table_moves_truncated: Option<bool>,
+    /// `table` only: replicas placed on a node that held none of that
+    /// partition before: the copies a migration makes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replicas_moved: Option<u64>,
 }
+
+/// One replica slot of a `table` partition given to another node.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
+pub struct TableMoveView {
+    /// The partition.
+    pub partition: u32,
+    /// The slot in its row: 0 is the primary.
+    pub slot: u8,
+    /// The node that held the slot (`null` for a slot the row did not have).
+    pub from: Option<String>,
+    /// The node that holds it now.
+    pub to: String,
+}
+
+/// Most table moves a diff lists.
+pub const MAX_TABLE_MOVES: usize = 100_000;
 
 impl From<&PlacementDiff> for DiffView {
     fn from(d: &PlacementDiff) -> Self {
         let id = |n: &Option<NodeId>| n.as_ref().map(ToString::to_string);
+        let is_table = d.basis == DiffBasis::Partitions;
         Self {
             basis: d.basis.into(),
             moved_fraction: d.moved_fraction,
@@ -154,6 +190,20 @@ impl From<&PlacementDiff> for DiffView {
                 .collect(),
             moved_ranges_total: d.moved_ranges.len(),
             moved_ranges_truncated: d.moved_ranges.len() > MAX_MOVED_RANGES,
+            table_moves: d
+                .table_moves
+                .iter()
+                .take(MAX_TABLE_MOVES)
+                .map(|m| TableMoveView {
+                    partition: m.partition,
+                    slot: m.slot,
+                    from: id(&m.from),
+                    to: m.to.to_string(),
+                })
+                .collect(),
+            table_moves_total: is_table.then_some(d.table_moves.len()),
+            table_moves_truncated: is_table.then_some(d.table_moves.len() > MAX_TABLE_MOVES),
+            replicas_moved: is_table.then_some(d.replicas_moved),
         }
     }
 }

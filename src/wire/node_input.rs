@@ -125,6 +125,7 @@ mod tests {
             table_size: Some(7),
             replication_factor: None,
             zone_aware: None,
+            partitions: None,
             membership: None,
         };
         assert_eq!(

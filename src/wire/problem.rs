@@ -36,6 +36,10 @@ pub struct Problem {
     /// On 412 (and 409 for an existing ring): the ring's current version.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub current_version: Option<u64>,
+    /// On 422 `unsatisfiable`: why, for programs to branch on (for
+    /// example `zone_too_light`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
 }
 
 /// The prefix of every problem type URI.

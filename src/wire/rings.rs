@@ -5,7 +5,7 @@ use time::OffsetDateTime;
 
 use super::membership::{MembershipPolicyView, MembershipStatusView};
 #[cfg(feature = "server")]
-use super::schema::VersionSchema;
+use super::schema::{PartitionsSchema, VersionSchema};
 use std::collections::BTreeMap;
 
 use crate::placement::{Algorithm, HashFunction, NodeState, RingConfig};
@@ -26,6 +26,8 @@ pub enum AlgorithmName {
     Jump,
     /// Weighted rendezvous (highest random weight).
     Rendezvous,
+    /// A stored partition table with exact quotas.
+    Table,
 }
 
 impl AlgorithmName {
@@ -37,6 +39,7 @@ impl AlgorithmName {
             Self::Maglev => "maglev",
             Self::Jump => "jump",
             Self::Rendezvous => "rendezvous",
+            Self::Table => "table",
         }
     }
 }
@@ -49,6 +52,7 @@ impl From<Algorithm> for AlgorithmName {
             Algorithm::Maglev => Self::Maglev,
             Algorithm::Jump => Self::Jump,
             Algorithm::Rendezvous => Self::Rendezvous,
+            Algorithm::Table => Self::Table,
         }
     }
 }
@@ -106,8 +110,14 @@ pub struct RingConfigView {
     pub table_size: u64,
     /// Default length of preference lists (1–64).
     pub replication_factor: u32,
-    /// Whether preference lists spread over zones first.
+    /// Whether preference lists spread over zones first (`table`: whether
+    /// a partition's replicas sit in distinct zones).
     pub zone_aware: bool,
+    /// `table`: partitions, a power of two from 256 to 1048576. Shown for
+    /// `table` rings (and for others only if set to other than 65536).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "server", schema(value_type = Option<PartitionsSchema>))]
+    pub partitions: Option<u32>,
     /// The membership policy (not placement: it never enters the
     /// fingerprint). Always present in a ring's or a snapshot's config; in
     /// a recorded `set_config` op, present only if the op set it.
@@ -125,6 +135,7 @@ impl From<&RingConfig> for RingConfigView {
             table_size: c.table_size,
             replication_factor: c.replication_factor,
             zone_aware: c.zone_aware,
+            partitions: c.partitions_written().then_some(c.partitions),
             membership: None,
         }
     }

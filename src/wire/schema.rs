@@ -17,8 +17,8 @@ use utoipa::{PartialSchema, ToSchema};
 use super::duration::{duration_pattern, wait_pattern};
 use super::limits::{BASE64_RULES, MAX_LOOKUP_KEYS, MAX_REASON_LEN};
 use crate::placement::config::{
-    DEFAULT_REPLICATION_FACTOR, DEFAULT_TABLE_SIZE, DEFAULT_VNODES_PER_WEIGHT,
-    MAX_REPLICATION_FACTOR, MAX_TABLE_SIZE, MAX_VNODES_PER_WEIGHT,
+    DEFAULT_PARTITIONS, DEFAULT_REPLICATION_FACTOR, DEFAULT_TABLE_SIZE, DEFAULT_VNODES_PER_WEIGHT,
+    MAX_PARTITIONS, MAX_REPLICATION_FACTOR, MAX_TABLE_SIZE, MAX_VNODES_PER_WEIGHT, MIN_PARTITIONS,
 };
 use crate::placement::node::{MAX_HASH_KEY_LEN, MAX_NODE_ID_LEN, MAX_WEIGHT, MAX_ZONE_LEN};
 use crate::ring::durations::{DEFAULT_LEASE_TTL, LEASE_TTL, LONG_POLL_WAIT};
@@ -208,6 +208,19 @@ named_schema!(
         MAX_TABLE_SIZE,
         format!("`maglev`: the lookup table size, a prime of at least the active node count and at most {MAX_TABLE_SIZE} (checked only for `maglev`); defaults to {DEFAULT_TABLE_SIZE}.")
     )
+);
+
+named_schema!(
+    /// `table`'s partition count.
+    PartitionsSchema = "Partitions",
+    integer(
+        MIN_PARTITIONS.into(),
+        MAX_PARTITIONS.into(),
+        format!("`table`: the number of partitions, a power of two from {MIN_PARTITIONS} to {MAX_PARTITIONS}; defaults to {DEFAULT_PARTITIONS}.")
+    )
+    .enum_values(Some(
+        (MIN_PARTITIONS.trailing_zeros()..=MAX_PARTITIONS.trailing_zeros()).map(|b| 1u64 << b)
+    ))
 );
 
 named_schema!(

@@ -8,7 +8,7 @@ use super::nodes::NodeView;
 use super::rings::RingConfigView;
 #[cfg(feature = "server")]
 use super::schema::{VersionCursorSchema, WaitSchema};
-use crate::ring::{BucketOrder, Snapshot};
+use crate::ring::{BucketOrder, Snapshot, TableBytes};
 
 /// A complete, immutable ring version.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -38,6 +38,15 @@ pub struct SnapshotView {
     )]
     #[cfg_attr(feature = "server", schema(value_type = Option<Vec<Option<String>>>))]
     pub buckets: Option<BucketOrder>,
+    /// `table` only: the slots that changed since the previous version,
+    /// base64 of `u32` count, then per slot `u32` partition, `u8` slot and
+    /// the node's index in this version's active nodes (`u16`, or `u32`
+    /// above 65,535 nodes), little-endian. A client holding the previous
+    /// version applies them; without them (or without that version) it
+    /// downloads `…/snapshots/{v}/table`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "server", schema(value_type = Option<String>, format = Byte))]
+    pub table_moves: Option<TableBytes>,
     /// What produced this version.
     pub change: ChangeView,
 }
@@ -56,6 +65,7 @@ impl From<&Snapshot> for SnapshotView {
             nodes: s.nodes.iter().map(NodeView::from).collect(),
             fingerprint: s.fingerprint.to_string(),
             buckets: s.bucket_runs.clone(),
+            table_moves: s.table_moves.clone(),
             change: (&s.change).into(),
         }
     }

@@ -35,6 +35,7 @@ mod serve_durations;
 mod serve_tls;
 mod server_http;
 mod server_in_process;
+mod table_rings;
 mod versions;
 mod walkthrough;
 mod watch;

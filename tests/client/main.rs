@@ -13,4 +13,5 @@ mod health_events;
 mod member;
 mod recreated;
 mod sqlite;
+mod table;
 mod tamper;

@@ -77,7 +77,7 @@ fn a_ring_over_the_point_cap_is_refused() {
 fn unknown_algorithm_hash_and_fields() {
     assert_eq!(
         "consistent".parse::<Algorithm>().unwrap_err().to_string(),
-        "unknown algorithm `consistent`: expected one of ring, ketama, maglev, jump, rendezvous"
+        "unknown algorithm `consistent`: expected one of ring, ketama, maglev, jump, rendezvous, table"
     );
     assert_eq!(
         "crc32".parse::<HashFunction>().unwrap_err().to_string(),

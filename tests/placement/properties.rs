@@ -28,6 +28,8 @@ fn config(algorithm: Algorithm) -> RingConfig {
     let mut c = RingConfig::new(algorithm);
     // A smaller table keeps Maglev cases fast; it is still prime.
     c.table_size = 4099;
+    // The fewest partitions keep `table` cases fast.
+    c.partitions = 256;
     c
 }
 
@@ -76,6 +78,10 @@ proptest! {
     fn adding_a_node_moves_keys_only_onto_it(alg in algorithm(), ns in nodes(11)) {
         prop_assume!(alg != Algorithm::Ketama); // ketama re-cuts by design
         prop_assume!(alg != Algorithm::Maglev); // maglev is only near-minimal
+        // table moves what its quotas force, which may be between two old
+        // nodes whose quotas round differently; table_properties checks it
+        // against the least any assignment needs.
+        prop_assume!(alg != Algorithm::Table);
         let before = Placement::build(&config(alg), &ns).unwrap();
         let newcomer = Node::new(NodeId::new("zz-new").unwrap());
         let mut more = ns.clone();
@@ -98,6 +104,7 @@ proptest! {
     #[test]
     fn removing_a_node_moves_only_its_keys(alg in algorithm(), ns in nodes(12), pick in any::<prop::sample::Index>()) {
         prop_assume!(alg != Algorithm::Ketama && alg != Algorithm::Maglev);
+        prop_assume!(alg != Algorithm::Table); // as above
         prop_assume!(ns.len() >= 2);
         let before = Placement::build(&config(alg), &ns).unwrap();
         let gone = ns[pick.index(ns.len())].id.clone();
@@ -129,7 +136,14 @@ proptest! {
     ) {
         let mut c = config(alg);
         c.zone_aware = zone_aware;
-        let p = Placement::build(&c, &ns).unwrap();
+        let p = match Placement::build(&c, &ns) {
+            // A table refuses zones too light for the rule (tests of
+            // `table` check when); every other build succeeds.
+            Err(ringd::placement::PlacementError::ZoneTooLight { .. }) if alg == Algorithm::Table => {
+                return Ok(());
+            }
+            built => built.unwrap(),
+        };
         let zones: std::collections::BTreeSet<_> = ns.iter().map(|n| n.zone.clone()).collect();
         for k in keys().take(100) {
             let list = p.preference_list(&k, r);
@@ -156,6 +170,7 @@ proptest! {
             Algorithm::Ring => 1u128 << 64,
             Algorithm::Ketama => 1u128 << 32,
             Algorithm::Maglev => 4099,
+            Algorithm::Table => 256,
             Algorithm::Jump | Algorithm::Rendezvous => {
                 ns.iter().map(|n| u128::from(n.weight.get())).sum()
             }

@@ -280,14 +280,15 @@ mod tests {
     use crate::wire::Problem;
 
     fn problem(status: u16, slug: &str) -> ClientError {
-        ClientError::Problem(Problem {
+        ClientError::Problem(Box::new(Problem {
             type_uri: format!("urn:ringd:problem:{slug}"),
             title: String::new(),
             status,
             detail: String::new(),
             field: None,
             current_version: None,
-        })
+            reason: None,
+        }))
     }
 
     #[test]

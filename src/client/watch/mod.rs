@@ -17,7 +17,7 @@ use super::error::ClientError;
 use super::events::{summarize, RingEvent, VersionChange};
 use super::http::Endpoints;
 use super::settings::{WatchMode, WatchSettings};
-use super::view::RingView;
+use super::table_fetch::{self, Built};
 use super::{Shared, Transport};
 
 mod long_poll;
@@ -209,14 +209,26 @@ impl Watch {
         }
         let version = snapshot.version;
         let stated = snapshot.fingerprint;
-        // Building a large placement takes milliseconds: keep it off the
-        // runtime's worker threads.
-        let view = match tokio::task::spawn_blocking(move || RingView::verify(snapshot)).await {
-            Ok(Ok(view)) => Arc::new(view),
-            Ok(Err(e)) => return self.reject(version, Some(stated), e.to_string()),
-            Err(e) => {
-                return self.reject(version, Some(stated), format!("verification failed: {e}"))
+        let view = match table_fetch::verified(&self.endpoints, held.clone(), snapshot).await {
+            Ok((view, built)) => {
+                self.shared.status.send_modify(|s| match built {
+                    Built::Moves => s.table_moves_applied += 1,
+                    Built::Download => s.table_downloads += 1,
+                    Built::Snapshot => {}
+                });
+                Arc::new(view)
             }
+            // A table download that did not get through says nothing about
+            // the version: keep the one held, and take the next version
+            // (or this one again after reconnecting) as it comes.
+            Err(e @ (ClientError::Unreachable { .. } | ClientError::Status { .. })) => {
+                tracing::warn!(ring = %self.shared.ring, version, error = %e, "table download failed; keeping the previous version");
+                return self.set_error(e.to_string());
+            }
+            Err(e) if e.status().is_some_and(|s| s >= 500) => {
+                return self.set_error(e.to_string());
+            }
+            Err(e) => return self.reject(version, Some(stated), e.to_string()),
         };
         if reset || self.rejected.is_some_and(|(v, _)| v <= version) {
             // Past the refused version, or on a history that no longer

@@ -23,6 +23,9 @@ pub enum DiffBasis {
     JumpModel,
     /// Exact in rendezvous' exponential-race model (no hash ranges exist).
     RendezvousModel,
+    /// Exact, by comparing two `table`s' partitions: a key moves when its
+    /// partition's primary does.
+    Partitions,
     /// Estimated from 65,536 sample keys: the two placements hash keys
     /// differently (another algorithm, hash or table size), so nothing
     /// lines up to compare exactly.
@@ -84,8 +87,17 @@ pub struct PlacementDiff {
     pub nodes: Vec<NodeMovement>,
     /// Non-zero transfers, ordered by (from, to).
     pub transfers: Vec<Transfer>,
-    /// Moved ranges in ascending order; empty for algorithms without ranges.
+    /// Moved ranges in ascending order; empty for algorithms without
+    /// ranges. For `table`, runs of partitions whose primary changed
+    /// (`first` and `last` are partition numbers).
     pub moved_ranges: Vec<MovedRange>,
+    /// `table` only: every replica slot that changed node, by partition
+    /// and slot (empty otherwise).
+    pub table_moves: Vec<super::table::Move>,
+    /// `table` only: replicas placed on a node that did not hold one of
+    /// that partition before (the data that must be copied); a slot move
+    /// between two nodes of the same row is not one.
+    pub replicas_moved: u64,
 }
 
 impl Placement {
@@ -121,6 +133,34 @@ impl Placement {
             (Layout::Rendezvous { .. }, Layout::Rendezvous { .. }) if same_hash => {
                 model::rendezvous(&mut tally, self, to);
                 DiffBasis::RendezvousModel
+            }
+            (Layout::Table(a), Layout::Table(b))
+                if same_hash && a.partitions() == b.partitions() =>
+            {
+                let owners = |t: &super::table::PartitionTable| -> Vec<u32> {
+                    (0..t.partitions() as usize)
+                        .map(|p| t.row(p).first().copied().unwrap_or(NONE))
+                        .collect()
+                };
+                let size = u64::from(a.partitions());
+                sweep::sweep_tables(&mut tally, &owners(a), &owners(b), size);
+                let mut diff = tally.finish(DiffBasis::Partitions);
+                diff.table_moves =
+                    super::table::PartitionTable::moves(a, &self.nodes, b, &to.nodes);
+                diff.replicas_moved = (0..a.partitions() as usize)
+                    .map(|p| {
+                        let old: Vec<&NodeId> = a
+                            .row(p)
+                            .iter()
+                            .map(|&x| &self.nodes[x as usize].id)
+                            .collect();
+                        b.row(p)
+                            .iter()
+                            .filter(|&&y| !old.contains(&&to.nodes[y as usize].id))
+                            .count() as u64
+                    })
+                    .sum();
+                return diff;
             }
             _ => {
                 let unit = 1.0 / f64::from(SAMPLE_KEYS);

@@ -132,6 +132,8 @@ impl<'a> Tally<'a> {
             nodes: by_id.into_values().collect(),
             transfers,
             moved_ranges: self.ranges,
+            table_moves: Vec::new(),
+            replicas_moved: 0,
         }
     }
 }

@@ -57,6 +57,18 @@ pub enum TableError {
         /// The partition left without a replica.
         partition: usize,
     },
+    /// A zone that must hold a replica of every partition has too little
+    /// weight for that many: its nodes would hold more than their
+    /// weighted share.
+    #[error("zone {zone} has {weight} of the {total_weight} weight, too little to hold one replica of every partition")]
+    ZoneTooLight {
+        /// The zone's number (zones are numbered in name order).
+        zone: usize,
+        /// Its nodes' weight.
+        weight: u64,
+        /// All nodes' weight.
+        total_weight: u64,
+    },
 }
 
 impl PartitionTable {
@@ -165,6 +177,7 @@ impl PartitionTable {
             Some((of, count)) => ZoneRule::spread(of.to_vec(), count, r),
             None => ZoneRule::none(n, r),
         };
+        too_light(p, r, nodes, &rule)?;
         let quotas = replica_quotas(p, r, nodes, &rule);
         let (previous_cells, previous_replicas, previous_primary) =
             carried_over(p, nodes, previous);
@@ -215,6 +228,40 @@ impl PartitionTable {
             replicas: r,
             cells: cells.into(),
         })
+    }
+}
+
+/// Refuses a rule that makes some zone hold a replica of every
+/// partition when its weighted share of the replicas rounds up to fewer:
+/// weight stands for capacity, and such a zone's nodes would be loaded
+/// beyond theirs. (A rule that caps a zone below its share only leaves
+/// its nodes below their weight, which the quotas allow.)
+fn too_light(
+    partitions: usize,
+    replicas: usize,
+    nodes: &[Node],
+    rule: &ZoneRule,
+) -> Result<(), TableError> {
+    if !rule.every_zone {
+        return Ok(());
+    }
+    let mut zone_weight = vec![0u64; rule.zones];
+    for (node, &z) in nodes.iter().zip(&rule.zone_of) {
+        zone_weight[z as usize] += u64::from(node.weight.get());
+    }
+    let total: u64 = zone_weight.iter().sum();
+    let p = partitions as u128;
+    // ⌈w·r·p / W⌉ < p  ⇔  w·r·p ≤ (p − 1)·W.
+    match zone_weight
+        .iter()
+        .position(|&w| u128::from(w) * replicas as u128 * p <= (p - 1) * u128::from(total))
+    {
+        Some(zone) => Err(TableError::ZoneTooLight {
+            zone,
+            weight: zone_weight[zone],
+            total_weight: total,
+        }),
+        None => Ok(()),
     }
 }
 

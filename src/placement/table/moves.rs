@@ -7,7 +7,7 @@ use super::PartitionTable;
 use crate::placement::node::{Node, NodeId};
 
 /// One slot of one partition given to another node.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
 pub struct Move {
     /// The partition.
     pub partition: u32,

@@ -10,6 +10,7 @@ use time::OffsetDateTime;
 use crate::placement::{Fingerprint, NodeId, RingConfig};
 use crate::ring::{
     BucketOrder, ChangeRecord, ClientId, MembershipPolicy, NodeRecord, RingName, Snapshot,
+    TableBytes,
 };
 use crate::store::{Cause, StoreError};
 
@@ -137,6 +138,12 @@ pub(super) struct VersionRecord {
     /// as runs or as the per-bucket `buckets` of values written before runs.
     #[serde(default, alias = "buckets", skip_serializing_if = "Option::is_none")]
     pub bucket_runs: Option<BucketOrder>,
+    /// For `table`, the table body (base64).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub table: Option<TableBytes>,
+    /// For `table`, the moves since the previous version (base64).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub table_moves: Option<TableBytes>,
     /// What produced it.
     pub change: ChangeRecord,
     /// The previous records of every node this version changed.
@@ -153,6 +160,8 @@ impl VersionRecord {
             membership: s.membership,
             fingerprint: s.fingerprint,
             bucket_runs: s.bucket_runs.clone(),
+            table: s.table.clone(),
+            table_moves: s.table_moves.clone(),
             change: s.change.clone(),
             before,
         }
@@ -169,6 +178,8 @@ impl VersionRecord {
             nodes,
             fingerprint: self.fingerprint,
             bucket_runs: self.bucket_runs,
+            table: self.table,
+            table_moves: self.table_moves,
             change: self.change,
         }
     }

@@ -1,0 +1,172 @@
+//! The placement algorithms and hash functions, by name and by code.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+use super::error::{excerpt, PlacementError};
+
+/// A placement algorithm.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "&'static str")]
+pub enum Algorithm {
+    /// Virtual-node ring with 64-bit positions (the default).
+    Ring,
+    /// libketama-compatible ring (md5, 32-bit points).
+    Ketama,
+    /// Maglev lookup table.
+    Maglev,
+    /// Jump consistent hash over a persisted bucket order.
+    Jump,
+    /// Weighted highest-random-weight.
+    Rendezvous,
+    /// A stored partition table with exact quotas (`placement::table`).
+    Table,
+}
+
+impl Algorithm {
+    /// All algorithms, in their canonical code order.
+    pub const ALL: [Algorithm; 6] = [
+        Algorithm::Ring,
+        Algorithm::Ketama,
+        Algorithm::Maglev,
+        Algorithm::Jump,
+        Algorithm::Rendezvous,
+        Algorithm::Table,
+    ];
+
+    /// The name used in JSON and on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Algorithm::Ring => "ring",
+            Algorithm::Ketama => "ketama",
+            Algorithm::Maglev => "maglev",
+            Algorithm::Jump => "jump",
+            Algorithm::Rendezvous => "rendezvous",
+            Algorithm::Table => "table",
+        }
+    }
+
+    /// The byte that stands for this algorithm in the canonical encoding.
+    pub fn code(self) -> u8 {
+        match self {
+            Algorithm::Ring => 1,
+            Algorithm::Ketama => 2,
+            Algorithm::Maglev => 3,
+            Algorithm::Jump => 4,
+            Algorithm::Rendezvous => 5,
+            Algorithm::Table => 6,
+        }
+    }
+
+    /// The hash an algorithm uses when none is given.
+    pub fn default_hash(self) -> HashFunction {
+        match self {
+            Algorithm::Ketama => HashFunction::Md5,
+            _ => HashFunction::Xxh3,
+        }
+    }
+}
+
+impl FromStr for Algorithm {
+    type Err = PlacementError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Algorithm::ALL
+            .into_iter()
+            .find(|a| a.name() == s)
+            .ok_or_else(|| PlacementError::UnknownAlgorithm(excerpt(s)))
+    }
+}
+
+impl TryFrom<String> for Algorithm {
+    type Error = PlacementError;
+    fn try_from(s: String) -> Result<Self, Self::Error> {
+        s.parse()
+    }
+}
+
+impl From<Algorithm> for &'static str {
+    fn from(a: Algorithm) -> Self {
+        a.name()
+    }
+}
+
+impl fmt::Display for Algorithm {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A 64-bit hash function for keys and point labels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "&'static str")]
+pub enum HashFunction {
+    /// XXH3-64, seed 0, default secret.
+    Xxh3,
+    /// MD5; first 8 digest bytes as a little-endian u64.
+    Md5,
+    /// SHA-256; first 8 digest bytes as a little-endian u64.
+    Sha256,
+    /// MurmurHash3 x64-128, seed 0; the first 64-bit half (h1).
+    Murmur3,
+}
+
+impl HashFunction {
+    /// All hash functions, in their canonical code order.
+    pub const ALL: [HashFunction; 4] = [
+        HashFunction::Xxh3,
+        HashFunction::Md5,
+        HashFunction::Sha256,
+        HashFunction::Murmur3,
+    ];
+
+    /// The name used in JSON and on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            HashFunction::Xxh3 => "xxh3",
+            HashFunction::Md5 => "md5",
+            HashFunction::Sha256 => "sha256",
+            HashFunction::Murmur3 => "murmur3",
+        }
+    }
+
+    /// The byte that stands for this hash in the canonical encoding.
+    pub fn code(self) -> u8 {
+        match self {
+            HashFunction::Xxh3 => 1,
+            HashFunction::Md5 => 2,
+            HashFunction::Sha256 => 3,
+            HashFunction::Murmur3 => 4,
+        }
+    }
+}
+
+impl FromStr for HashFunction {
+    type Err = PlacementError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        HashFunction::ALL
+            .into_iter()
+            .find(|h| h.name() == s)
+            .ok_or_else(|| PlacementError::UnknownHash(excerpt(s)))
+    }
+}
+
+impl TryFrom<String> for HashFunction {
+    type Error = PlacementError;
+    fn try_from(s: String) -> Result<Self, Self::Error> {
+        s.parse()
+    }
+}
+
+impl From<HashFunction> for &'static str {
+    fn from(h: HashFunction) -> Self {
+        h.name()
+    }
+}
+
+impl fmt::Display for HashFunction {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
