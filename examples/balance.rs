@@ -6,6 +6,11 @@
 //! fraction of keys that move when an 11th node joins, against the ideal
 //! 1/11. `hash % N` is the baseline.
 //!
+//! A second report gives the exact movement of one change (a node added,
+//! removed or re-weighted from 1 to 2) at N = 10, 100 and 1,000 for
+//! `ring`, `maglev`, `jump` and `table`, against the least any placement
+//! must move: the sum of the shares the nodes gain.
+//!
 //! Run: `cargo run --release --example balance`
 
 use ringd::placement::hash::hash64;
@@ -87,5 +92,70 @@ fn main() {
         let after = before.rebuild(&config, &eleven).unwrap();
         let exact = before.ownership().max_over_mean;
         row(&name, &owners(&before), &owners(&after), Some(exact));
+    }
+    println!();
+    movement();
+}
+
+/// The least share of the keyspace any placement moves from `before` to
+/// `after`: what the nodes gain by weight.
+fn ideal(before: &[Node], after: &[Node]) -> f64 {
+    let share = |nodes: &[Node], id: &NodeId| -> f64 {
+        let total: u32 = nodes.iter().map(|n| n.weight.get()).sum();
+        nodes
+            .iter()
+            .find(|n| &n.id == id)
+            .map_or(0.0, |n| f64::from(n.weight.get()) / f64::from(total))
+    };
+    after
+        .iter()
+        .map(|n| (share(after, &n.id) - share(before, &n.id)).max(0.0))
+        .sum()
+}
+
+/// Exact moved fraction over ideal for one add, remove and re-weight.
+fn movement() {
+    println!("| N | placement | add: moved / ideal | remove: moved / ideal | re-weight 1→2: moved / ideal |");
+    println!("|---:|---|---:|---:|---:|");
+    for n in [10, 100, 1_000] {
+        let base = nodes(n);
+        let mut added = base.clone();
+        added.push(Node::new(NodeId::new("node-new").unwrap()));
+        // The middle node, so that `jump` shows a hole rather than its
+        // last-in-first-out best case.
+        let removed: Vec<Node> = base
+            .iter()
+            .filter(|m| m.id.as_str() != format!("node-{}", n / 2))
+            .cloned()
+            .collect();
+        let mut reweighted = base.clone();
+        reweighted[n / 2].weight = ringd::placement::Weight::new(2).unwrap();
+        for alg in [
+            Algorithm::Ring,
+            Algorithm::Maglev,
+            Algorithm::Jump,
+            Algorithm::Table,
+        ] {
+            let config = RingConfig::new(alg);
+            let before = Placement::build(&config, &base).unwrap();
+            let cell = |after: &[Node]| {
+                let next = before.rebuild(&config, after).unwrap();
+                let moved = before.diff(&next).moved_fraction;
+                let ideal = ideal(&base, after);
+                format!(
+                    "{:.4}% / {:.4}% = {:.3}×",
+                    100.0 * moved,
+                    100.0 * ideal,
+                    moved / ideal
+                )
+            };
+            println!(
+                "| {n} | {} | {} | {} | {} |",
+                alg.name(),
+                cell(&added),
+                cell(&removed),
+                cell(&reweighted)
+            );
+        }
     }
 }

@@ -141,9 +141,51 @@ fn against_hashring(keys: &[Vec<u8>]) {
     }
 }
 
+/// `table` (2^16 partitions, RF 3) against hashing the key alone and
+/// against `maglev`, in alternating rounds.
+fn table_against_hash(keys: &[Vec<u8>]) {
+    use ringd::placement::hash::hash64;
+    use ringd::placement::HashFunction;
+    let per_round = (PASSES * keys.len()) as f64;
+    println!("| N | hash ns | table ns | maglev ns | table − hash | maglev − hash |");
+    println!("|---:|---:|---:|---:|---:|---:|");
+    for n in [10, 100, 1_000, 10_000] {
+        let nodes: Vec<Node> = (0..n).map(|i| Node::new(node_id(i))).collect();
+        let table = Placement::build(&RingConfig::new(Algorithm::Table), &nodes).unwrap();
+        let maglev = Placement::build(&RingConfig::new(Algorithm::Maglev), &nodes).unwrap();
+        let (mut h, mut t, mut m, mut dt, mut dm) = (vec![], vec![], vec![], vec![], vec![]);
+        for _ in 0..ROUNDS {
+            let a = round(keys, |k| {
+                black_box(hash64(HashFunction::Xxh3, k));
+            }) / per_round;
+            let b = round(keys, |k| {
+                black_box(table.owner_index(k));
+            }) / per_round;
+            let c = round(keys, |k| {
+                black_box(maglev.owner_index(k));
+            }) / per_round;
+            h.push(a);
+            t.push(b);
+            m.push(c);
+            dt.push(b - a);
+            dm.push(c - a);
+        }
+        println!(
+            "| {n} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} |",
+            median(h),
+            median(t),
+            median(m),
+            median(dt),
+            median(dm)
+        );
+    }
+}
+
 fn main() {
     let keys = support::keys();
     client_overhead(&keys);
     println!();
     against_hashring(&keys);
+    println!();
+    table_against_hash(&keys);
 }

@@ -6,7 +6,7 @@
 //!
 //! ```text
 //! magic      8 bytes  "RINGDPL" 0x01
-//! algorithm  u8       1 ring, 2 ketama, 3 maglev, 4 jump, 5 rendezvous
+//! algorithm  u8       1 ring, 2 ketama, 3 maglev, 4 jump, 5 rendezvous, 6 table
 //! hash       u8       1 xxh3, 2 md5, 3 sha256, 4 murmur3
 //! zone_aware u8       0 or 1
 //! reserved   u8       0

@@ -117,7 +117,7 @@ pub enum PlacementError {
     /// zone that must hold a replica of every partition would hold more
     /// than its weighted share, so its nodes would be loaded beyond their
     /// weight.
-    #[error("zone `{zone}` has {weight} of the {total_weight} total weight, too little to hold one replica of every partition ({replicas} replicas per partition over {zones} zones need each zone to have at least 1/{replicas} of the weight): give its nodes more weight, add nodes to it, or lower replication_factor below the number of zones")]
+    #[error("zone `{zone}` has {weight} of the {total_weight} total weight, too little to hold one replica of every partition ({replicas} replicas per partition over {zones} zones need each zone to have at least 1/{replicas} of the weight, less 10%): give its nodes more weight, add nodes to it, or lower replication_factor below the number of zones")]
     ZoneTooLight {
         /// The zone.
         zone: String,

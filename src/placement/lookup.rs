@@ -19,13 +19,22 @@ impl Placement {
     #[inline(always)]
     pub fn owner_index(&self, key: &[u8]) -> Option<usize> {
         // The default ring and hash get a path of their own that inlines
-        // into the caller's loop as a hash and one or two loads; every other
+        // into the caller's loop as a hash and one or two loads (and
+        // `table` one load); every other
         // combination takes one call, so that its code (md5 for ketama, the
         // rendezvous scan) stays out of that loop.
         if let (Layout::Ring(c), HashFunction::Xxh3) = (&self.layout, self.config.hash) {
             return c
                 .owner(hash::hash64(HashFunction::Xxh3, key))
                 .map(|i| i as usize);
+        }
+        // A table with the default hash too: the hash, a shift and one load.
+        if let (Layout::Table(t), HashFunction::Xxh3) = (&self.layout, self.config.hash) {
+            let h = hash::hash64(HashFunction::Xxh3, key);
+            return t
+                .cells()
+                .get(t.partition_of(h) * t.replicas())
+                .map(|&i| i as usize);
         }
         self.owner_index_general(key)
     }

@@ -227,7 +227,7 @@ async fn a_zone_too_light_for_the_rule_is_refused_with_its_reason() {
         problem["detail"],
         "zone `c` has 1 of the 9 total weight, too little to hold one replica of every \
          partition (3 replicas per partition over 3 zones need each zone to have at least \
-         1/3 of the weight): give its nodes more weight, add nodes to it, or lower \
+         1/3 of the weight, less 10%): give its nodes more weight, add nodes to it, or lower \
          replication_factor below the number of zones"
     );
     // Nothing changed; with weight 4 the zone holds its share.

@@ -35,8 +35,8 @@ pub(crate) fn zone_numbers(nodes: &[Node]) -> (Vec<u32>, usize) {
 
 /// Whether the zone rule makes some zone too light, stated independently:
 /// when a partition's `min(rf, nodes)` replicas must reach every zone, a
-/// zone whose weighted share of all replicas, rounded up, is less than one
-/// per partition.
+/// zone whose one replica per partition is more than 110 % of its
+/// weighted share of all replicas.
 pub(crate) fn too_light(partitions: u32, rf: usize, nodes: &[Node]) -> bool {
     let (of, zones) = zone_numbers(nodes);
     let r = rf.min(nodes.len()) as u128;
@@ -52,7 +52,8 @@ pub(crate) fn too_light(partitions: u32, rf: usize, nodes: &[Node]) -> bool {
             .filter(|(_, &o)| o == z)
             .map(|(n, _)| u128::from(n.weight.get()))
             .sum();
-        (w * r * p).div_ceil(total) < p
+        // p > 1.1 · (w / total) · r · p, in integers.
+        10 * p * total > 11 * w * r * p
     })
 }
 

@@ -57,6 +57,15 @@ fn scramble(partition: usize, node: u32) -> u64 {
     z ^ (z >> 31)
 }
 
+/// What the assignment knows of the primaries to come (see [`assign`]).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct PrimaryHints<'a> {
+    /// Previous primaries each node must give up.
+    pub drop: &'a [u64],
+    /// The most primaries each node may have.
+    pub most: &'a [u64],
+}
+
 /// The work state of one assignment.
 pub(super) struct Work<'a> {
     pub(super) r: usize,
@@ -74,7 +83,18 @@ pub(super) struct Work<'a> {
     pub(super) zone_short: Vec<u64>,
     /// Zones by how short (most first, then number).
     pub(super) zones: BTreeSet<(Reverse<u64>, u32)>,
+    /// Primaries each node may still take up to its upper bound, once the
+    /// previous primaries it keeps are counted.
+    pub(super) primary_room: Vec<u64>,
+    /// Partitions whose previous primary is gone from the row: a new
+    /// primary is due there, best one that has room for it.
+    pub(super) orphan: Vec<bool>,
 }
+
+/// How many short nodes of a zone an orphaned partition's slot looks
+/// through for one with room for its primary, so that replacing every
+/// node at once stays linear.
+const PRIMARY_SCAN: usize = 64;
 
 impl Work<'_> {
     pub(super) fn row(&self, p: usize) -> &[u32] {
@@ -136,6 +156,11 @@ impl Work<'_> {
     pub(super) fn place(&mut self, cell: usize, node: u32) {
         self.cells[cell] = node;
         self.fresh[cell] = true;
+        let p = cell / self.r;
+        if self.orphan[p] && self.primary_room[node as usize] > 0 {
+            self.orphan[p] = false;
+            self.primary_room[node as usize] -= 1;
+        }
         let short = self.short[node as usize] - 1;
         self.set_short(node, short);
     }
@@ -144,6 +169,23 @@ impl Work<'_> {
     fn pick(&self, p: usize) -> Option<u32> {
         let (per, open) = self.counts(p);
         let row = self.row(p);
+        // A partition that lost its primary takes a node with room for
+        // one where it can, so the primary need not be handed along a
+        // chain of other partitions later.
+        if self.orphan[p] {
+            for &(_, z) in &self.zones {
+                if !self.zone_allowed(&per, open, z as usize) {
+                    continue;
+                }
+                if let Some(&(_, n)) = self.by_zone[z as usize]
+                    .iter()
+                    .take(PRIMARY_SCAN)
+                    .find(|(_, n)| !row.contains(n) && self.primary_room[*n as usize] > 0)
+                {
+                    return Some(n);
+                }
+            }
+        }
         for &(_, z) in &self.zones {
             if !self.zone_allowed(&per, open, z as usize) {
                 continue;
@@ -162,16 +204,21 @@ impl Work<'_> {
 /// Assigns `quotas[i]` replica slots to each node `i` over `partitions`
 /// partitions of `replicas` slots, under `rule`, starting from `previous`
 /// (each partition's previous nodes, `OPEN` for none or gone, in slot
-/// order; `previous_replicas` per partition). The quotas must add up to
-/// `partitions × replicas`, and none may exceed `partitions`.
+/// order, primary first; `previous_replicas` per partition). The quotas
+/// must add up to `partitions × replicas`, and none may exceed
+/// `partitions`. A node with too many replicas gives up, of the partitions
+/// it was primary for, `primary.drop[i]` first (or all it has there); an
+/// open slot of a partition that lost its primary goes to a node with
+/// fewer primaries than `primary.most[i]` where one may take it.
 pub(crate) fn assign(
     partitions: usize,
     replicas: usize,
     quotas: &[u64],
     rule: &ZoneRule,
-    previous: &[u32],
-    previous_replicas: usize,
+    (previous, previous_replicas): (&[u32], usize),
+    primary: PrimaryHints<'_>,
 ) -> Result<Assignment, Unassignable> {
+    let drop_primary = primary.drop;
     let r = replicas;
     let n = quotas.len();
     debug_assert_eq!(quotas.iter().sum::<u64>(), (partitions * replicas) as u64);
@@ -222,10 +269,12 @@ pub(crate) fn assign(
         }
     }
     // 2. Trim.
-    let mut surplus: Vec<Vec<(u64, usize)>> = vec![Vec::new(); n];
+    let was_primary =
+        |cell: usize, x: u32| previous_replicas > 0 && previous[cell / r * previous_replicas] == x;
+    let mut surplus: Vec<Vec<(bool, u64, usize)>> = vec![Vec::new(); n];
     for (cell, &x) in cells.iter().enumerate() {
         if x != OPEN && held[x as usize] > quotas[x as usize] {
-            surplus[x as usize].push((scramble(cell / r, x), cell));
+            surplus[x as usize].push((!was_primary(cell, x), scramble(cell / r, x), cell));
         }
     }
     // A node gives up places in partitions with the fewest open slots
@@ -244,8 +293,17 @@ pub(crate) fn assign(
             continue;
         }
         let extra = (held[x] - quotas[x]) as usize;
-        places.sort_unstable_by_key(|&(mix, cell)| (open[cell / r], Reverse(mix)));
-        for &(_, cell) in places.iter().take(extra) {
+        // Its primary places first, as many as it must give up; then the
+        // others, as many as are left to give.
+        places.sort_unstable_by_key(|&(other, mix, cell)| (other, open[cell / r], Reverse(mix)));
+        let primaries = places.iter().take_while(|p| !p.0).count();
+        let from_primary = (drop_primary[x] as usize).min(primaries).min(extra);
+        let from_others = (extra - from_primary).min(places.len() - primaries);
+        let from_primary = extra - from_others;
+        let chosen = places[..from_primary]
+            .iter()
+            .chain(&places[primaries..primaries + from_others]);
+        for &(_, _, cell) in chosen {
             cells[cell] = OPEN;
             open[cell / r] += 1;
         }
@@ -259,7 +317,22 @@ pub(crate) fn assign(
         row.copy_from_slice(&kept);
     }
     // 3. Fill.
+    let mut primary_room = primary.most.to_vec();
+    let mut orphan = vec![false; partitions];
+    if previous_replicas > 0 {
+        for (p, lost) in orphan.iter_mut().enumerate() {
+            let before = previous[p * previous_replicas];
+            if before != OPEN && cells[p * r..(p + 1) * r].contains(&before) {
+                let room = &mut primary_room[before as usize];
+                *room = room.saturating_sub(1);
+            } else {
+                *lost = true;
+            }
+        }
+    }
     let mut work = Work {
+        primary_room,
+        orphan,
         r,
         rule,
         previous,

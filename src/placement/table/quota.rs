@@ -36,6 +36,36 @@ pub(crate) enum Shortfall {
 /// share whose `(⌊e⌋ + 1) / e` is smallest, the earlier claim first among
 /// equal ones.
 pub(crate) fn apportion(total: u64, claims: &[Claim]) -> Result<Vec<u64>, Shortfall> {
+    let (mut quotas, mut fractional, left) = shares(total, claims)?;
+    // (⌊a⌋ + 1) / a < (⌊b⌋ + 1) / b, with a = sa / weight and b = sb / weight.
+    fractional.sort_by(|&(ia, fa, sa), &(ib, fb, sb)| {
+        ((fa + 1) * sb).cmp(&((fb + 1) * sa)).then(ia.cmp(&ib))
+    });
+    for &(i, _, _) in fractional.iter().take(left) {
+        quotas[i] += 1;
+    }
+    Ok(quotas)
+}
+
+/// Each claim's `(⌊e⌋, ⌈e⌉)` of its exact share: the range
+/// [`apportion`]'s quota lies in, for a caller free to choose which claims
+/// round up (as long as the quotas add up to `total`).
+pub(crate) fn bounds(total: u64, claims: &[Claim]) -> Result<Vec<(u64, u64)>, Shortfall> {
+    let (floors, fractional, _) = shares(total, claims)?;
+    let mut out: Vec<(u64, u64)> = floors.iter().map(|&f| (f, f)).collect();
+    for (i, _, _) in fractional {
+        out[i].1 += 1;
+    }
+    Ok(out)
+}
+
+/// Claim `i`'s share in units of the free claims' weight.
+type Fraction = (usize, u128, u128);
+
+/// The floors of the exact shares, the claims whose share is fractional
+/// (index, floor, share scaled by the free weight) and how many units the
+/// floors leave.
+fn shares(total: u64, claims: &[Claim]) -> Result<(Vec<u64>, Vec<Fraction>, usize), Shortfall> {
     let required: u64 = claims.iter().map(|c| c.lo).sum();
     let room: u64 = claims.iter().map(|c| c.hi).sum();
     if required > total {
@@ -109,15 +139,7 @@ pub(crate) fn apportion(total: u64, claims: &[Claim]) -> Result<Vec<u64>, Shortf
             }
         }
     }
-    // (⌊a⌋ + 1) / a < (⌊b⌋ + 1) / b, with a = sa / weight and b = sb / weight.
-    fractional.sort_by(|&(ia, fa, sa), &(ib, fb, sb)| {
-        ((fa + 1) * sb).cmp(&((fb + 1) * sa)).then(ia.cmp(&ib))
-    });
-    let left = (rest - given) as usize;
-    for &(i, _, _) in fractional.iter().take(left) {
-        quotas[i] += 1;
-    }
-    Ok(quotas)
+    Ok((quotas, fractional, (rest - given) as usize))
 }
 
 /// What is left of `total` once the fixed claims have theirs, and the

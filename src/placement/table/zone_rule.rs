@@ -1,5 +1,7 @@
 //! The zone rule of a `table` ring: the replicas of a partition sit in
-//! `min(replicas, zones)` distinct zones, as evenly as that allows.
+//! `min(replicas, zones)` distinct zones: at most one per zone when the
+//! replicas are no more than the zones, else every zone at least once and
+//! none more than `replicas − zones + 1` times.
 
 /// How replicas may spread over zones within one partition.
 #[derive(Debug, Clone)]
@@ -28,8 +30,8 @@ impl ZoneRule {
     }
 
     /// The rule for `zones` zones and `replicas` replicas per partition:
-    /// the replicas sit in `min(replicas, zones)` distinct zones, as evenly
-    /// as that allows.
+    /// the replicas sit in `min(replicas, zones)` distinct zones (see the
+    /// module documentation for the bounds per zone).
     pub(crate) fn spread(zone_of: Vec<u32>, zones: usize, replicas: usize) -> Self {
         let (max_per_zone, every_zone) = if replicas <= zones {
             (1, replicas == zones)
