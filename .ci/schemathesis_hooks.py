@@ -10,10 +10,11 @@ the header and the field disagree). Those refusals are what a correct
 server must answer, and tests/api/versions.rs and tests/api/preconditions.rs
 check them exactly.
 
-Two rules of a ring's configuration cannot be said in JSON Schema either,
-so the document states them in prose: `ketama` hashes with `md5` only, and
-a `maglev` table size is prime (the permutations Maglev fills its table
-with need it). A configuration generated from the schema breaks them most
+Four rules of a ring's configuration cannot be said in JSON Schema either,
+so the document states them in prose: `ketama` hashes with `md5` only; a
+`maglev` table size is prime (the permutations Maglev fills its table
+with need it); a `set_config` to `table` names its `partitions`; and a
+table's partitions × replicas are at most 2^23. A configuration generated from the schema breaks them most
 of the time, and is refused with 400 naming the field; tests/api/errors*.rs
 and the placement tests check those refusals.
 
@@ -24,8 +25,9 @@ Here, just before each call, a case that schemathesis generated as valid
 is made into the request a correct client would send: each precondition
 it carries is set to the ring's current version, read from the server
 (or dropped when the call creates the ring), each configuration it
-carries gets `md5` for `ketama` and the nearest prime for its table size,
-and a lookup keeps one of its keys. Cases generated as invalid are sent
+carries gets `md5` for `ketama`, the nearest prime for its table size and,
+for `table`, partitions (256 when a `set_config` has none, fewer when
+there would be too many slots), and a lookup keeps one of its keys. Cases generated as invalid are sent
 as they are. Nothing else is changed, and a ring that does not exist is
 otherwise left alone (the write must answer 404).
 """
@@ -85,10 +87,22 @@ def nearest_prime(n):
     return down
 
 
-def follow_config_rules(config):
-    """Applies the two documented rules the schema cannot express."""
+# Most replica slots a table may have: partitions × replicas.
+MAX_TABLE_CELLS = 1 << 23
+
+
+def follow_config_rules(config, complete=False):
+    """Applies the documented rules the schema cannot express. `complete`
+    marks a `set_config`, which must name every field of its algorithm."""
     if not isinstance(config, dict):
         return
+    if config.get("algorithm") == "table" and complete and "partitions" not in config:
+        config["partitions"] = 256
+    parts, rf = config.get("partitions"), config.get("replication_factor")
+    if isinstance(parts, int) and isinstance(rf, int) and parts * rf > MAX_TABLE_CELLS:
+        while parts > 256 and parts * rf > MAX_TABLE_CELLS:
+            parts //= 2
+        config["partitions"] = parts
     if config.get("algorithm") == "ketama":
         config["hash"] = "md5"
     elif "hash" in config and "algorithm" not in config:
@@ -134,7 +148,7 @@ def before_call(context, case, kwargs):
         follow_config_rules(body)
     for op in body.get("ops") or []:
         if isinstance(op, dict):
-            follow_config_rules(op.get("config"))
+            follow_config_rules(op.get("config"), op.get("op") == "set_config")
     carries = (
         any(k.lower() == "if-match" for k in headers)
         or "expected_version" in query

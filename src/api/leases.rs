@@ -71,6 +71,7 @@ pub enum LeaseErrors {
         (status = 400, description = "Invalid ttl, id, weight, zone, address, label, state or hash_key; unknown field; malformed JSON", body = Problem, content_type = "application/problem+json"),
         WriteErrors, JsonBodyErrors,
         (status = 404, description = "No such ring", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "A `table` ring cannot place the node: `unsatisfiable`, with its `reason`", body = Problem, content_type = "application/problem+json"),
     ),
     security(("bearer" = []))
 )]

@@ -82,6 +82,7 @@ pub fn with_status(state: &AppState, snapshot: &Snapshot) -> RingSummary {
         WriteErrors,
         (status = 404, description = "No such ring or node", body = Problem, content_type = "application/problem+json"),
         (status = 409, description = "No automatic transition is due for the node", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "A `table` ring cannot make the transition: `unsatisfiable`, with its `reason`", body = Problem, content_type = "application/problem+json"),
     ),
     security(("bearer" = []))
 )]

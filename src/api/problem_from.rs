@@ -22,7 +22,7 @@ impl From<PlacementError> for ApiError {
             TableSizeNotPrime(_) | TableSizeOutOfRange { .. } => "table_size",
             VnodesOutOfRange { .. } | TooManyPoints { .. } => "vnodes_per_weight",
             ReplicationOutOfRange { .. } => "replication_factor",
-            PartitionsOutOfRange { .. } => "partitions",
+            PartitionsOutOfRange { .. } | TableTooLarge { .. } => "partitions",
             ZoneTooLight { .. } => {
                 return Self::new(ProblemKind::Unsatisfiable, e.to_string())
                     .with_field("zone")

@@ -103,7 +103,7 @@ pub enum IdempotencyError {
     /// The key was used for another change.
     #[response(
         status = 422,
-        description = "The `Idempotency-Key` was already used for a different change",
+        description = "The `Idempotency-Key` was already used for a different change; or, for a `table` ring, no placement meets the change (`unsatisfiable`, with its `reason`)",
         content_type = "application/problem+json"
     )]
     Reused(Problem),

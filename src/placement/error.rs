@@ -133,6 +133,14 @@ pub enum PlacementError {
     /// A stored `table` does not fit the ring's nodes and config.
     #[error("partition table does not match the ring: {0}")]
     InvalidTable(String),
+    /// A partition table would hold more cells than allowed.
+    #[error("the table would hold {cells} replica slots (partitions × replicas), over the cap of {cap}: lower partitions or replication_factor")]
+    TableTooLarge {
+        /// What the config and node set ask for.
+        cells: u64,
+        /// The documented cap.
+        cap: u64,
+    },
     /// Zone awareness is on and an active node has no zone.
     #[error("zone_aware is on but active node `{0}` has no zone")]
     MissingZone(String),

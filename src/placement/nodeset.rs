@@ -36,8 +36,15 @@ pub(crate) fn active_sorted(
         Algorithm::Jump => active.iter().map(|n| u64::from(n.weight.get())).sum(),
         // Every cell of a partition table is encoded.
         Algorithm::Table => {
-            u64::from(config.partitions)
-                * u64::from(config.replication_factor).min(active.len() as u64)
+            let cells = u64::from(config.partitions)
+                * u64::from(config.replication_factor).min(active.len() as u64);
+            if cells > config::MAX_POINTS {
+                return Err(PlacementError::TableTooLarge {
+                    cells,
+                    cap: config::MAX_POINTS,
+                });
+            }
+            0
         }
         Algorithm::Maglev | Algorithm::Rendezvous => 0,
     };

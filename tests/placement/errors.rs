@@ -74,6 +74,27 @@ fn a_ring_over_the_point_cap_is_refused() {
 }
 
 #[test]
+fn a_table_over_the_cell_cap_is_refused() {
+    let mut c = RingConfig::new(Algorithm::Table);
+    c.partitions = 1 << 20;
+    c.replication_factor = 9;
+    let nodes: Vec<Node> = (0..9).map(|i| node(&format!("n{i}"))).collect();
+    assert_eq!(
+        Placement::build(&c, &nodes).unwrap_err().to_string(),
+        "the table would hold 9437184 replica slots (partitions × replicas), over the cap of 8388608: lower partitions or replication_factor"
+    );
+    // Eight replicas fit exactly.
+    c.replication_factor = 8;
+    assert!(Placement::build(&c, &nodes[..8]).is_ok());
+    // Partitions must be a power of two in range.
+    c.partitions = 3 << 10;
+    assert_eq!(
+        c.validate().unwrap_err().to_string(),
+        "partitions 3072 is out of range: it must be a power of two from 256 to 1048576"
+    );
+}
+
+#[test]
 fn unknown_algorithm_hash_and_fields() {
     assert_eq!(
         "consistent".parse::<Algorithm>().unwrap_err().to_string(),
