@@ -259,6 +259,12 @@ pub fn movement(d: &DiffView) -> String {
         percent(d.moved_fraction),
         escape(d.basis.as_str()),
     );
+    // A table's slots and copies are what a migration has to do.
+    if let (Some(slots), Some(copies)) = (d.table_moves_total, d.replicas_moved) {
+        out.push_str(&format!(
+            "{slots} replica slots change node; {copies} replicas are copied to a node without one\n\n"
+        ));
+    }
     let mut nodes = Table::new(&[
         ("NODE", Align::Left),
         ("BEFORE", Align::Right),
@@ -300,6 +306,23 @@ pub fn movement(d: &DiffView) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_table_diff_counts_its_slots_and_copies() {
+        let d: DiffView = serde_json::from_value(serde_json::json!({
+            "basis": "partitions", "moved_fraction": 0.25, "nodes": [], "transfers": [],
+            "moved_ranges": [], "moved_ranges_total": 3, "moved_ranges_truncated": false,
+            "table_moves": [], "table_moves_total": 70, "table_moves_truncated": false,
+            "replicas_moved": 64
+        }))
+        .unwrap();
+        assert_eq!(
+            movement(&d),
+            "moved 25.00% of the keyspace (basis: partitions, 3 moved ranges)\n\n\
+             70 replica slots change node; 64 replicas are copied to a node without one\n\n\
+             NODE  BEFORE  AFTER  GAINED  LOST\n\nno transfers\n"
+        );
+    }
 
     #[test]
     fn tables_align_and_trim() {
