@@ -177,7 +177,7 @@ impl PartitionTable {
             Some((of, count)) => ZoneRule::spread(of.to_vec(), count, r),
             None => ZoneRule::none(n, r),
         };
-        too_light(p, r, nodes, &rule)?;
+        too_light(r, nodes, &rule)?;
         let quotas = replica_quotas(p, r, nodes, &rule);
         let (previous_cells, previous_replicas, previous_primary) =
             carried_over(p, nodes, previous);
@@ -264,12 +264,7 @@ const ZONE_LOAD_TENTHS: u128 = 11;
 /// weight stands for capacity, and such a zone's nodes would be loaded far
 /// beyond theirs. (A rule that caps a zone below its share only leaves its
 /// nodes below their weight, which the quotas allow.)
-fn too_light(
-    partitions: usize,
-    replicas: usize,
-    nodes: &[Node],
-    rule: &ZoneRule,
-) -> Result<(), TableError> {
+fn too_light(replicas: usize, nodes: &[Node], rule: &ZoneRule) -> Result<(), TableError> {
     if !rule.every_zone {
         return Ok(());
     }
@@ -278,7 +273,6 @@ fn too_light(
         zone_weight[z as usize] += u64::from(node.weight.get());
     }
     let total: u64 = zone_weight.iter().sum();
-    let _ = partitions;
     // p > 1.1 · w·r·p / W  ⇔  10·W > 11·w·r (p cancels).
     match zone_weight
         .iter()
