@@ -17,6 +17,7 @@ impl From<PlacementError> for ApiError {
             InvalidHashKey { .. } => "hash_key",
             InvalidZone { .. } | MissingZone(_) => "zone",
             WeightOutOfRange { .. } => "weight",
+            RampOutOfRange { .. } | RampNotSupported { .. } => "ramp",
             UnknownAlgorithm(_) => "algorithm",
             UnknownHash(_) | HashNotSupported { .. } => "hash",
             TableSizeNotPrime(_) | TableSizeOutOfRange { .. } => "table_size",

@@ -82,6 +82,7 @@ impl JoinArgs {
             labels: self.labels.iter().cloned().collect::<BTreeMap<_, _>>(),
             state: None,
             hash_key: self.hash_key.clone(),
+            ramp: None,
         };
         Ok(spec.into_new_record(None)?)
     }

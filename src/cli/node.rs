@@ -262,6 +262,7 @@ fn node_input(f: &NodeFields) -> NodeInput {
         labels: (!f.labels.is_empty()).then(|| f.labels.iter().cloned().collect()),
         state: None,
         hash_key: f.hash_key.clone(),
+        ramp: None,
     }
 }
 

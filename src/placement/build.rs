@@ -87,7 +87,8 @@ impl Placement {
             match self.index_of(&node.id) {
                 Some(j)
                     if self.nodes[j].label() == node.label()
-                        && self.nodes[j].weight == node.weight =>
+                        && self.nodes[j].weight == node.weight
+                        && self.nodes[j].ramp == node.ramp =>
                 {
                     remap[j] = Some(i as u32)
                 }
@@ -105,7 +106,9 @@ impl Placement {
     }
 
     fn rendezvous_layout(config: &RingConfig, active: &[Node]) -> Layout {
-        let weights: Vec<u32> = active.iter().map(|n| n.weight.get()).collect();
+        // In parts of 65,536, so that a ramped node compares with the rest
+        // in integers; scaling every weight alike leaves the order as it is.
+        let weights: Vec<u64> = active.iter().map(Node::scaled_weight).collect();
         Layout::Rendezvous {
             node_hashes: active
                 .iter()

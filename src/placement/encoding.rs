@@ -9,11 +9,14 @@
 //! algorithm  u8       1 ring, 2 ketama, 3 maglev, 4 jump, 5 rendezvous, 6 table
 //! hash       u8       1 xxh3, 2 md5, 3 sha256, 4 murmur3
 //! zone_aware u8       0 or 1
-//! reserved   u8       0
+//! flags      u8       bit 0: ramped (some active node's ramp is below full);
+//!                     0 otherwise, so unramped encodings are as before
+//!                     ramps existed
 //! replicas   u32      replication factor
 //! nodes      u32      count, then per active node in id order:
 //!                     u8 id length, id bytes, u8 zone length (0 = none,
-//!                     and always 0 unless zone_aware), zone bytes, u32 weight
+//!                     and always 0 unless zone_aware), zone bytes, u32 weight,
+//!                     and, only when ramped, u32 ramp (parts of 65,536)
 //! body, by algorithm:
 //!   ring        u32 count, then count × (u64 position, u32 node)
 //!   ketama      u32 count, then count × (u32 position, u32 node)
@@ -165,7 +168,8 @@ impl Placement {
         out.push(self.config.algorithm.code());
         out.push(self.config.hash.code());
         out.push(u8::from(self.config.zone_aware));
-        out.push(0);
+        let ramped = self.is_ramped();
+        out.push(u8::from(ramped));
         out.extend_from_slice(&self.config.replication_factor.to_le_bytes());
         out.extend_from_slice(&(self.nodes.len() as u32).to_le_bytes());
         for n in &self.nodes {
@@ -180,6 +184,9 @@ impl Placement {
             out.push(zone.len() as u8);
             out.extend_from_slice(zone);
             out.extend_from_slice(&n.weight.get().to_le_bytes());
+            if ramped {
+                out.extend_from_slice(&n.ramp.get().to_le_bytes());
+            }
         }
         match &self.layout {
             Layout::Ring(c) => {

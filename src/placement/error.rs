@@ -141,6 +141,23 @@ pub enum PlacementError {
         /// The documented cap.
         cap: u64,
     },
+    /// A ramp outside 1 ..= 65,536.
+    #[error("ramp {ramp} is out of range: a ramp is parts per 65536, from 1 to 65536 (all in)")]
+    RampOutOfRange {
+        /// The rejected ramp.
+        ramp: u64,
+    },
+    /// An active node has a ramp below full under an algorithm that has
+    /// no ramps.
+    #[error("node `{node}` has ramp {ramp}, but {algorithm} rings take no ramp (only ring, rendezvous and maglev do): leave it out")]
+    RampNotSupported {
+        /// The first such node in id order.
+        node: String,
+        /// Its ramp.
+        ramp: u32,
+        /// The ring's algorithm.
+        algorithm: &'static str,
+    },
     /// Zone awareness is on and an active node has no zone.
     #[error("zone_aware is on but active node `{0}` has no zone")]
     MissingZone(String),

@@ -53,7 +53,11 @@ pub(crate) fn build(nodes: &[Node], table_size: u64) -> Vec<u32> {
                 offset,
                 skip,
                 next: 0,
-                weight: n.weight.get().into(),
+                // Parts of 65,536, so a ramped node takes turns in
+                // proportion to `weight × ramp`; alike for every node, the
+                // scale changes no comparison, so unramped tables are as
+                // they were.
+                weight: n.scaled_weight(),
                 target: 0,
             }
         })

@@ -38,7 +38,7 @@ pub use config::{Algorithm, HashFunction, RingConfig, RingConfigSpec};
 pub use diff::{DiffBasis, MovedRange, NodeMovement, PlacementDiff, Transfer};
 pub use encoding::Fingerprint;
 pub use error::PlacementError;
-pub use node::{HashKey, Node, NodeId, NodeState, Weight, Zone};
+pub use node::{HashKey, Node, NodeId, NodeState, Ramp, Weight, Zone, RAMP_FULL};
 pub use ownership::{NodeOwnership, Ownership, OwnershipBasis};
 
 use continuum::Continuum;
@@ -53,7 +53,8 @@ enum Layout {
     Jump(jump_runs::BucketRuns),
     Rendezvous {
         node_hashes: Vec<u64>,
-        weights: Vec<u32>,
+        /// `weight × ramp` (parts of 65,536) per node.
+        weights: Vec<u64>,
         uniform: bool,
     },
     Table(table::PartitionTable),
@@ -72,6 +73,12 @@ pub struct Placement {
 }
 
 impl Placement {
+    /// Whether an active node is ramped below full (spec 2.2): such a
+    /// placement weighs nodes in parts of 65,536 and encodes every ramp.
+    pub fn is_ramped(&self) -> bool {
+        nodeset::ramped(&self.nodes)
+    }
+
     /// The configuration this placement was built with.
     pub fn config(&self) -> &RingConfig {
         &self.config

@@ -13,6 +13,12 @@ pub(crate) struct Zones {
     pub count: usize,
 }
 
+/// Whether any active node is ramped below full: such a placement weighs
+/// every node in parts of 65,536 (`weight × ramp`) and encodes the ramps.
+pub(crate) fn ramped(active: &[Node]) -> bool {
+    active.iter().any(|n| !n.ramp.is_full())
+}
+
 /// Validates a node set and returns its active nodes sorted by id.
 pub(crate) fn active_sorted(
     config: &RingConfig,
@@ -28,6 +34,18 @@ pub(crate) fn active_sorted(
     if config.zone_aware {
         if let Some(n) = active.iter().find(|n| n.zone.is_none()) {
             return Err(PlacementError::MissingZone(n.id.to_string()));
+        }
+    }
+    if matches!(
+        config.algorithm,
+        Algorithm::Ketama | Algorithm::Jump | Algorithm::Table
+    ) {
+        if let Some(n) = active.iter().find(|n| !n.ramp.is_full()) {
+            return Err(PlacementError::RampNotSupported {
+                node: n.id.to_string(),
+                ramp: n.ramp.get(),
+                algorithm: config.algorithm.name(),
+            });
         }
     }
     let total = match config.algorithm {

@@ -3,7 +3,7 @@
 use serde::{Serialize, Serializer};
 
 use super::jump_runs::HOLE;
-use super::{Layout, NodeId, Placement};
+use super::{Layout, Node, NodeId, Placement};
 
 /// What the ownership units count.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -83,8 +83,16 @@ impl Placement {
                 (OwnershipBasis::Buckets, units.iter().sum())
             }
             Layout::Rendezvous { weights, .. } => {
+                // Units are weights; a ramped placement counts them in
+                // parts of 65,536 (`weight × ramp`), an unramped one as
+                // the weights themselves.
+                let unit = if self.is_ramped() {
+                    1
+                } else {
+                    u64::from(super::RAMP_FULL)
+                };
                 for (u, &w) in units.iter_mut().zip(weights) {
-                    *u = w.into();
+                    *u = (w / unit).into();
                 }
                 (OwnershipBasis::Weights, units.iter().sum())
             }
@@ -112,14 +120,15 @@ impl Placement {
             }
             held.into_iter()
         });
-        let weight_total: u64 = self.nodes.iter().map(|n| u64::from(n.weight.get())).sum();
+        // `weight × ramp`: the weight share a ramped node should hold.
+        let weight_total: u64 = self.nodes.iter().map(Node::scaled_weight).sum();
         let nodes: Vec<NodeOwnership> = self
             .nodes
             .iter()
             .zip(units)
             .map(|(n, u)| {
                 let share = u as f64 / total as f64;
-                let expected = f64::from(n.weight.get()) / weight_total as f64;
+                let expected = n.scaled_weight() as f64 / weight_total as f64;
                 NodeOwnership {
                     id: n.id.clone(),
                     units: u,

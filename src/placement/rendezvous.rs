@@ -60,7 +60,7 @@ pub fn cost(h: u64) -> u64 {
 pub(crate) struct Score {
     pub draw: u64,
     pub cost: u64,
-    pub weight: u32,
+    pub weight: u64,
     pub node: u32,
 }
 
@@ -78,7 +78,7 @@ pub(crate) fn better(a: &Score, b: &Score) -> Ordering {
 pub(crate) fn scores<'a>(
     key_hash: u64,
     node_hashes: &'a [u64],
-    weights: &'a [u32],
+    weights: &'a [u64],
     uniform: bool,
 ) -> impl Iterator<Item = Score> + 'a {
     node_hashes
@@ -100,7 +100,7 @@ pub(crate) fn scores<'a>(
 pub(crate) fn owner(
     key_hash: u64,
     node_hashes: &[u64],
-    weights: &[u32],
+    weights: &[u64],
     uniform: bool,
 ) -> Option<u32> {
     if uniform {
@@ -123,7 +123,7 @@ pub(crate) fn owner(
 pub(crate) fn ranked(
     key_hash: u64,
     node_hashes: &[u64],
-    weights: &[u32],
+    weights: &[u64],
     uniform: bool,
 ) -> Vec<u32> {
     let mut all: Vec<Score> = scores(key_hash, node_hashes, weights, uniform).collect();
@@ -153,7 +153,7 @@ mod tests {
     #[test]
     fn weighted_order_matches_uniform_shortcut_when_weights_are_equal() {
         let nodes: Vec<u64> = (0..50u64).map(|i| fmix64(i + 1)).collect();
-        let weights = vec![7u32; 50];
+        let weights = vec![7u64; 50];
         for k in 0..2000u64 {
             let kh = fmix64(k.wrapping_mul(31));
             assert_eq!(

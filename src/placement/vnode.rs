@@ -4,7 +4,9 @@
 //! depends on the rest of the cluster, so changing one node never re-cuts the
 //! others. Point `k` of a node sits at `hash(le32(len) ‖ label ‖ le32(k))`;
 //! the length prefix makes the encoding injective (`node1`+`1` and
-//! `node11`+nothing hash different bytes).
+//! `node11`+nothing hash different bytes). A node ramped below full places
+//! only its first `⌈ramp × count / 65,536⌉` points, so as its ramp grows
+//! it gains points and never moves the ones it has: keys move only onto it.
 
 use super::config::HashFunction;
 use super::continuum::Continuum;
@@ -28,7 +30,7 @@ pub(crate) fn node_points(
     owner: u32,
     out: &mut Vec<(u64, u32)>,
 ) {
-    let count = vnodes_per_weight * node.weight.get();
+    let count = placed_points(vnodes_per_weight, node);
     let label = node.label();
     // Reuse one buffer: only the trailing point number changes.
     let mut buf = point_label(label, 0);
@@ -39,11 +41,20 @@ pub(crate) fn node_points(
     }
 }
 
+/// How many points a node places: `vnodes_per_weight × weight`, or the
+/// first `⌈ramp × that / 65,536⌉` of them when it is ramped below full.
+pub fn placed_points(vnodes_per_weight: u32, node: &Node) -> u32 {
+    let all = u64::from(vnodes_per_weight) * u64::from(node.weight.get());
+    let ramp = u64::from(node.ramp.get());
+    // At most 2^23 points times 2^16 parts: no overflow in u64.
+    ((all * ramp).div_ceil(u64::from(super::node::RAMP_FULL))) as u32
+}
+
 /// Builds the continuum for `nodes` (active, sorted by id).
 pub(crate) fn build(hash: HashFunction, vnodes_per_weight: u32, nodes: &[Node]) -> Continuum {
     let total: usize = nodes
         .iter()
-        .map(|n| (vnodes_per_weight * n.weight.get()) as usize)
+        .map(|n| placed_points(vnodes_per_weight, n) as usize)
         .sum();
     let mut points = Vec::with_capacity(total);
     for (i, node) in nodes.iter().enumerate() {

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use super::text::{escape_refused, RefusedChar};
 use super::RingError;
-use crate::placement::{HashKey, Node, NodeId, NodeState, Weight, Zone};
+use crate::placement::{HashKey, Node, NodeId, NodeState, Ramp, Weight, Zone};
 
 /// Most labels a node may carry.
 pub const MAX_LABELS: usize = 32;
@@ -39,6 +39,11 @@ pub struct NodeRecord {
     /// Hashed instead of the id, so a replacement can take over positions.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hash_key: Option<HashKey>,
+    /// How much of its weight the node takes: below full only while a
+    /// rollout brings it in or out. Not written when full, so versions
+    /// without ramps read and write as they always did.
+    #[serde(default, skip_serializing_if = "Ramp::is_full")]
+    pub ramp: Ramp,
 }
 
 impl NodeRecord {
@@ -52,6 +57,7 @@ impl NodeRecord {
             labels: BTreeMap::new(),
             state: NodeState::Active,
             hash_key: None,
+            ramp: Ramp::FULL,
         }
     }
 
@@ -63,6 +69,7 @@ impl NodeRecord {
             weight: self.weight,
             zone: self.zone.clone(),
             state: self.state,
+            ramp: self.ramp,
         }
     }
 }
@@ -87,6 +94,8 @@ pub struct NodeRecordSpec {
     pub state: Option<NodeState>,
     /// Defaults to none (the id is hashed).
     pub hash_key: Option<HashKey>,
+    /// Defaults to full (65,536).
+    pub ramp: Option<Ramp>,
 }
 
 impl NodeRecordSpec {
@@ -131,6 +140,7 @@ impl NodeRecordSpec {
             labels: self.labels,
             state: self.state.unwrap_or_default(),
             hash_key: self.hash_key,
+            ramp: self.ramp.unwrap_or_default(),
         })
     }
 }

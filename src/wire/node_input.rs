@@ -10,7 +10,8 @@ use serde::Serialize;
 use super::nodes::NodeStateName;
 #[cfg(feature = "server")]
 use super::schema::{
-    HashKeySchema, LabelsSchema, NodeAddressSchema, NodeIdSchema, WeightSchema, ZoneSchema,
+    HashKeySchema, LabelsSchema, NodeAddressSchema, NodeIdSchema, RampSchema, WeightSchema,
+    ZoneSchema,
 };
 
 /// The `node` of an `upsert` op: the id and, optionally, every field of
@@ -53,6 +54,10 @@ pub struct UpsertNodeInput {
     /// replacement node can take over a dead one's positions.
     #[cfg_attr(feature = "server", schema(value_type = Option<HashKeySchema>))]
     pub hash_key: Option<String>,
+    /// Parts of 65,536 of its weight the node takes (`ring`, `rendezvous`
+    /// and `maglev`); defaults to 65,536, all in. Rollouts set it.
+    #[cfg_attr(feature = "server", schema(value_type = Option<RampSchema>))]
+    pub ramp: Option<u32>,
 }
 
 /// The body of `PUT …/nodes/{node}`: every field optional, unknown fields
@@ -93,6 +98,11 @@ pub struct NodeInput {
     #[cfg_attr(feature = "server", schema(value_type = Option<HashKeySchema>))]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hash_key: Option<String>,
+    /// Parts of 65,536 of its weight the node takes (`ring`, `rendezvous`
+    /// and `maglev`); defaults to 65,536, all in. Rollouts set it.
+    #[cfg_attr(feature = "server", schema(value_type = Option<RampSchema>))]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ramp: Option<u32>,
 }
 
 #[cfg(test)]
@@ -113,6 +123,7 @@ mod tests {
             labels: Some(BTreeMap::from([("tier".into(), "warm".into())])),
             state: None,
             hash_key: None,
+            ramp: None,
         };
         assert_eq!(
             serde_json::to_value(node).unwrap(),

@@ -109,6 +109,11 @@ pub struct NodeView {
     /// Hashed instead of the id, if set.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hash_key: Option<String>,
+    /// Parts of 65,536 of its weight the node takes; omitted when full
+    /// (65,536). Below full only while a rollout brings the node in or out.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    #[cfg_attr(feature = "server", schema(value_type = Option<super::schema::RampSchema>))]
+    pub ramp: Option<u32>,
     /// Whether the node is known to be alive: `healthy`, `unhealthy`,
     /// `left` or `unmanaged` (no lease). Sent in the node list only, never
     /// in snapshots (health is not part of a version) nor in a single
@@ -144,6 +149,7 @@ impl From<&NodeRecord> for NodeView {
             labels: n.labels.clone(),
             state: n.state.into(),
             hash_key: n.hash_key.as_ref().map(|k| k.as_str().to_owned()),
+            ramp: (!n.ramp.is_full()).then(|| n.ramp.get()),
             health: None,
             last_heartbeat: None,
             lease_deadline: None,

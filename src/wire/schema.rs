@@ -20,7 +20,9 @@ use crate::placement::config::{
     DEFAULT_PARTITIONS, DEFAULT_REPLICATION_FACTOR, DEFAULT_TABLE_SIZE, DEFAULT_VNODES_PER_WEIGHT,
     MAX_PARTITIONS, MAX_REPLICATION_FACTOR, MAX_TABLE_SIZE, MAX_VNODES_PER_WEIGHT, MIN_PARTITIONS,
 };
-use crate::placement::node::{MAX_HASH_KEY_LEN, MAX_NODE_ID_LEN, MAX_WEIGHT, MAX_ZONE_LEN};
+use crate::placement::node::{
+    MAX_HASH_KEY_LEN, MAX_NODE_ID_LEN, MAX_WEIGHT, MAX_ZONE_LEN, RAMP_FULL,
+};
 use crate::ring::durations::{DEFAULT_LEASE_TTL, LEASE_TTL, LONG_POLL_WAIT};
 use crate::ring::membership_policy::{MAX_AUTO_CHANGES_PER_MINUTE, POLICY_DELAY};
 use crate::ring::LEASE_ID_LEN;
@@ -162,6 +164,12 @@ named_schema!(
     /// A node weight.
     WeightSchema = "Weight",
     integer(1, MAX_WEIGHT.into(), format!("Relative capacity, an integer from 1 to {MAX_WEIGHT}."))
+);
+
+named_schema!(
+    /// A node's ramp.
+    RampSchema = "Ramp",
+    integer(1, RAMP_FULL.into(), format!("How much of its weight the node takes, in parts of {RAMP_FULL}: below {RAMP_FULL} only while a rollout brings it in or out (`ring`, `rendezvous` and `maglev` only); omitted when full."))
 );
 
 named_schema!(

@@ -5,6 +5,7 @@ mod errors;
 mod inspection;
 mod jump_runs;
 mod properties;
+mod ramps;
 mod reference;
 mod table_properties;
 mod table_reference;

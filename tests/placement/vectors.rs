@@ -7,11 +7,14 @@
 //! the change in the commit.
 
 use ringd::placement::{
-    Algorithm, HashKey, Node, NodeId, NodeState, Placement, RingConfig, Weight, Zone,
+    Algorithm, HashKey, Node, NodeId, NodeState, Placement, Ramp, RingConfig, Weight, Zone,
 };
 use serde_json::{json, Value};
 
 const SHAPES: [&str; 5] = ["single", "weighted", "zoned", "colliding", "nodes-1000"];
+
+/// The algorithms that take ramps, each with one more file: `ramped`.
+const RAMPED: [Algorithm; 3] = [Algorithm::Ring, Algorithm::Rendezvous, Algorithm::Maglev];
 
 fn node(id: &str, weight: u64) -> Node {
     Node::new(NodeId::new(id).unwrap()).with_weight(Weight::new(weight).unwrap())
@@ -55,19 +58,38 @@ fn shape(name: &str, algorithm: Algorithm) -> (RingConfig, Vec<Node>) {
             ]
         }
         "nodes-1000" => (0..1000).map(|i| node(&format!("n-{i:04}"), 1)).collect(),
+        "ramped" => {
+            // Mid-rollout: one node coming in at 3/10, one weight-2 node
+            // going out at 1/4, one at the smallest ramp; the rest all in.
+            let ramp = |parts| Ramp::new(parts).unwrap();
+            vec![
+                node("r-1", 1),
+                node("r-2", 2).with_ramp(ramp(16_384)),
+                node("r-3", 1),
+                node("r-4", 3),
+                node("r-new", 1).with_ramp(ramp(19_661)),
+                node("r-tiny", 1).with_ramp(ramp(1)),
+            ]
+        }
         other => panic!("unknown shape {other}"),
     };
     (config, nodes)
 }
 
 fn node_json(n: &Node) -> Value {
-    json!({
+    let mut v = json!({
         "id": n.id.as_str(),
         "hash_key": n.hash_key.as_ref().map(|k| k.as_str()),
         "weight": n.weight.get(),
         "zone": n.zone.as_ref().map(|z| z.as_str()),
         "state": n.state,
-    })
+    });
+    // Written only below full, as the API does, so the files of unramped
+    // nodes stay as they were.
+    if !n.ramp.is_full() {
+        v["ramp"] = json!(n.ramp.get());
+    }
+    v
 }
 
 fn vector(algorithm: Algorithm, shape_name: &str) -> Value {
@@ -147,8 +169,12 @@ fn vectors_are_reproduced_exactly() {
     let dir = format!("{}/tests/placement/vectors", env!("CARGO_MANIFEST_DIR"));
     let update = std::env::var_os("RINGD_BLESS").is_some_and(|v| v == "1");
     let mut checked = 0;
-    for algorithm in Algorithm::ALL {
-        for shape_name in SHAPES {
+    let files = Algorithm::ALL
+        .into_iter()
+        .flat_map(|a| SHAPES.map(|s| (a, s)))
+        .chain(RAMPED.map(|a| (a, "ramped")));
+    {
+        for (algorithm, shape_name) in files {
             let path = format!("{dir}/{}-{shape_name}.json", algorithm.name());
             let computed = vector(algorithm, shape_name);
             if update {
@@ -168,7 +194,7 @@ fn vectors_are_reproduced_exactly() {
             checked += 1;
         }
     }
-    assert_eq!(checked, 30);
+    assert_eq!(checked, 33);
 }
 
 #[test]
@@ -204,4 +230,16 @@ fn vectors_cover_the_promised_behaviour() {
             assert_eq!(zones.len(), 3, "{}: {l}", algorithm.name());
         }
     }
+    // Ramped rendezvous units are weight × ramp; the others' are exact too.
+    let ramped = load("rendezvous-ramped");
+    let units: Vec<&str> = ramped["ownership"]["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["units"].as_str().unwrap())
+        .collect();
+    assert_eq!(units, ["65536", "32768", "65536", "196608", "19661", "1"]);
+    let ring = load("ring-ramped");
+    assert_eq!(ring["nodes"][5]["ramp"], 1);
+    assert_eq!(ring["nodes"][0].get("ramp"), None);
 }

@@ -133,7 +133,9 @@ fn trivial(tally: &mut Tally<'_>, old: &BucketRuns, new: &BucketRuns) {
 
 /// Movement between two rendezvous placements.
 pub(super) fn rendezvous(tally: &mut Tally<'_>, from: &Placement, to: &Placement) {
-    fn weights(p: &Placement) -> &[u32] {
+    // `weight × ramp` on both sides, so ramped and unramped placements
+    // compare in one unit.
+    fn weights(p: &Placement) -> &[u64] {
         match &p.layout {
             Layout::Rendezvous { weights, .. } => weights,
             _ => unreachable!("called on rendezvous layouts"),
@@ -148,7 +150,7 @@ pub(super) fn rendezvous(tally: &mut Tally<'_>, from: &Placement, to: &Placement
         nodes.insert(
             (&n.id, n.label()),
             Entry {
-                w: w.into(),
+                w: w as f64,
                 v: 0.0,
                 old: i as u32,
                 new: NONE,
@@ -162,7 +164,7 @@ pub(super) fn rendezvous(tally: &mut Tally<'_>, from: &Placement, to: &Placement
             old: NONE,
             new: NONE,
         });
-        e.v = v.into();
+        e.v = v as f64;
         e.new = j as u32;
     }
     let entries: Vec<Entry> = nodes.into_values().collect();
