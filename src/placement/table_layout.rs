@@ -8,7 +8,7 @@
 
 use super::nodeset::{active_sorted, zones_of};
 use super::table::{PartitionTable, TableError};
-use super::{Layout, Node, Placement, PlacementError, RingConfig};
+use super::{Layout, Node, NodeId, Placement, PlacementError, RingConfig};
 
 /// Most nodes whose indices fit the 16-bit form.
 const NARROW_NODES: usize = u16::MAX as usize;
@@ -102,6 +102,39 @@ impl Placement {
             push_index(&mut out, c, width);
         }
         Some(out)
+    }
+
+    /// The table body (as [`Placement::table_body`] writes it) of a table
+    /// whose rows, primary first, name nodes by id: for a table that is
+    /// not computed but chosen, such as a rollout's step between two
+    /// computed tables. Every id must be an active node of `nodes`.
+    pub fn table_body_of_rows<'a>(
+        config: &RingConfig,
+        nodes: &[Node],
+        replicas: usize,
+        rows: impl ExactSizeIterator<Item = &'a [NodeId]>,
+    ) -> Result<Vec<u8>, PlacementError> {
+        let active = active_sorted(config, nodes)?;
+        let width = index_width(active.len());
+        let partitions = rows.len();
+        let mut out = Vec::with_capacity(5 + partitions * replicas * width);
+        out.extend_from_slice(&(partitions as u32).to_le_bytes());
+        out.push(replicas as u8);
+        for row in rows {
+            if row.len() != replicas {
+                return Err(PlacementError::InvalidTable(format!(
+                    "a row holds {} replicas, not {replicas}",
+                    row.len()
+                )));
+            }
+            for id in row {
+                let i = active.binary_search_by(|n| n.id.cmp(id)).map_err(|_| {
+                    PlacementError::InvalidTable(format!("`{id}` is not an active node"))
+                })?;
+                push_index(&mut out, i as u32, width);
+            }
+        }
+        Ok(out)
     }
 
     /// Restores a `table` placement from a stored table body (as written by

@@ -12,6 +12,7 @@ mod lease;
 pub mod membership_policy;
 mod name;
 mod record;
+pub mod rollout;
 mod snapshot;
 mod table_bytes;
 mod text;
@@ -30,7 +31,7 @@ pub use name::{RingName, MAX_RING_NAME_LEN};
 pub use record::{
     NodeRecord, NodeRecordSpec, MAX_ADDRESS_LEN, MAX_LABELS, MAX_LABEL_KEY_LEN, MAX_LABEL_VALUE_LEN,
 };
-pub use snapshot::{Proposal, Snapshot};
+pub use snapshot::{ExactLayout, Proposal, Snapshot};
 pub use table_bytes::TableBytes;
 pub use text::{escape_refused, is_refused_char, RefusedChar};
 

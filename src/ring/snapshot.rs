@@ -58,6 +58,28 @@ pub struct Snapshot {
     pub change: ChangeRecord,
 }
 
+/// A layout a change must produce, given rather than computed (see
+/// [`Snapshot::propose_exact`]).
+#[derive(Debug, Clone, PartialEq)]
+pub enum ExactLayout {
+    /// A `table` ring's partition table body.
+    Table(TableBytes),
+    /// A `jump` ring's bucket order.
+    Buckets(BucketOrder),
+}
+
+impl ExactLayout {
+    /// The layout `snapshot` has that its nodes and config alone do not
+    /// give: its table or bucket order, if it has one.
+    pub fn of(snapshot: &Snapshot) -> Option<Self> {
+        match (&snapshot.table, &snapshot.bucket_runs) {
+            (Some(t), _) => Some(Self::Table(t.clone())),
+            (None, Some(b)) => Some(Self::Buckets(b.clone())),
+            (None, None) => None,
+        }
+    }
+}
+
 /// The moves worth keeping and sending: those shorter than the table.
 fn worth_sending(moves: Option<Vec<u8>>, table: Option<&TableBytes>) -> Option<TableBytes> {
     let (moves, table) = (moves?, table?);
@@ -180,6 +202,23 @@ impl Snapshot {
         if ops.is_empty() {
             return Err(RingError::EmptyChange);
         }
+        self.propose_exact(current, ops, None, reason, role, now)
+    }
+
+    /// [`Snapshot::propose`] with the layout given instead of computed: a
+    /// `table` body or a `jump` bucket order that the result must have
+    /// (a rollout's step between two computed tables, or the return to an
+    /// earlier version's), checked against the resulting nodes. With a
+    /// layout, `ops` may be empty: the layout alone is then the change.
+    pub fn propose_exact<O: Into<RequestedOp>>(
+        &self,
+        current: &Placement,
+        ops: Vec<O>,
+        layout: Option<&ExactLayout>,
+        reason: Option<String>,
+        role: Role,
+        now: OffsetDateTime,
+    ) -> Result<Option<Proposal>, RingError> {
         if ops.len() > super::change::MAX_OPS {
             return Err(RingError::TooManyOps(ops.len()));
         }
@@ -230,10 +269,27 @@ impl Snapshot {
         }
         let ops = recorded;
         let nodes: Vec<NodeRecord> = nodes.into_values().collect();
-        if config == self.config && membership == self.membership && nodes == self.nodes {
+        let same_layout = match layout {
+            None => true,
+            Some(ExactLayout::Table(t)) => self.table.as_ref() == Some(t),
+            Some(ExactLayout::Buckets(b)) => self.bucket_runs.as_ref() == Some(b),
+        };
+        if config == self.config
+            && membership == self.membership
+            && nodes == self.nodes
+            && same_layout
+        {
             return Ok(None);
         }
-        let placement = current.rebuild(&config, &placement_nodes(&nodes))?;
+        let placement = match layout {
+            None => current.rebuild(&config, &placement_nodes(&nodes))?,
+            Some(ExactLayout::Table(t)) => {
+                Placement::build_with_table(&config, &placement_nodes(&nodes), t.as_bytes())?
+            }
+            Some(ExactLayout::Buckets(b)) => {
+                Placement::build_with_runs(&config, &placement_nodes(&nodes), b.placement_runs())?
+            }
+        };
         let diff = current.diff(&placement);
         let table: Option<TableBytes> = placement.table_body().map(Into::into);
         let snapshot = Snapshot {

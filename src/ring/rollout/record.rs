@@ -1,0 +1,431 @@
+//! A rollout as a store keeps it, and the rule that says what its driver
+//! does next. The rule is a pure function of the record, the time and the
+//! gate's reading, so a driver that takes over after a restart or a
+//! failover does exactly what the one before would have.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+use time::OffsetDateTime;
+
+use super::policy::{OnGateTimeout, RolloutPolicy};
+use crate::placement::Fingerprint;
+use crate::ring::{ChangeOp, ClientId, RingName, Role};
+
+/// A rollout's number within its ring: 1, 2, 3 …
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct RolloutId(pub u64);
+
+impl fmt::Display for RolloutId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
+
+/// Where a rollout is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RolloutState {
+    /// Stored, no step committed yet.
+    Planned,
+    /// A step is being committed.
+    Running,
+    /// A step is committed; waiting for its clients (and its dwell).
+    WaitingForGate,
+    /// Stopped until an operator resumes (or aborts) it.
+    Paused,
+    /// Every step committed and gated.
+    Done,
+    /// Walked back to where it started.
+    Aborted,
+}
+
+impl RolloutState {
+    /// Whether the rollout still holds its ring.
+    pub fn is_active(self) -> bool {
+        !matches!(self, Self::Done | Self::Aborted)
+    }
+
+    /// The name in the API.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Planned => "planned",
+            Self::Running => "running",
+            Self::WaitingForGate => "waiting_for_gate",
+            Self::Paused => "paused",
+            Self::Done => "done",
+            Self::Aborted => "aborted",
+        }
+    }
+}
+
+/// Which way a rollout is walking.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Direction {
+    /// Towards the change.
+    #[default]
+    Forward,
+    /// Back to where it started (an abort).
+    Back,
+}
+
+/// One step as planned.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PlannedStep {
+    /// What it does: "cache-k at 40.0% of weight 1".
+    pub summary: String,
+    /// Its ops (none for a `table` wave between computed tables).
+    pub ops: Vec<ChangeOp>,
+    /// The fingerprint its version has, from the one before.
+    pub fingerprint: Fingerprint,
+    /// Share of the keyspace it moves.
+    pub moved_fraction: f64,
+}
+
+/// A version the rollout committed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AppliedStep {
+    /// The step whose state the version holds (0: the base, for a walk back).
+    pub position: u32,
+    /// Forward or back.
+    pub direction: Direction,
+    /// The version.
+    pub version: u64,
+    /// Its fingerprint.
+    pub fingerprint: Fingerprint,
+    /// When it was committed.
+    #[serde(with = "time::serde::rfc3339")]
+    pub at: OffsetDateTime,
+}
+
+/// Something that happened to a rollout, for its log.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RolloutEvent {
+    /// When.
+    #[serde(with = "time::serde::rfc3339")]
+    pub at: OffsetDateTime,
+    /// What: `created`, `step`, `paused`, `resumed`, `advanced`,
+    /// `abort`, `done`, `aborted`.
+    pub kind: String,
+    /// Details a person reads.
+    pub detail: String,
+    /// The operator's role, for what an operator did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub role: Option<Role>,
+}
+
+/// Longest reason a step's version records, in bytes: the API's limit on
+/// reasons (`wire::limits::MAX_REASON_LEN`), which this layer cannot name.
+const MAX_STEP_REASON: usize = 1_024;
+
+/// Most events a record keeps (the oldest go first).
+const MAX_EVENTS: usize = 200;
+
+/// A rollout, as stored.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RolloutRecord {
+    /// Its number in the ring.
+    pub id: RolloutId,
+    /// The ring.
+    pub ring: RingName,
+    /// When it was created.
+    #[serde(with = "time::serde::rfc3339")]
+    pub created_at: OffsetDateTime,
+    /// Who created it.
+    pub role: Role,
+    /// The operator's reason.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// The change, as its direct version would record it.
+    pub ops: Vec<ChangeOp>,
+    /// The pacing.
+    pub policy: RolloutPolicy,
+    /// The version it started from.
+    pub base_version: u64,
+    /// That version's fingerprint, which an abort returns to.
+    pub base_fingerprint: Fingerprint,
+    /// The fingerprint the change gives.
+    pub target_fingerprint: Fingerprint,
+    /// The change's moved fraction at once.
+    pub direct_moved_fraction: f64,
+    /// The steps.
+    pub steps: Vec<PlannedStep>,
+    /// What the plan says about this algorithm's steps.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+    /// Where it is.
+    pub state: RolloutState,
+    /// Which way it walks.
+    pub direction: Direction,
+    /// The step whose state the ring holds (0: none yet, or walked back).
+    pub position: u32,
+    /// Whether the last committed version still waits for its gate.
+    pub gate_pending: bool,
+    /// Skip the pending gate once (`advance`).
+    pub skip_gate: bool,
+    /// An abort with one revert, no gates.
+    pub immediate: bool,
+    /// Every version it committed, in order.
+    pub applied: Vec<AppliedStep>,
+    /// Why it is paused.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pause_reason: Option<String>,
+    /// When it finished.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "time::serde::rfc3339::option"
+    )]
+    pub finished_at: Option<OffsetDateTime>,
+    /// What happened, oldest first.
+    pub events: Vec<RolloutEvent>,
+    /// Bumped by every write; a write names the one it read.
+    pub revision: u64,
+}
+
+/// How a step's clients stand: of the live clients, who applied the
+/// step's version (or a later one) with the fingerprint the server has,
+/// who has not yet, and who computed a different placement.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct GateReading {
+    /// Live clients.
+    pub live: usize,
+    /// Live clients at or past the step's version, fingerprints matching.
+    pub acked: usize,
+    /// Live clients still behind it, by id.
+    pub lagging: Vec<ClientId>,
+    /// Live clients whose fingerprint differs from the server's, with the
+    /// version they acked.
+    pub divergent: Vec<(ClientId, u64)>,
+}
+
+impl GateReading {
+    /// The acked share; 1 with no live client (nobody to wait for).
+    pub fn share(&self) -> f64 {
+        if self.live == 0 {
+            1.0
+        } else {
+            self.acked as f64 / self.live as f64
+        }
+    }
+}
+
+/// What a driver does next.
+#[derive(Debug, Clone, PartialEq)]
+pub enum NextAction {
+    /// Nothing yet.
+    Wait,
+    /// Commit the state of step `position` (0: the base version).
+    Apply {
+        /// The step.
+        position: u32,
+    },
+    /// The rollout is over, in this state.
+    Finish(RolloutState),
+    /// Stop, for this reason.
+    Pause(String),
+}
+
+impl RolloutRecord {
+    /// The number of steps.
+    pub fn step_count(&self) -> u32 {
+        self.steps.len() as u32
+    }
+
+    /// The last version the rollout committed.
+    pub fn last_applied(&self) -> Option<&AppliedStep> {
+        self.applied.last()
+    }
+
+    /// The version that holds step `position`'s state, for a walk back:
+    /// the base for 0, else the latest forward commit of that step.
+    pub fn version_of(&self, position: u32) -> Option<u64> {
+        if position == 0 {
+            return Some(self.base_version);
+        }
+        self.applied
+            .iter()
+            .rev()
+            .find(|a| a.direction == Direction::Forward && a.position == position)
+            .map(|a| a.version)
+    }
+
+    /// What to do now, with `gate` read for the last committed version.
+    pub fn next(&self, now: OffsetDateTime, gate: Option<&GateReading>) -> NextAction {
+        if !matches!(
+            self.state,
+            RolloutState::Running | RolloutState::WaitingForGate
+        ) {
+            return NextAction::Wait;
+        }
+        let k = self.step_count();
+        let forward = self.direction == Direction::Forward;
+        if !self.gate_pending {
+            return match (forward, self.immediate) {
+                (true, _) if self.position < k => NextAction::Apply {
+                    position: self.position + 1,
+                },
+                (true, _) => NextAction::Finish(RolloutState::Done),
+                (false, true) => NextAction::Apply { position: 0 },
+                (false, false) if self.position > 0 => NextAction::Apply {
+                    position: self.position - 1,
+                },
+                (false, false) => NextAction::Finish(RolloutState::Aborted),
+            };
+        }
+        let Some(last) = self.last_applied() else {
+            return NextAction::Wait;
+        };
+        if self.direction == Direction::Back && self.immediate {
+            return NextAction::Finish(RolloutState::Aborted);
+        }
+        let since = now - last.at;
+        let done_here = |s: &Self| -> NextAction {
+            match s.direction {
+                Direction::Forward if s.position >= k => NextAction::Finish(RolloutState::Done),
+                Direction::Forward => NextAction::Apply {
+                    position: s.position + 1,
+                },
+                Direction::Back if s.position == 0 => NextAction::Finish(RolloutState::Aborted),
+                Direction::Back => NextAction::Apply {
+                    position: s.position - 1,
+                },
+            }
+        };
+        if self.skip_gate {
+            return done_here(self);
+        }
+        let Some(gate) = gate else {
+            return NextAction::Wait;
+        };
+        if let Some((client, version)) = gate.divergent.first() {
+            return NextAction::Pause(format!(
+                "client `{client}` acked version {version} with a fingerprint other than the server's: it computes a different placement; find out why before resuming"
+            ));
+        }
+        let met = gate.share() >= self.policy.gate;
+        let dwelt = since >= self.policy.min_dwell;
+        if met && dwelt {
+            return done_here(self);
+        }
+        if !met && since >= self.policy.gate_timeout {
+            return match self.policy.on_gate_timeout {
+                OnGateTimeout::Pause => NextAction::Pause(format!(
+                    "the gate timed out after {}: {} of {} live clients applied version {} (needed {:.0}%); lagging: {}",
+                    crate::ring::durations::format_duration(self.policy.gate_timeout),
+                    gate.acked,
+                    gate.live,
+                    last.version,
+                    self.policy.gate * 100.0,
+                    lagging_list(&gate.lagging)
+                )),
+                OnGateTimeout::Proceed if dwelt => done_here(self),
+                OnGateTimeout::Proceed => NextAction::Wait,
+            };
+        }
+        NextAction::Wait
+    }
+
+    /// Records a committed step: `position`'s state is now version
+    /// `version`, committed at `at`.
+    pub fn committed(
+        &mut self,
+        position: u32,
+        version: u64,
+        fingerprint: Fingerprint,
+        at: OffsetDateTime,
+    ) {
+        self.applied.push(AppliedStep {
+            position,
+            direction: self.direction,
+            version,
+            fingerprint,
+            at,
+        });
+        self.position = position;
+        self.gate_pending = true;
+        self.skip_gate = false;
+        self.state = RolloutState::WaitingForGate;
+        let k = self.step_count();
+        let detail = match self.direction {
+            Direction::Forward => format!("step {position} of {k}: version {version}"),
+            Direction::Back if position == 0 => {
+                format!("walked back to the base: version {version}")
+            }
+            Direction::Back => format!("walked back to step {position} of {k}: version {version}"),
+        };
+        self.log(at, "step", detail, None);
+    }
+
+    /// Ends the rollout in `state`.
+    pub fn finish(&mut self, state: RolloutState, at: OffsetDateTime) {
+        self.state = state;
+        self.gate_pending = false;
+        self.finished_at = Some(at);
+        self.log(at, state.name(), String::new(), None);
+    }
+
+    /// Pauses it, for `reason`.
+    pub fn pause(&mut self, reason: String, at: OffsetDateTime, role: Option<Role>) {
+        self.state = RolloutState::Paused;
+        self.log(at, "paused", reason.clone(), role);
+        self.pause_reason = Some(reason);
+    }
+
+    /// Appends to the log, dropping the oldest beyond the cap.
+    pub fn log(&mut self, at: OffsetDateTime, kind: &str, detail: String, role: Option<Role>) {
+        self.events.push(RolloutEvent {
+            at,
+            kind: kind.to_owned(),
+            detail,
+            role,
+        });
+        if self.events.len() > MAX_EVENTS {
+            let extra = self.events.len() - MAX_EVENTS;
+            self.events.drain(..extra);
+        }
+    }
+
+    /// The reason a version of this rollout records.
+    pub fn step_reason(&self, position: u32) -> String {
+        let k = self.step_count();
+        let what = match self.direction {
+            Direction::Forward => {
+                let summary = &self.steps[position as usize - 1].summary;
+                format!("step {position} of {k} ({summary})")
+            }
+            Direction::Back if position == 0 => format!(
+                "abort, back to version {} (before the rollout)",
+                self.base_version
+            ),
+            Direction::Back => format!("abort, back to step {position} of {k}"),
+        };
+        let mut reason = format!("rollout {}: {what}", self.id);
+        if let Some(r) = &self.reason {
+            reason.push_str(": ");
+            reason.push_str(r);
+        }
+        // As long as a reason the API takes, at most: cut at a character.
+        if reason.len() > MAX_STEP_REASON {
+            let mut end = MAX_STEP_REASON;
+            while !reason.is_char_boundary(end) {
+                end -= 1;
+            }
+            reason.truncate(end);
+        }
+        reason
+    }
+}
+
+fn lagging_list(ids: &[ClientId]) -> String {
+    if ids.is_empty() {
+        return "none".into();
+    }
+    let mut s: Vec<String> = ids.iter().take(10).map(|c| format!("`{c}`")).collect();
+    if ids.len() > 10 {
+        s.push(format!("{} more", ids.len() - 10));
+    }
+    s.join(", ")
+}
