@@ -44,6 +44,8 @@ pub enum ProblemKind {
     VersionNotFound,
     /// No live lease of that id for that node.
     LeaseNotFound,
+    /// No rollout of that id in the ring.
+    RolloutNotFound,
     /// No such route.
     RouteNotFound,
     /// The route exists but not with that method.
@@ -86,6 +88,7 @@ impl ProblemKind {
             NodeNotFound => (StatusCode::NOT_FOUND, "node-not-found", "Node not found"),
             VersionNotFound => (StatusCode::NOT_FOUND, "version-not-found", "Version not found"),
             LeaseNotFound => (StatusCode::NOT_FOUND, "lease-not-found", "Lease not found"),
+            RolloutNotFound => (StatusCode::NOT_FOUND, "rollout-not-found", "Rollout not found"),
             RouteNotFound => (StatusCode::NOT_FOUND, "route-not-found", "Not found"),
             MethodNotAllowed => (StatusCode::METHOD_NOT_ALLOWED, "method-not-allowed", "Method not allowed"),
             Conflict => (StatusCode::CONFLICT, "conflict", "Conflict"),

@@ -96,6 +96,13 @@ impl From<StoreError> for ApiError {
             StoreError::SchemaTooNew { .. }
             | StoreError::Unavailable { .. }
             | StoreError::Deposed(_) => Self::new(ProblemKind::Unavailable, detail),
+            StoreError::RolloutActive { .. } => {
+                Self::new(ProblemKind::Conflict, detail).with_reason("rollout_active")
+            }
+            StoreError::RolloutConflict { .. } => Self::new(ProblemKind::Conflict, detail),
+            StoreError::RolloutNotFound { .. } => {
+                Self::new(ProblemKind::RolloutNotFound, detail).with_field("rollout")
+            }
             StoreError::Corrupt { .. } => Self::internal(e),
         }
     }

@@ -8,6 +8,7 @@
 pub mod etcd;
 pub mod leadership;
 mod leases;
+mod rollouts;
 pub mod sqlite;
 
 use std::borrow::Cow;
@@ -20,6 +21,7 @@ use self::leadership::{Fence, Instance, Leadership, SoleLeader, Term};
 use crate::ring::{ChangeRecord, ClientAck, RingName, Snapshot};
 
 pub use leases::{live, new_lease_id, span, Lease, LeaseError, LeaseMap, LeaseStore, LeaseTable};
+pub use rollouts::{RolloutStore, ROLLOUT_RETENTION};
 
 /// Default number of versions kept per ring.
 pub const DEFAULT_RETENTION: u64 = 1_000;
@@ -114,6 +116,30 @@ pub enum StoreError {
     /// automatic change it computed must not land. Nothing was written.
     #[error("term {0} of this instance as the decision-maker is over; its change was not written")]
     Deposed(Term),
+    /// The ring has an active rollout already.
+    #[error("ring `{ring}` is in rollout {id}; wait for it to finish, or abort it (POST /v1/rings/{ring}/rollouts/{id}/abort)")]
+    RolloutActive {
+        /// The ring.
+        ring: RingName,
+        /// The active rollout.
+        id: crate::ring::rollout::RolloutId,
+    },
+    /// No rollout of that id in that ring.
+    #[error("ring `{ring}` has no rollout {id}; GET /v1/rings/{ring}/rollouts lists them")]
+    RolloutNotFound {
+        /// The ring.
+        ring: RingName,
+        /// The id asked for.
+        id: crate::ring::rollout::RolloutId,
+    },
+    /// Another write to the rollout came first.
+    #[error("rollout {id} of ring `{ring}` changed meanwhile; read it again")]
+    RolloutConflict {
+        /// The ring.
+        ring: RingName,
+        /// The rollout.
+        id: crate::ring::rollout::RolloutId,
+    },
     /// Stored data could not be decoded.
     #[error("stored data is corrupt: {}", with_cause(.what, .source.as_deref()))]
     Corrupt {
@@ -202,7 +228,7 @@ impl std::fmt::Debug for WriteTurn {
 /// The seam between the service and its storage. Leases are its
 /// [`LeaseStore`] part.
 #[async_trait]
-pub trait Store: LeaseStore + Send + Sync + 'static {
+pub trait Store: LeaseStore + RolloutStore + Send + Sync + 'static {
     /// Stores version 1 of a new ring; `RingExists` if the name is taken.
     async fn create_ring(&self, first: &Snapshot) -> Result<(), StoreError>;
 

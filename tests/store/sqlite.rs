@@ -90,10 +90,11 @@ async fn too_new_schema_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("ringd.db");
     drop(SqliteStore::open(&db, DEFAULT_RETENTION).unwrap());
-    // Three migrations: the rings and snapshots, client acks, leases.
-    assert_eq!(SCHEMA_VERSION, 3);
+    // Four migrations: the rings and snapshots, client acks, leases,
+    // rollouts.
+    assert_eq!(SCHEMA_VERSION, 4);
     let conn = rusqlite::Connection::open(&db).unwrap();
-    conn.pragma_update(None, "user_version", 4).unwrap();
+    conn.pragma_update(None, "user_version", 5).unwrap();
     drop(conn);
 
     let err = SqliteStore::open(&db, DEFAULT_RETENTION).unwrap_err();
@@ -101,8 +102,8 @@ async fn too_new_schema_is_refused() {
         matches!(
             err,
             StoreError::SchemaTooNew {
-                found: 4,
-                supported: 3
+                found: 5,
+                supported: 4
             }
         ),
         "{err:?}"
@@ -113,7 +114,7 @@ async fn too_new_schema_is_refused() {
     let v: i64 = conn
         .pragma_query_value(None, "user_version", |r| r.get(0))
         .unwrap();
-    assert_eq!(v, 4);
+    assert_eq!(v, 5);
 }
 
 #[tokio::test]

@@ -87,6 +87,27 @@ impl Keys {
         format!("{}{version:020}", self.versions(ring))
     }
 
+    /// Prefix of a ring's rollout records.
+    pub(super) fn rollouts(&self, ring: &RingName) -> String {
+        format!("{}/rollouts/{ring}/", self.prefix)
+    }
+
+    /// One rollout record; the id zero-padded so keys sort by id.
+    pub(super) fn rollout(&self, ring: &RingName, id: u64) -> String {
+        format!("{}{id:020}", self.rollouts(ring))
+    }
+
+    /// Prefix of every ring's active-rollout key.
+    pub(super) fn active_rollouts(&self) -> String {
+        format!("{}/rollout-active/", self.prefix)
+    }
+
+    /// A ring's active-rollout key: the active rollout's id, absent when
+    /// the ring has none.
+    pub(super) fn active_rollout(&self, ring: &RingName) -> String {
+        format!("{}{ring}", self.active_rollouts())
+    }
+
     /// Prefix of a ring's client acks.
     pub(super) fn acks(&self, ring: &RingName) -> String {
         format!("{}/acks/{ring}/", self.prefix)

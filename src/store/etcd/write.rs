@@ -252,7 +252,7 @@ impl Ops {
         })
     }
 
-    /// Deletes a ring's meta, nodes, versions, client acks and leases in one transaction,
+    /// Deletes a ring's meta, nodes, versions, client acks, rollouts and leases in one transaction,
     /// guarded by the version the precondition was checked against.
     pub(super) async fn delete_ring(
         &self,
@@ -274,6 +274,8 @@ impl Ops {
             batch.delete(self.keys.nodes(ring), DeleteOptions::new().with_prefix());
             batch.delete(self.keys.versions(ring), DeleteOptions::new().with_prefix());
             batch.delete(self.keys.acks(ring), DeleteOptions::new().with_prefix());
+            batch.delete(self.keys.rollouts(ring), DeleteOptions::new().with_prefix());
+            batch.delete(self.keys.active_rollout(ring), DeleteOptions::new());
             for kind in [LeaseKey::Record, LeaseKey::Alive] {
                 let leases = self.keys.lease_prefix(kind, ring);
                 batch.delete(leases, DeleteOptions::new().with_prefix());

@@ -16,6 +16,7 @@ mod acks;
 mod group_tests;
 mod leases;
 mod ops;
+mod rollouts;
 mod schema;
 mod worker;
 

@@ -17,6 +17,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../../../migrations/sqlite/0001_init.sql"),
     include_str!("../../../migrations/sqlite/0002_client_acks.sql"),
     include_str!("../../../migrations/sqlite/0003_leases.sql"),
+    include_str!("../../../migrations/sqlite/0004_rollouts.sql"),
 ];
 
 /// The schema version this binary creates and understands.

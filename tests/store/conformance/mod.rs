@@ -19,6 +19,7 @@ mod events;
 mod jump;
 mod reads;
 mod rings;
+mod rollouts;
 mod table;
 
 pub(crate) use acks::client_acks;
@@ -30,6 +31,7 @@ pub(crate) use events::subscribe_sees_writes_in_order;
 pub(crate) use jump::{jump_chain, jump_orders_round_trip};
 pub(crate) use reads::{history_order_and_contents, pruned_versions, snapshot_lookup};
 pub(crate) use rings::{delete_then_recreate, list_rings_sorted};
+pub(crate) use rollouts::rollouts_one_active_per_ring;
 pub(crate) use table::tables_round_trip;
 
 use ringd::placement::{Algorithm, NodeId, Placement, RingConfig, Weight};
@@ -56,6 +58,7 @@ macro_rules! store_conformance_tests {
             client_acks,
             jump_orders_round_trip,
             tables_round_trip,
+            rollouts_one_active_per_ring,
         );
         #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
         async fn pruned_versions() {
