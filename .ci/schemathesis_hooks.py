@@ -19,7 +19,15 @@ of the time, and is refused with 400 naming the field; tests/api/errors*.rs
 and the placement tests check those refusals.
 
 A lookup, too, takes its key as exactly one of two query parameters,
-`key` or `key_b64`, which OpenAPI cannot say of parameters.
+`key` or `key_b64`, which OpenAPI cannot say of parameters. And how
+many steps a rollout's change can take depends on the ring and the
+change, not on the request: a `jump` ring, a new config or a re-labelled
+node takes one step, a `ketama` node as many as its weight changes by, a
+fraction per step may be out of reach within 100 steps, and the per-node
+cap is for `table` rings only. The document says so in prose (each such
+request is refused with 422 or 400 naming the field, which
+tests/api/rollouts.rs checks), so a generated policy is paced with
+`steps: 1`, which every change takes.
 
 Here, just before each call, a case that schemathesis generated as valid
 is made into the request a correct client would send: each precondition
@@ -127,6 +135,13 @@ def one_key(query):
         query["key"] = "user:1"
 
 
+def pace(policy):
+    """One step: the pace every change takes, whatever the ring."""
+    policy.pop("max_moves_per_node_per_step", None)
+    policy.pop("max_moved_fraction_per_step", None)
+    policy["steps"] = 1
+
+
 @schemathesis.hook
 def before_call(context, case, kwargs):
     if not is_positive(case):
@@ -146,6 +161,8 @@ def before_call(context, case, kwargs):
     body = case.body if isinstance(case.body, dict) else {}
     if case.path == "/v1/rings/{ring}" and case.method.upper() == "PUT":
         follow_config_rules(body)
+    if case.path == "/v1/rings/{ring}/rollouts" and isinstance(body.get("policy"), dict):
+        pace(body["policy"])
     for op in body.get("ops") or []:
         if isinstance(op, dict):
             follow_config_rules(op.get("config"), op.get("op") == "set_config")

@@ -37,6 +37,8 @@ pub struct ChangeBody {
     reason: Option<String>,
     #[serde(default)]
     dry_run: bool,
+    #[serde(default)]
+    force: bool,
 }
 
 impl ConfigChange {
@@ -274,6 +276,7 @@ fn parse_config_op(
         (status = 400, description = "Invalid op, node, config, reason or precondition; unknown field; malformed JSON", body = Problem, content_type = "application/problem+json"),
         WriteErrors, IdempotencyError, JsonBodyErrors,
         (status = 404, description = "No such ring, or a `remove` of a node the ring does not have", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "The ring is in a rollout (`reason: rollout_active`); send `force: true` to apply the change anyway (the rollout then pauses)", body = Problem, content_type = "application/problem+json"),
         (status = 412, description = "The ring is not at the expected version; `current_version` in the body", body = Problem, content_type = "application/problem+json"),
         (status = 503, description = "Store unavailable, or other writers kept winning; retry", body = Problem, content_type = "application/problem+json"),
     ),
@@ -297,6 +300,8 @@ pub async fn post_changes(
         reason: body.reason,
         dry_run: body.dry_run,
         idempotency_key: idempotency_key(&headers)?,
+        force: body.force,
+        layout: None,
     };
     let outcome = state.service.apply(&ring, request, role).await?;
     Ok(ChangeResult::from_outcome(&ring, &outcome).respond(StatusCode::OK))

@@ -17,6 +17,8 @@ const RING: (&str, &str) = ("ring", "$response.body#/ring");
 const PATH_RING: (&str, &str) = ("ring", "$request.path.ring");
 /// The version a response describes.
 const VERSION: (&str, &str) = ("version", "$response.body#/version");
+/// The rollout a response describes.
+const ROLLOUT: (&str, &str) = ("id", "$response.body#/id");
 /// A precondition on the version a response describes.
 const EXPECTED: (&str, &str) = ("expected_version", "$response.body#/version");
 
@@ -74,6 +76,15 @@ const LINKS: &[LinkSpec] = &[
     LinkSpec { from: "snapshot_version", statuses: OK, name: "SnapshotTable", to: "snapshot_table", parameters: &[RING, VERSION], description: "Read this version's placement table." },
     LinkSpec { from: "snapshot_version", statuses: OK, name: "Diff", to: "diff", parameters: &[RING, ("from", "$response.body#/version")], description: "What moved since this version." },
     LinkSpec { from: "history", statuses: OK, name: "SnapshotVersion", to: "snapshot_version", parameters: &[RING, ("version", "$response.body#/entries/0/version")], description: "Read the oldest retained version." },
+    // Rollouts: a started one names its number.
+    LinkSpec { from: "start_rollout", statuses: &["201"], name: "GetRollout", to: "get_rollout", parameters: &[RING, ROLLOUT], description: "Follow the rollout." },
+    LinkSpec { from: "start_rollout", statuses: &["201"], name: "PauseRollout", to: "pause_rollout", parameters: &[RING, ROLLOUT], description: "Pause it." },
+    LinkSpec { from: "start_rollout", statuses: &["201"], name: "ResumeRollout", to: "resume_rollout", parameters: &[RING, ROLLOUT], description: "Resume it." },
+    LinkSpec { from: "start_rollout", statuses: &["201"], name: "AdvanceRollout", to: "advance_rollout", parameters: &[RING, ROLLOUT], description: "Skip its pending gate once." },
+    LinkSpec { from: "start_rollout", statuses: &["201"], name: "AbortRollout", to: "abort_rollout", parameters: &[RING, ROLLOUT], description: "Abort it." },
+    LinkSpec { from: "start_rollout", statuses: &["201"], name: "ListRollouts", to: "list_rollouts", parameters: &[RING], description: "List the ring's rollouts." },
+    LinkSpec { from: "pause_rollout", statuses: OK, name: "ResumeRollout", to: "resume_rollout", parameters: &[RING, ROLLOUT], description: "Resume it." },
+    LinkSpec { from: "get_rollout", statuses: OK, name: "AbortRollout", to: "abort_rollout", parameters: &[RING, ROLLOUT], description: "Abort it." },
     LinkSpec { from: "post_ack", statuses: OK, name: "ListClients", to: "list_clients", parameters: &[RING], description: "List the ring's clients." },
 ];
 

@@ -30,6 +30,7 @@ pub mod reason;
 pub mod respond;
 pub mod responses;
 pub mod rings;
+pub mod rollouts;
 pub mod schemas;
 pub mod snapshots;
 pub mod watch;
@@ -130,6 +131,7 @@ pub fn routes() -> OpenApiRouter<AppState> {
         .merge(leases::routes())
         .merge(membership::routes())
         .merge(changes::routes())
+        .merge(rollouts::routes())
         .merge(snapshots::routes())
         .merge(inspection::routes())
         .merge(watch::routes())

@@ -133,6 +133,7 @@ fn with_health(record: &NodeRecord, health: NodeHealth, lease: Option<Lease>) ->
         (status = 400, description = "Invalid id, weight, zone, address, label, state or hash_key; unknown field; malformed JSON", body = Problem, content_type = "application/problem+json"),
         WriteErrors, PreconditionError, IdempotencyError, JsonBodyErrors,
         (status = 404, description = "No such ring", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "The ring is in a rollout (`reason: rollout_active`); change it with `POST …/changes` and `force: true`, or wait for the rollout", body = Problem, content_type = "application/problem+json"),
     ),
     security(("bearer" = []))
 )]
@@ -184,6 +185,7 @@ pub async fn put_node(
         (status = 400, description = "Invalid ring name, node id or precondition", body = Problem, content_type = "application/problem+json"),
         WriteErrors, PreconditionError, IdempotencyError,
         (status = 404, description = "No such ring or node", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "The ring is in a rollout (`reason: rollout_active`); change it with `POST …/changes` and `force: true`, or wait for the rollout", body = Problem, content_type = "application/problem+json"),
     ),
     security(("bearer" = []))
 )]
@@ -220,6 +222,8 @@ async fn one_op_change(
         reason: query.reason,
         dry_run: false,
         idempotency_key: idempotency_key(headers)?,
+        force: false,
+        layout: None,
     };
     Ok(state.service.apply(ring, request, role).await?)
 }

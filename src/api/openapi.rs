@@ -73,6 +73,7 @@ token). With a read token configured, reads need the read or the admin token. \
         (name = "nodes", description = "Register, update and remove nodes; each is a one-op change."),
         (name = "leases", description = "Nodes that register themselves, renew a lease to show they are alive, and release it when they leave."),
         (name = "changes", description = "Several ops as one version, with dry runs."),
+        (name = "rollouts", description = "A change applied in paced steps, each one version, each waiting until the ring's clients applied the one before; plans, progress and controls."),
         (name = "snapshots", description = "Immutable versions, their placement tables and the history."),
         (name = "inspection", description = "Lookups, ownership and diffs."),
         (name = "watch", description = "Change notifications: Server-Sent Events and long-poll."),

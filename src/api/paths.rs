@@ -8,6 +8,7 @@ use axum::http::request::Parts;
 use super::extract::ApiPath;
 use super::problem::{ApiError, ProblemKind};
 use crate::placement::NodeId;
+use crate::ring::rollout::RolloutId;
 use crate::ring::{ClientId, LeaseId, RingName};
 
 /// Validates the `{ring}` path parameter.
@@ -71,6 +72,38 @@ pub struct RingNodeLeasePath(pub RingName, pub NodeId, pub LeaseId);
 /// version 0 is a 404, as it never exists.
 #[derive(Debug, Clone)]
 pub struct RingVersionPath(pub RingName, pub u64);
+
+/// The `{ring}` and `{id}` of a rollout's route, validated in that order;
+/// rollout 0 is a 404, as it never exists.
+#[derive(Debug, Clone)]
+pub struct RingRolloutPath(pub RingName, pub RolloutId);
+
+impl<S: Send + Sync> FromRequestParts<S> for RingRolloutPath {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
+        let ApiPath((ring, id)) =
+            ApiPath::<(String, String)>::from_request_parts(parts, state).await?;
+        let ring = ring_name(&ring)?;
+        let id = match id.parse::<u64>() {
+            Ok(0) => {
+                return Err(ApiError::new(
+                    ProblemKind::RolloutNotFound,
+                    "rollout 0 does not exist: rollouts are numbered from 1",
+                )
+                .with_field("rollout"))
+            }
+            Ok(id) => RolloutId(id),
+            Err(_) => {
+                return Err(ApiError::invalid(
+                    "rollout",
+                    format!("rollout `{}` is not a positive integer", excerpt(&id)),
+                ))
+            }
+        };
+        Ok(Self(ring, id))
+    }
+}
 
 /// The `{ring}` and `{client_id}` of a route, validated in that order.
 #[derive(Debug, Clone)]

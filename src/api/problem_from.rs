@@ -5,6 +5,7 @@ use axum::extract::rejection::{PathRejection, QueryRejection};
 
 use super::problem::{ApiError, ProblemKind};
 use crate::placement::PlacementError;
+use crate::ring::rollout::RolloutError;
 use crate::ring::RingError;
 use crate::service::ServiceError;
 use crate::store::StoreError;
@@ -135,6 +136,34 @@ impl From<ServiceError> for ApiError {
             }
             ServiceError::NoTransitionDue { .. } => Self::new(ProblemKind::Conflict, detail),
             ServiceError::TooMuchContention(_) => Self::new(ProblemKind::Unavailable, detail),
+            ServiceError::Rollout(r) => r.into(),
+            ServiceError::RolloutState { .. } => {
+                Self::new(ProblemKind::Conflict, detail).with_reason("rollout_state")
+            }
+            ServiceError::PlanChanged(_) => Self::new(ProblemKind::Conflict, detail),
+        }
+    }
+}
+
+impl From<RolloutError> for ApiError {
+    fn from(e: RolloutError) -> Self {
+        let detail = e.to_string();
+        let unsatisfiable = |field: &str, reason: &'static str| {
+            Self::new(ProblemKind::Unsatisfiable, detail.clone())
+                .with_field(field)
+                .with_reason(reason)
+        };
+        match e {
+            RolloutError::Ring(r) => r.into(),
+            // The request carries the policy as `policy`.
+            RolloutError::Policy { field, .. } => Self::invalid(format!("policy.{field}"), detail),
+            RolloutError::NoChange => unsatisfiable("ops", "no_change"),
+            RolloutError::SingleStepOnly(_) => unsatisfiable("policy.steps", "single_step_only"),
+            RolloutError::TooManySteps { .. } => unsatisfiable("policy.steps", "too_many_steps"),
+            RolloutError::FractionUnreachable { .. } => {
+                unsatisfiable("policy.max_moved_fraction_per_step", "fraction_unreachable")
+            }
+            RolloutError::EmptyStep(_) => Self::internal(e),
         }
     }
 }

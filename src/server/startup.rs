@@ -99,6 +99,10 @@ impl Server {
         background
             .0
             .push(tokio::spawn(service.clone().run_membership()));
+        // The decision-maker's rollouts.
+        background
+            .0
+            .push(tokio::spawn(service.clone().run_rollouts()));
         let auth = AuthConfig::new(
             config.admin_token.as_ref().map(Secret::expose),
             config.read_token.as_ref().map(Secret::expose),

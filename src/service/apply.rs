@@ -109,13 +109,35 @@ impl RingService {
                     });
                 }
             }
-            let proposal = current.snapshot.propose(
-                &current.placement,
-                request.ops.clone(),
-                request.reason.clone(),
-                role,
-                self.now(),
-            )?;
+            if !request.force && !request.dry_run {
+                // Inside the loop: a rollout started by another instance
+                // while this change lost a compare-and-swap is seen on the
+                // retry. Its own steps come forced.
+                if let Some(active) = self.store.active_rollout(ring).await? {
+                    return Err(StoreError::RolloutActive {
+                        ring: ring.clone(),
+                        id: active.id,
+                    }
+                    .into());
+                }
+            }
+            let proposal = match &request.layout {
+                None => current.snapshot.propose(
+                    &current.placement,
+                    request.ops.clone(),
+                    request.reason.clone(),
+                    role,
+                    self.now(),
+                )?,
+                layout => current.snapshot.propose_exact(
+                    &current.placement,
+                    request.ops.clone(),
+                    layout.as_ref(),
+                    request.reason.clone(),
+                    role,
+                    self.now(),
+                )?,
+            };
             let Some(mut proposal) = proposal else {
                 return Ok(ChangeOutcome::Unchanged { current });
             };

@@ -96,6 +96,28 @@ pub enum ServiceError {
         /// The node.
         node: NodeId,
     },
+    /// The rollout cannot be planned as asked.
+    #[error(transparent)]
+    Rollout(#[from] crate::ring::rollout::RolloutError),
+    /// A control that the rollout's state does not allow.
+    #[error("rollout {id} of ring `{ring}` is {state}: cannot {action} it, since {why}")]
+    RolloutState {
+        /// The ring.
+        ring: RingName,
+        /// The rollout.
+        id: crate::ring::rollout::RolloutId,
+        /// The control asked for.
+        action: &'static str,
+        /// Its state.
+        state: &'static str,
+        /// Why not.
+        why: String,
+    },
+    /// A rollout's plan, recomputed from its base version, no longer gives
+    /// the steps it was started with (a different ringd version computes
+    /// differently).
+    #[error("rollout {0}'s plan, recomputed, gives other steps than it was started with; abort it and start it again")]
+    PlanChanged(crate::ring::rollout::RolloutId),
     /// Other writers kept winning.
     #[error("the ring changed {0} times while this change was being applied; retry")]
     TooMuchContention(usize),

@@ -145,6 +145,8 @@ mod tests {
             reason: None,
             dry_run: false,
             idempotency_key: key.map(|k| IdempotencyKey::try_from(k.to_owned()).unwrap()),
+            force: false,
+            layout: None,
         }
     }
 

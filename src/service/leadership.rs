@@ -106,6 +106,8 @@ mod tests {
             reason: Some("automatic".into()),
             dry_run: false,
             idempotency_key: None,
+            force: false,
+            layout: None,
         }
     }
 

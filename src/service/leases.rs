@@ -36,6 +36,8 @@ impl RingService {
             reason: Some(reason),
             dry_run: false,
             idempotency_key: None,
+            force: true,
+            layout: None,
         };
         let outcome = self.apply(ring, request, role).await?;
         // Record the lease.

@@ -23,6 +23,7 @@ mod leadership;
 mod leases;
 pub mod membership;
 mod rings;
+pub mod rollouts;
 #[cfg(test)]
 mod test_support;
 mod types;
@@ -32,6 +33,7 @@ pub use convergence::{ClientStatus, Convergence, ConvergenceSummary};
 pub use error::ServiceError;
 pub use leadership::Term;
 pub use membership::{MembershipStatus, Transition, TransitionKind};
+pub use rollouts::{RolloutControl, RolloutOutcome, RolloutRequest};
 pub use types::{BaseConfig, ChangeOutcome, ChangeRequest, Created, Current};
 
 use idempotency::KeyIndex;
@@ -69,6 +71,13 @@ pub struct RingService {
     clock: Arc<dyn Clock>,
     /// Whether this instance is the decision-maker (see `leadership`).
     leadership: Arc<dyn Leadership>,
+    /// The plans of the rollouts driven here, by ring and id (a plan is
+    /// recomputed from the base version when missing).
+    plans: Mutex<
+        HashMap<(RingName, crate::ring::rollout::RolloutId), Arc<crate::ring::rollout::Plan>>,
+    >,
+    /// Wakes the rollout driver early: a rollout started or controlled.
+    rollout_wake: tokio::sync::Notify,
 }
 
 impl RingService {
@@ -107,6 +116,8 @@ impl RingService {
             hub: Arc::new(Hub::new()),
             clock,
             leadership,
+            plans: Mutex::new(HashMap::new()),
+            rollout_wake: tokio::sync::Notify::new(),
         })
     }
 

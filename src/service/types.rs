@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use crate::placement::{Placement, PlacementDiff, RingConfig};
-use crate::ring::{IdempotencyKey, MembershipPolicy, RequestedOp, Snapshot};
+use crate::ring::{ExactLayout, IdempotencyKey, MembershipPolicy, RequestedOp, Snapshot};
 
 /// A version's whole config: placement and membership policy.
 #[derive(Debug, Clone, PartialEq)]
@@ -47,6 +47,14 @@ pub struct ChangeRequest {
     /// Names this change so a retry of it is answered with the version it
     /// produced instead of being applied again; ignored for dry runs.
     pub idempotency_key: Option<IdempotencyKey>,
+    /// Commit even while the ring is in a rollout (which then pauses, the
+    /// ring having moved under it); without it such a change is refused.
+    pub force: bool,
+    /// The layout the result must have instead of the one computed: a
+    /// rollout's step between two computed tables, or its walk back to an
+    /// earlier version's table or bucket order. With a layout, `ops` may
+    /// be empty.
+    pub layout: Option<ExactLayout>,
 }
 
 /// What a change request did.

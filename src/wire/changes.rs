@@ -212,4 +212,8 @@ pub struct ChangeInput {
     /// nullable: omit it for false.
     #[cfg_attr(feature = "server", schema(value_type = bool, required = false, default = false))]
     pub dry_run: Option<bool>,
+    /// Apply the change even while the ring is in a rollout, which then
+    /// pauses (the ring moved under it). Not nullable: omit it for false.
+    #[cfg_attr(feature = "server", schema(value_type = bool, required = false, default = false))]
+    pub force: Option<bool>,
 }

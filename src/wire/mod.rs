@@ -41,6 +41,7 @@ pub mod node_input;
 pub mod nodes;
 pub mod problem;
 pub mod rings;
+pub mod rollouts;
 #[cfg(feature = "server")]
 pub mod schema;
 pub mod snapshots;
@@ -68,6 +69,11 @@ pub use nodes::{NodeChangeQuery, NodeHealthName, NodeList, NodeStateName, NodeVi
 pub use problem::Problem;
 pub use rings::{
     AlgorithmName, HashName, HealthCounts, PreconditionQuery, RingConfigView, RingList, RingSummary,
+};
+pub use rollouts::{
+    AbortInput, AppliedView, GateView, OnGateTimeoutName, PolicyView, RolloutEventView,
+    RolloutInput, RolloutList, RolloutPlanView, RolloutPolicyInput, RolloutView, StepNodeView,
+    StepView,
 };
 pub use snapshots::{HistoryEntryView, HistoryView, SnapshotQuery, SnapshotView};
 pub use watch::{EventDetail, HealthEvent, KeepaliveEvent, LightEvent, WatchQuery};

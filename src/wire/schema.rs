@@ -354,6 +354,37 @@ named_schema!(
 );
 
 named_schema!(
+    /// A rollout's `min_dwell`.
+    MinDwellSchema = "MinDwell",
+    ObjectBuilder::new()
+        .schema_type(Type::String)
+        // Zero, in any unit, is allowed too (the default: no dwell).
+        .pattern(Some(format!(
+            "^(?:0+(?:ms|s?|m|h)|{})$",
+            duration_pattern(&crate::ring::rollout::MIN_DWELL)
+                .trim_start_matches('^')
+                .trim_end_matches('$')
+        )))
+        .description(Some(format!(
+            "Shortest time between a step's commit and the next step: a whole number of `ms`, `s` (the default unit), `m` or `h`, {}; default `0s`.",
+            crate::ring::rollout::MIN_DWELL.range()
+        )))
+);
+
+named_schema!(
+    /// A rollout's `gate_timeout`.
+    GateTimeoutSchema = "GateTimeout",
+    ObjectBuilder::new()
+        .schema_type(Type::String)
+        .pattern(Some(duration_pattern(&crate::ring::rollout::GATE_TIMEOUT)))
+        .description(Some(format!(
+            "How long a step waits for its gate: a whole number of `ms`, `s` (the default unit), `m` or `h`, {}; default {}.",
+            crate::ring::rollout::GATE_TIMEOUT.range(),
+            crate::ring::durations::format_duration(crate::ring::rollout::DEFAULT_GATE_TIMEOUT)
+        )))
+);
+
+named_schema!(
     /// `max_unhealthy_fraction`.
     UnhealthyFractionSchema = "UnhealthyFraction",
     ObjectBuilder::new()

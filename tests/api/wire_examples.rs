@@ -65,6 +65,19 @@ fn accept(name: &str, example: &Value) -> Result<(), String> {
                 .map(drop)
                 .map_err(|e| e.to_string())
         }
+        "RolloutInput" => {
+            // The envelope, its ops and its policy, as `start_rollout` reads them.
+            body::<ringd::api::rollouts::RolloutBody>(example)?;
+            parse_ops(example["ops"].as_array().unwrap().clone()).map_err(|e| e.to_string())?;
+            let policy: ringd::ring::rollout::RolloutPolicySpec =
+                serde_json::from_value(example["policy"].clone()).map_err(|e| e.to_string())?;
+            ringd::ring::rollout::RolloutPolicy::from_spec(
+                &policy,
+                ringd::placement::Algorithm::Ring,
+            )
+            .map(drop)
+            .map_err(|e| e.to_string())
+        }
         // Its range and format checks run in the handler; the body's
         // shape (fields, types, no unknown fields) is checked here.
         "AckInput" => body::<AckInput>(example).map(drop),
@@ -96,6 +109,7 @@ fn every_schema_example_is_accepted_by_the_real_parser() {
             "NodeInput",
             "Problem",
             "RingConfigInput",
+            "RolloutInput",
             "UpsertNodeInput",
         ]
     );

@@ -199,6 +199,8 @@ fn add(id: &str) -> ChangeRequest {
         reason: Some(format!("automatic: {id}")),
         dry_run: false,
         idempotency_key: None,
+        force: false,
+        layout: None,
     }
 }
 

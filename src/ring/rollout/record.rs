@@ -167,6 +167,10 @@ pub struct RolloutRecord {
     pub skip_gate: bool,
     /// An abort with one revert, no gates.
     pub immediate: bool,
+    /// Take the next step from the ring's current version: set by a
+    /// resume after the ring moved outside the rollout.
+    #[serde(default)]
+    pub rebase: bool,
     /// Every version it committed, in order.
     pub applied: Vec<AppliedStep>,
     /// Why it is paused.
@@ -256,7 +260,7 @@ impl RolloutRecord {
     pub fn next(&self, now: OffsetDateTime, gate: Option<&GateReading>) -> NextAction {
         if !matches!(
             self.state,
-            RolloutState::Running | RolloutState::WaitingForGate
+            RolloutState::Planned | RolloutState::Running | RolloutState::WaitingForGate
         ) {
             return NextAction::Wait;
         }
@@ -333,13 +337,14 @@ impl RolloutRecord {
     pub fn committed(
         &mut self,
         position: u32,
+        direction: Direction,
         version: u64,
         fingerprint: Fingerprint,
         at: OffsetDateTime,
     ) {
         self.applied.push(AppliedStep {
             position,
-            direction: self.direction,
+            direction,
             version,
             fingerprint,
             at,
@@ -347,9 +352,10 @@ impl RolloutRecord {
         self.position = position;
         self.gate_pending = true;
         self.skip_gate = false;
+        self.rebase = false;
         self.state = RolloutState::WaitingForGate;
         let k = self.step_count();
-        let detail = match self.direction {
+        let detail = match direction {
             Direction::Forward => format!("step {position} of {k}: version {version}"),
             Direction::Back if position == 0 => {
                 format!("walked back to the base: version {version}")

@@ -41,6 +41,7 @@ fn record(steps: u32, policy: RolloutPolicy) -> RolloutRecord {
         gate_pending: false,
         skip_gate: false,
         immediate: false,
+        rebase: false,
         applied: Vec::new(),
         pause_reason: None,
         finished_at: None,
@@ -71,7 +72,14 @@ fn gate(acked: usize, lagging: &[&str]) -> GateReading {
 }
 
 fn commit(r: &mut RolloutRecord, position: u32, version: u64, at: i64) {
-    r.committed(position, version, Fingerprint([position as u8; 32]), t(at));
+    let direction = r.direction;
+    r.committed(
+        position,
+        direction,
+        version,
+        Fingerprint([position as u8; 32]),
+        t(at),
+    );
 }
 
 #[test]

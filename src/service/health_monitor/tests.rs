@@ -32,6 +32,8 @@ async fn change(service: &RingService, ring: &RingName, op: crate::ring::Request
         reason: None,
         dry_run: false,
         idempotency_key: None,
+        force: false,
+        layout: None,
     };
     service.apply(ring, request, Role::Admin).await.unwrap();
 }

@@ -156,6 +156,8 @@ async fn a_removed_node_loses_its_lease() {
         reason: None,
         dry_run: false,
         idempotency_key: None,
+        force: false,
+        layout: None,
     };
     service
         .apply(

@@ -159,6 +159,8 @@ impl RingService {
                     reason: Some(transition.reason.clone()),
                     dry_run: false,
                     idempotency_key: None,
+                    force: true,
+                    layout: None,
                 };
                 match self.apply_as_leader(&ring, request, term).await {
                     Ok(ChangeOutcome::Committed { current, .. }) => {
@@ -250,6 +252,8 @@ impl RingService {
             )),
             dry_run: false,
             idempotency_key: None,
+            force: true,
+            layout: None,
         };
         self.apply(ring, request, role).await
     }
@@ -390,6 +394,8 @@ impl RingService {
             reason: Some(reason),
             dry_run: false,
             idempotency_key: None,
+            force: true,
+            layout: None,
         };
         if let Err(e) = self.apply_as_leader(ring, request, term).await {
             tracing::debug!(ring = %ring, node = %node, error = %e, "on_leave not applied; the next tick retries");

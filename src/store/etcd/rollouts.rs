@@ -72,7 +72,10 @@ impl Ops {
                 "another rollout of this ring was created at the same moment; retry",
             ));
         }
-        self.prune_rollouts(&ring, record.id.0).await?;
+        // Created: a failed clean-up is retried by the next creation.
+        if let Err(e) = self.prune_rollouts(&ring, record.id.0).await {
+            tracing::debug!(ring = %ring, error = %e, "old rollouts not pruned");
+        }
         Ok(record)
     }
 

@@ -42,6 +42,7 @@ fn record(ring: &RingName) -> RolloutRecord {
         gate_pending: false,
         skip_gate: false,
         immediate: false,
+        rebase: false,
         applied: Vec::new(),
         pause_reason: None,
         finished_at: None,

@@ -1,0 +1,305 @@
+//! Rollouts as the service runs them: planning and starting one, the
+//! operator's controls, and (`driver.rs`) the decision-maker's task that
+//! commits each step once the ring's clients have applied the one before.
+//!
+//! The record lives in the store, so whichever instance decides next
+//! picks a rollout up where it stands; each step is committed with an
+//! idempotency key naming the rollout and the commit's number, so a
+//! driver that committed a step but died before recording it finds the
+//! version, instead of committing the step again.
+
+mod driver;
+mod gate;
+
+use std::sync::Arc;
+
+use super::{Current, RingService, ServiceError};
+use crate::ring::rollout::{
+    Direction, Plan, PlannedStep, RolloutId, RolloutPolicy, RolloutPolicySpec, RolloutRecord,
+    RolloutState,
+};
+use crate::ring::{RequestedOp, RingName, Role};
+use crate::store::StoreError;
+
+pub use driver::TICK;
+
+/// A request to roll a change out.
+#[derive(Debug, Clone)]
+pub struct RolloutRequest {
+    /// The change, as `POST …/changes` takes it.
+    pub ops: Vec<RequestedOp>,
+    /// The operator's reason, recorded in every step.
+    pub reason: Option<String>,
+    /// Start only if the ring is at this version.
+    pub expected_version: Option<u64>,
+    /// The pacing, as sent.
+    pub policy: RolloutPolicySpec,
+    /// Plan it and commit nothing.
+    pub dry_run: bool,
+}
+
+/// What a rollout request did.
+#[derive(Debug)]
+pub enum RolloutOutcome {
+    /// A dry run: the plan, from `base`.
+    Planned {
+        /// The steps.
+        plan: Box<Plan>,
+        /// The version planned from.
+        base: Arc<Current>,
+        /// The checked policy.
+        policy: RolloutPolicy,
+    },
+    /// The rollout was stored; the driver takes its first step.
+    Started(Box<RolloutRecord>),
+}
+
+/// An operator's control of a running rollout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RolloutControl {
+    /// Stop before the next step.
+    Pause,
+    /// Go on from a pause.
+    Resume,
+    /// Walk back to the base version: step by step, each gated, or with
+    /// `immediate`, in one version without gates.
+    Abort {
+        /// One revert, no gates.
+        immediate: bool,
+    },
+    /// Take the next step without waiting for the pending gate, once.
+    Advance,
+}
+
+impl RolloutControl {
+    fn name(self) -> &'static str {
+        match self {
+            Self::Pause => "pause",
+            Self::Resume => "resume",
+            Self::Abort { .. } => "abort",
+            Self::Advance => "advance",
+        }
+    }
+}
+
+impl RingService {
+    /// Plans a rollout of `request` on `ring` and, unless it is a dry
+    /// run, stores it for the decision-maker to drive.
+    pub async fn start_rollout(
+        &self,
+        ring: &RingName,
+        request: RolloutRequest,
+        role: Role,
+    ) -> Result<RolloutOutcome, ServiceError> {
+        let current = self.current(ring).await?;
+        let version = current.snapshot.version;
+        if let Some(expected) = request.expected_version {
+            if expected != version {
+                return Err(ServiceError::PreconditionFailed {
+                    expected,
+                    current: version,
+                });
+            }
+        }
+        let policy = RolloutPolicy::from_spec(&request.policy, current.snapshot.config.algorithm)?;
+        let now = self.now();
+        let plan = Plan::compute(
+            &current.snapshot,
+            &current.placement,
+            request.ops,
+            &policy,
+            role,
+            now,
+        )?;
+        if request.dry_run {
+            return Ok(RolloutOutcome::Planned {
+                plan: Box::new(plan),
+                base: current,
+                policy,
+            });
+        }
+        let record = RolloutRecord {
+            id: RolloutId(0),
+            ring: ring.clone(),
+            created_at: now,
+            role,
+            reason: request.reason,
+            ops: plan.direct.snapshot.change.ops.clone(),
+            policy,
+            base_version: version,
+            base_fingerprint: current.snapshot.fingerprint,
+            target_fingerprint: plan.direct.snapshot.fingerprint,
+            direct_moved_fraction: plan.direct.diff.moved_fraction,
+            steps: plan
+                .steps
+                .iter()
+                .map(|s| PlannedStep {
+                    summary: s.summary.clone(),
+                    ops: s.ops.clone(),
+                    fingerprint: s.proposal.snapshot.fingerprint,
+                    moved_fraction: s.proposal.diff.moved_fraction,
+                })
+                .collect(),
+            notes: plan.notes.clone(),
+            state: RolloutState::Planned,
+            direction: Direction::Forward,
+            position: 0,
+            gate_pending: false,
+            skip_gate: false,
+            immediate: false,
+            rebase: false,
+            applied: Vec::new(),
+            pause_reason: None,
+            finished_at: None,
+            events: Vec::new(),
+            revision: 0,
+        };
+        let mut record = record;
+        let steps = record.step_count();
+        record.log(
+            now,
+            "created",
+            format!("{steps} steps from version {version}"),
+            Some(role),
+        );
+        let record = self.store.create_rollout(record).await?;
+        self.remember_plan(ring, record.id, plan);
+        self.rollout_wake.notify_one();
+        tracing::info!(ring = %ring, rollout = %record.id, steps, "rollout started");
+        Ok(RolloutOutcome::Started(Box::new(record)))
+    }
+
+    /// One rollout of `ring`.
+    pub async fn rollout(
+        &self,
+        ring: &RingName,
+        id: RolloutId,
+    ) -> Result<RolloutRecord, ServiceError> {
+        self.current(ring).await?;
+        Ok(self.store.rollout(ring, id).await?)
+    }
+
+    /// The rollouts of `ring`, newest first.
+    pub async fn rollouts(&self, ring: &RingName) -> Result<Vec<RolloutRecord>, ServiceError> {
+        self.current(ring).await?;
+        Ok(self.store.rollouts(ring).await?)
+    }
+
+    /// Applies an operator's control to a rollout and returns the record
+    /// as stored after it.
+    pub async fn control_rollout(
+        &self,
+        ring: &RingName,
+        id: RolloutId,
+        control: RolloutControl,
+        role: Role,
+    ) -> Result<RolloutRecord, ServiceError> {
+        self.current(ring).await?;
+        // The driver may write between the read and the write: read again.
+        for _ in 0..10 {
+            let mut r = self.store.rollout(ring, id).await?;
+            let now = self.now();
+            let refused = |why: &str| ServiceError::RolloutState {
+                ring: ring.clone(),
+                id,
+                action: control.name(),
+                state: r.state.name(),
+                why: why.to_owned(),
+            };
+            if !r.state.is_active() {
+                return Err(refused("it has finished"));
+            }
+            match control {
+                RolloutControl::Pause => {
+                    if r.state == RolloutState::Paused {
+                        return Err(refused("it is paused already"));
+                    }
+                    r.pause("paused by an operator".into(), now, Some(role));
+                }
+                RolloutControl::Resume => {
+                    if r.state != RolloutState::Paused {
+                        return Err(refused("only a paused rollout resumes"));
+                    }
+                    self.resume(&mut r).await?;
+                    r.log(now, "resumed", String::new(), Some(role));
+                }
+                RolloutControl::Abort { immediate } => {
+                    if r.direction == Direction::Back && !immediate {
+                        return Err(refused("it is aborting already"));
+                    }
+                    if r.direction == Direction::Forward || immediate {
+                        r.direction = Direction::Back;
+                        r.immediate = immediate;
+                        r.gate_pending = false;
+                        r.skip_gate = false;
+                    }
+                    self.resume(&mut r).await?;
+                    let how = if immediate {
+                        "at once, in one version"
+                    } else {
+                        "step by step, each gated"
+                    };
+                    r.log(
+                        now,
+                        "abort",
+                        format!("walking back to version {} {how}", r.base_version),
+                        Some(role),
+                    );
+                }
+                RolloutControl::Advance => {
+                    if !r.gate_pending {
+                        return Err(refused("no step is waiting for its gate"));
+                    }
+                    r.skip_gate = true;
+                    if r.state == RolloutState::Paused {
+                        self.resume(&mut r).await?;
+                    }
+                    let version = r.last_applied().map_or(r.base_version, |a| a.version);
+                    r.log(
+                        now,
+                        "advanced",
+                        format!("the gate of version {version} skipped by an operator"),
+                        Some(role),
+                    );
+                }
+            }
+            r.revision += 1;
+            match self.store.update_rollout(&r).await {
+                Ok(()) => {
+                    self.rollout_wake.notify_one();
+                    tracing::info!(ring = %ring, rollout = %id, control = control.name(), ?role, "rollout control");
+                    return Ok(r);
+                }
+                Err(StoreError::RolloutConflict { .. }) => continue,
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Err(ServiceError::TooMuchContention(10))
+    }
+
+    /// Takes `r` out of a pause: it goes on from the ring's current
+    /// version if the ring moved meanwhile.
+    async fn resume(&self, r: &mut RolloutRecord) -> Result<(), ServiceError> {
+        if r.state == RolloutState::Paused {
+            r.pause_reason = None;
+            r.state = if r.gate_pending {
+                RolloutState::WaitingForGate
+            } else {
+                RolloutState::Running
+            };
+        }
+        let expected = r.last_applied().map_or(r.base_version, |a| a.version);
+        let current = self.current(&r.ring).await?.snapshot.version;
+        r.rebase = current != expected;
+        Ok(())
+    }
+
+    fn remember_plan(&self, ring: &RingName, id: RolloutId, plan: Plan) {
+        let mut plans = self.plans.lock().expect("plans lock");
+        // Only running rollouts need theirs; a few suffice.
+        if plans.len() >= 64 {
+            plans.clear();
+        }
+        plans.insert((ring.clone(), id), Arc::new(plan));
+    }
+}
