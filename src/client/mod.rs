@@ -98,10 +98,36 @@ pub struct Status {
     pub table_moves_applied: u64,
 }
 
+/// A key's owner in the current view and in the one before it (see
+/// [`RingClient::handoff`]). All `None` before the first version.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Handoff {
+    /// The owner now.
+    pub owner_now: Option<NodeId>,
+    /// The owner in the version applied before; `None` before a second
+    /// version, or when that version had no active node.
+    pub owner_before: Option<NodeId>,
+    /// The version routed on now.
+    pub version: Option<u64>,
+    /// The version applied before it.
+    pub version_before: Option<u64>,
+}
+
+impl Handoff {
+    /// Whether the key changed owner in the last change: then a miss on
+    /// `owner_now` may be served by `owner_before`.
+    pub fn moved(&self) -> bool {
+        self.owner_before.is_some() && self.owner_before != self.owner_now
+    }
+}
+
 /// State the background tasks write and every handle reads.
 pub(crate) struct Shared {
     ring: RingName,
     current: ArcSwapOption<RingView>,
+    /// The current view with the one it replaced, swapped as one, so that
+    /// [`RingClient::handoff`] never pairs views of different swaps.
+    pair: ArcSwapOption<(Arc<RingView>, Option<Arc<RingView>>)>,
     /// Bumped after every swap of `current`, so [`Router`]s can tell with
     /// one atomic load whether their cached view is still current.
     generation: AtomicU64,
@@ -206,6 +232,26 @@ impl RingClient {
         .unwrap_or_default()
     }
 
+    /// Who owns `key` now and who owned it in the version applied before
+    /// (the last change the client applied). A cache that misses on the
+    /// owner while a change settles (each step of a rollout, say) can read
+    /// through to the owner before, which still holds the value, instead
+    /// of going to the backing store; see `docs/client-library.md`.
+    pub fn handoff(&self, key: &[u8]) -> Handoff {
+        let pair = self.shared.pair.load();
+        let Some((now, before)) = pair.as_deref() else {
+            return Handoff::default();
+        };
+        Handoff {
+            owner_now: now.owner(key).map(|n| n.id.clone()),
+            owner_before: before
+                .as_ref()
+                .and_then(|b| b.owner(key).map(|n| n.id.clone())),
+            version: Some(now.version()),
+            version_before: before.as_ref().map(|b| b.version()),
+        }
+    }
+
     /// A per-thread (or per-task) routing handle: it keeps the current view
     /// and checks one atomic counter per lookup to notice a newer one.
     pub fn router(&self) -> Router {
@@ -279,6 +325,7 @@ impl Shared {
         Self {
             ring,
             current: ArcSwapOption::empty(),
+            pair: ArcSwapOption::empty(),
             generation: AtomicU64::new(0),
             status,
             events: broadcast::channel(64).0,
@@ -288,7 +335,8 @@ impl Shared {
     /// Swaps in `view`; returns the one it replaces.
     fn swap(&self, view: Arc<RingView>) -> Option<Arc<RingView>> {
         let version = view.version();
-        let previous = self.current.swap(Some(view));
+        let previous = self.current.swap(Some(view.clone()));
+        self.pair.store(Some(Arc::new((view, previous.clone()))));
         self.generation.fetch_add(1, Ordering::Release);
         self.status.send_modify(|s| {
             s.version = Some(version);

@@ -94,7 +94,7 @@ impl Plan {
             }
             Algorithm::Ring | Algorithm::Rendezvous | Algorithm::Maglev => {
                 if algorithm == Algorithm::Maglev {
-                    notes.push("maglev: ramped weights refill the whole table, so each step also moves some slots between unchanged nodes (see docs/benchmarks.md)".into());
+                    notes.push("maglev: ramped weights refill the whole table, so each step also moves some slots between unchanged nodes: about 6% more than the change at once over 5 steps, 10% over 10 (docs/benchmarks.md)".into());
                 }
                 let make = |k: u32| Ok(ramp_steps(&deltas, k));
                 search(base, placement, direct, policy, notes, MAX_STEPS, make, "")
