@@ -48,7 +48,7 @@ pub async fn run(ctx: &Context, command: ChangeCommand) -> Result<(), CliError> 
     }
 }
 
-fn read_body(path: &PathBuf) -> Result<serde_json::Map<String, Value>, CliError> {
+pub(super) fn read_body(path: &PathBuf) -> Result<serde_json::Map<String, Value>, CliError> {
     let stdin = path.as_os_str() == "-";
     // Messages name stdin as such rather than as a file called `-`.
     let shown = if stdin {

@@ -21,6 +21,7 @@ pub mod node;
 pub mod output;
 mod policy;
 pub mod ring;
+pub mod rollout;
 pub mod serve;
 pub mod watch;
 
@@ -134,6 +135,9 @@ pub enum Command {
     Diff(inspect::DiffArgs),
     /// A ring's retained versions: time, ops, reason, moved fraction.
     History(inspect::HistoryArgs),
+    /// Apply a change in paced steps, each gated on the ring's clients.
+    #[command(subcommand)]
+    Rollout(rollout::RolloutCommand),
     /// Follow a ring: one line per new version.
     Watch(watch::WatchArgs),
     /// Which clients applied which version, and who diverges.
@@ -160,6 +164,7 @@ pub async fn run(cli: Cli) -> Result<(), CliError> {
         Command::Ownership(a) => inspect::ownership(&ctx, a).await,
         Command::Diff(a) => inspect::diff(&ctx, a).await,
         Command::History(a) => inspect::history(&ctx, a).await,
+        Command::Rollout(c) => rollout::run(&ctx, c).await,
         Command::Watch(a) => watch::run(&ctx, a).await,
         Command::Clients(a) => clients::run(&ctx, a).await,
         Command::Cluster(a) => cluster::run(&ctx, a).await,

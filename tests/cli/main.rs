@@ -13,5 +13,6 @@ mod cluster;
 mod commands;
 mod errors;
 mod node_join;
+mod rollouts;
 mod text;
 mod watch;
