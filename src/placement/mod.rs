@@ -26,6 +26,7 @@ pub mod node;
 mod nodeset;
 mod ownership;
 mod preference;
+mod ramp;
 pub mod rendezvous;
 mod repeated_sum;
 pub mod table;

@@ -41,6 +41,7 @@ pub mod node_input;
 pub mod nodes;
 pub mod problem;
 pub mod rings;
+pub mod rollout_view;
 pub mod rollouts;
 #[cfg(feature = "server")]
 pub mod schema;
@@ -70,10 +71,10 @@ pub use problem::Problem;
 pub use rings::{
     AlgorithmName, HashName, HealthCounts, PreconditionQuery, RingConfigView, RingList, RingSummary,
 };
+pub use rollout_view::{AppliedView, GateView, RolloutEventView, RolloutList, RolloutView};
 pub use rollouts::{
-    AbortInput, AppliedView, GateView, OnGateTimeoutName, PolicyView, RolloutEventView,
-    RolloutInput, RolloutList, RolloutPlanView, RolloutPolicyInput, RolloutView, StepNodeView,
-    StepView,
+    AbortInput, OnGateTimeoutName, PolicyView, RolloutInput, RolloutPlanView, RolloutPolicyInput,
+    StepNodeView, StepView,
 };
 pub use snapshots::{HistoryEntryView, HistoryView, SnapshotQuery, SnapshotView};
 pub use watch::{EventDetail, HealthEvent, KeepaliveEvent, LightEvent, WatchQuery};

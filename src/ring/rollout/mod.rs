@@ -6,6 +6,7 @@
 //! record a store keeps and the state machine a driver follows
 //! (`record.rs`). The service runs it; `docs/rollouts.md` explains it.
 
+mod next;
 mod plan;
 #[cfg(test)]
 mod plan_tests;
@@ -16,13 +17,13 @@ mod record_tests;
 mod step;
 mod waves;
 
+pub use next::{GateReading, NextAction};
 pub use policy::{
     OnGateTimeout, RolloutPolicy, RolloutPolicySpec, DEFAULT_GATE, DEFAULT_GATE_TIMEOUT,
     GATE_TIMEOUT, MAX_STEPS, MIN_DWELL,
 };
 pub use record::{
-    AppliedStep, Direction, GateReading, NextAction, PlannedStep, RolloutEvent, RolloutId,
-    RolloutRecord, RolloutState,
+    AppliedStep, Direction, PlannedStep, RolloutEvent, RolloutId, RolloutRecord, RolloutState,
 };
 pub use step::{Plan, PlanStep};
 

@@ -18,7 +18,7 @@ use crate::ring::{ChangeOp, NodeRecord, Proposal, RequestedOp, Role, Snapshot};
 
 fn capacity(r: &Option<NodeRecord>) -> u64 {
     match r {
-        Some(r) if r.is_active_record() => r.ramp.scale(r.weight),
+        Some(r) if r.is_active_record() => r.ramp.scale(r.weight.get()),
         _ => 0,
     }
 }
