@@ -10,7 +10,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::{CliError, ClientArgs, OutputFormat};
-use crate::client::{ClientError, Endpoints, TlsSettings};
+use crate::client::{ClientBuilder, ClientError, Endpoints, RingClient, TlsSettings};
 
 /// The servers to ask and how to print the answers.
 #[derive(Debug, Clone)]
@@ -19,6 +19,11 @@ pub struct Context {
     pub endpoints: Endpoints,
     /// Table or JSON.
     pub format: OutputFormat,
+    /// What [`Context::ring_client`] needs besides the URLs: the client
+    /// library builds its own connection pool, so `ringd follow` reaches
+    /// the servers exactly as an application configured with these flags.
+    token: Option<String>,
+    tls: TlsSettings,
 }
 
 /// A decoded answer: its status, its version (from the ETag, when the
@@ -36,14 +41,27 @@ pub struct Answer {
 impl Context {
     /// A context for the global flags.
     pub fn new(args: &ClientArgs) -> Result<Self, CliError> {
+        let tls = tls_settings(args)?;
         let endpoints = Endpoints::builder(&[&args.addr])
             .token(args.token.clone())
-            .tls(tls_settings(args)?)
+            .tls(tls.clone())
             .build()?;
         Ok(Self {
             endpoints,
             format: args.output,
+            token: args.token.clone(),
+            tls,
         })
+    }
+
+    /// A [`RingClient`] of `ring` on the same servers, token and TLS
+    /// settings as every other request of this command.
+    pub fn ring_client(&self, ring: &str) -> ClientBuilder {
+        let builder = RingClient::builder(self.endpoints.urls(), ring).tls(self.tls.clone());
+        match &self.token {
+            Some(token) => builder.token(token.clone()),
+            None => builder,
+        }
     }
 
     /// Whether JSON was asked for.

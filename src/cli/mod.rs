@@ -5,7 +5,8 @@
 //! One file per concern: [`serve`] runs the server; [`ring`], [`node`] (and
 //! its long-running [`join`]),
 //! [`change`], [`inspect`], [`watch`] and [`clients`] are the client
-//! commands; [`output`] renders tables and JSON and prints errors.
+//! commands, and [`follow`] runs the client library as a canary;
+//! [`output`] renders tables and JSON and prints errors.
 //! Exit codes are in [`CliError::exit_code`] and `docs/cli.md`.
 
 pub mod change;
@@ -15,6 +16,7 @@ mod context;
 mod describe;
 mod error;
 mod flags;
+pub mod follow;
 pub mod inspect;
 pub mod join;
 pub mod node;
@@ -140,6 +142,9 @@ pub enum Command {
     Rollout(rollout::RolloutCommand),
     /// Follow a ring: one line per new version.
     Watch(watch::WatchArgs),
+    /// Follow a ring as a client that verifies, applies and acks each
+    /// version: a canary for the fleet.
+    Follow(follow::FollowArgs),
     /// Which clients applied which version, and who diverges.
     Clients(clients::ClientsArgs),
     /// The ringd instances sharing the store, and which one decides.
@@ -166,6 +171,7 @@ pub async fn run(cli: Cli) -> Result<(), CliError> {
         Command::History(a) => inspect::history(&ctx, a).await,
         Command::Rollout(c) => rollout::run(&ctx, c).await,
         Command::Watch(a) => watch::run(&ctx, a).await,
+        Command::Follow(a) => follow::run(&ctx, a).await,
         Command::Clients(a) => clients::run(&ctx, a).await,
         Command::Cluster(a) => cluster::run(&ctx, a).await,
     }

@@ -166,6 +166,20 @@ async fn the_rust_client_and_the_cli_connect_over_https() {
     let shown: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(shown["version"], 2);
     assert_eq!(shown["nodes"][0]["id"], "a");
+    // `follow` runs the client library on the CLI's TLS settings.
+    let follow = [
+        "--ca-cert",
+        &ca_path,
+        "follow",
+        "r",
+        "--client-id",
+        "tls-1",
+        "--count",
+        "1",
+    ];
+    let out = crate::support::cli::ringd(&s.url, &follow);
+    let line = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success() && line.starts_with("v2 "), "{line}");
     // The same through the environment variable.
     let out = crate::support::cli::command(&s.url, &["-o", "json", "ring", "list"])
         .env("RINGD_CA_CERT", &ca_path)

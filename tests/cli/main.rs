@@ -12,6 +12,7 @@ mod support;
 mod cluster;
 mod commands;
 mod errors;
+mod follow;
 mod node_join;
 mod rollouts;
 mod text;
