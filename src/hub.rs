@@ -15,7 +15,8 @@
 //! `tokio::sync::broadcast` made when the first watcher asks for them:
 //! they are not versions, so they never touch the head or the recent list,
 //! and a ring nobody watches for health costs nothing. A watcher that
-//! reads too slowly loses the oldest of them, never a version.
+//! reads too slowly loses the oldest of them, never a version. Rollout
+//! events travel the same way, on a third channel (`rollouts.rs`).
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -27,6 +28,10 @@ use tokio::sync::{broadcast, watch};
 
 use crate::placement::NodeId;
 use crate::ring::{LeaseId, NodeHealth, RingName, Snapshot};
+
+mod rollouts;
+
+pub use rollouts::{PublishedRollout, RolloutMark, ROLLOUT_BACKLOG};
 
 /// Versions per ring kept in memory for watchers that are a little behind.
 pub const RECENT_VERSIONS: usize = 64;
@@ -146,6 +151,10 @@ struct Channel {
     /// Made by the first health subscriber; until then transitions are
     /// counted and dropped.
     health: OnceLock<broadcast::Sender<Arc<PublishedHealth>>>,
+    /// Made by the first rollout subscriber, like `health`.
+    rollouts: OnceLock<broadcast::Sender<Arc<PublishedRollout>>>,
+    /// The last rollout event announced, so a repeat is not announced.
+    rollout_mark: Mutex<Option<RolloutMark>>,
 }
 
 /// Counters shown on `/metrics`.
@@ -226,6 +235,8 @@ impl Hub {
                     head: watch::channel(head).0,
                     recent: Mutex::new(VecDeque::new()),
                     health: OnceLock::new(),
+                    rollouts: OnceLock::new(),
+                    rollout_mark: Mutex::new(None),
                 })
             })
             .clone()
@@ -306,6 +317,8 @@ impl Hub {
             .expect("hub lock")
             .retain(|(r, _), _| r != ring);
         let channel = self.channel(ring);
+        // A ring created again under the name numbers its rollouts from 1.
+        *channel.rollout_mark.lock().expect("hub lock") = None;
         let mut recent = channel.recent.lock().expect("hub lock");
         recent.clear();
         channel.head.send_if_modified(|head| {

@@ -13,6 +13,7 @@ use super::auth::Reader;
 use super::problem::{ApiError, Problem, ProblemKind};
 use super::responses::ReadTokenError;
 use super::AppState;
+use crate::service::rollouts::gate_of;
 
 /// A health answer.
 #[derive(Debug, Clone, Serialize, ToSchema)]
@@ -70,7 +71,10 @@ pub async fn readyz(State(state): State<AppState>) -> Result<Json<Health>, ApiEr
 /// Prometheus text format: `ringd_http_requests_total` and the
 /// `ringd_http_request_duration_seconds` histogram by route template,
 /// method and status; `ringd_ring_version` and `ringd_ring_nodes` per ring;
-/// `ringd_leader` and `ringd_leader_term` for the decision-maker.
+/// `ringd_leader` and `ringd_leader_term` for the decision-maker;
+/// `ringd_rollout_step`, `ringd_rollout_steps`, `ringd_rollout_state` and
+/// `ringd_rollout_gate_share` for each ring's active or most recent
+/// rollout, and `ringd_rollout_steps_committed_total`.
 #[utoipa::path(
     get,
     path = "/metrics",
@@ -101,8 +105,23 @@ pub async fn metrics(State(state): State<AppState>, _: Reader) -> Result<Respons
         })
         .collect();
     body.push_str(&super::metrics::render_guard(&guard));
-    body.push_str(&super::metrics::render_clients(
-        &state.service.convergence_all().await,
+    let convergence = state.service.convergence_all().await;
+    body.push_str(&super::metrics::render_clients(&convergence));
+    let rollouts: Vec<_> = state
+        .service
+        .latest_rollouts(&rings)
+        .await
+        .into_iter()
+        .filter_map(|r| {
+            // A ring whose acks could not be read is left out, as above.
+            let c = convergence.iter().find(|c| c.current.ring == r.ring)?;
+            let share = gate_of(&r, c).share();
+            Some((r, share))
+        })
+        .collect();
+    body.push_str(&super::rollout_metrics::render_rollouts(
+        &rollouts,
+        &state.service.rollout_commits(),
     ));
     Ok((
         [(

@@ -30,11 +30,13 @@ pub mod reason;
 pub mod respond;
 pub mod responses;
 pub mod rings;
+pub mod rollout_metrics;
 pub mod rollouts;
 pub mod schemas;
 pub mod snapshots;
 pub mod watch;
 pub mod watch_events;
+pub mod watch_feeds;
 
 use std::any::Any;
 use std::sync::atomic::AtomicBool;

@@ -44,16 +44,7 @@ pub struct RolloutBody {
 /// The view of `r`, with its pending gate read now.
 async fn view(state: &AppState, r: &RolloutRecord) -> Result<RolloutView, ApiError> {
     let gate = if r.state.is_active() && r.gate_pending {
-        let g = state.service.gate_reading(r).await?;
-        Some(GateView {
-            version: r.last_applied().map_or(r.base_version, |a| a.version),
-            live: g.live,
-            acked: g.acked,
-            acked_share: g.share(),
-            needed: r.policy.gate,
-            lagging: g.lagging.iter().map(ToString::to_string).collect(),
-            divergent: g.divergent.iter().map(|(c, _)| c.to_string()).collect(),
-        })
+        Some(GateView::of(r, &state.service.gate_reading(r).await?))
     } else {
         None
     };

@@ -27,6 +27,7 @@ use super::problem::{ApiError, Problem};
 use super::responses::ReadErrors;
 use super::schemas::RingNameSchema;
 use super::watch_events::{frame, full_data, health_frame, light_data, WatchEventSchema};
+use super::watch_feeds::{next_health, next_rollout, RolloutFeed};
 use super::AppState;
 use crate::hub::{GaugeGuard, Head, Published, PublishedHealth, RECENT_VERSIONS};
 use crate::ring::{RingName, Snapshot};
@@ -58,6 +59,17 @@ use crate::wire::{EventDetail, KeepaliveEvent, WatchQuery};
 ///   version: resuming with `Last-Event-ID` resumes over versions and
 ///   replays no health event. Transitions are noticed within about
 ///   250 ms; a client that reads too slowly loses the oldest ones.
+/// - `rollout` (only with `rollouts=true`; no `id`): a `RolloutView`, the
+///   rollout as `GET …/rollouts/{id}` shows it, whenever a rollout of the
+///   ring changes: started, a step committed, waiting for its gate,
+///   paused, resumed, advanced, aborting, done, aborted, and when the
+///   pending gate's reading moves as clients ack. `revision` grows with
+///   each write to the rollout; two events of one revision differ only
+///   in `gate`. The first is where the active rollout stands when the
+///   stream opens, if the ring has one. A rollout event comes after the
+///   version it names. Changes are noticed within about 250 ms on every
+///   instance; where several land between two looks the stream gets the
+///   newest, and a client that reads too slowly loses the oldest.
 ///
 /// Resume with the `Last-Event-ID` header (sent by `EventSource` on
 /// reconnect) or `?after=N`: the stream replays every retained version
@@ -72,8 +84,8 @@ use crate::wire::{EventDetail, KeepaliveEvent, WatchQuery};
         WatchQuery,
     ),
     responses(
-        (status = 200, description = "An event stream. Each event is `event: snapshot|reset|keepalive|deleted|health`, optional `id: <version>`, and one `data:` line of JSON: `SnapshotView` (or `LightEvent` with `mode=light`) for snapshot and reset, `KeepaliveEvent` for keepalive and deleted, `HealthEvent` (without `id`, only with `health=true`) for health.", content_type = "text/event-stream", body = WatchEventSchema),
-        (status = 400, description = "Invalid ring name, `after`, `mode`, `health` or Last-Event-ID", body = Problem, content_type = "application/problem+json"),
+        (status = 200, description = "An event stream. Each event is `event: snapshot|reset|keepalive|deleted|health|rollout`, optional `id: <version>`, and one `data:` line of JSON: `SnapshotView` (or `LightEvent` with `mode=light`) for snapshot and reset, `KeepaliveEvent` for keepalive and deleted, `HealthEvent` (without `id`, only with `health=true`) for health, `RolloutView` (without `id`, only with `rollouts=true`) for rollout.", content_type = "text/event-stream", body = WatchEventSchema),
+        (status = 400, description = "Invalid ring name, `after`, `mode`, `health`, `rollouts` or Last-Event-ID", body = Problem, content_type = "application/problem+json"),
         ReadErrors,
     ),
     security(("bearer" = []))
@@ -137,6 +149,8 @@ pub struct Watcher {
     head: watch::Receiver<Head>,
     /// The ring's health transitions, when the client asked for them.
     health: Option<broadcast::Receiver<Arc<PublishedHealth>>>,
+    /// The ring's rollout events, when the client asked for them.
+    rollouts: Option<RolloutFeed>,
     /// The last version sent (or resumed after).
     sent: Option<u64>,
     /// Versions still to replay, first to last.
@@ -168,6 +182,11 @@ impl Watcher {
         // Subscribed before the first event is sent, so that no transition
         // after the snapshot the client starts from is missed.
         let health = (query.health == Some(true)).then(|| hub.subscribe_health(&ring));
+        let rollouts = if query.rollouts == Some(true) {
+            Some(RolloutFeed::open(&state, &ring).await)
+        } else {
+            None
+        };
         let keepalive = state.settings.keepalive;
         Ok(Watcher {
             state,
@@ -175,6 +194,7 @@ impl Watcher {
             mode: query.mode.unwrap_or_default(),
             head,
             health,
+            rollouts,
             sent: after,
             pending: None,
             told_deleted: false,
@@ -264,10 +284,18 @@ impl Watcher {
                 }
                 Head::Deleted if !self.told_deleted => {
                     self.told_deleted = true;
+                    if let Some(feed) = &mut self.rollouts {
+                        feed.ring_deleted();
+                    }
                     return Some(frame("deleted", None, &self.keepalive_data(None)));
                 }
                 Head::Closing => return None,
                 Head::Deleted | Head::Unknown => {}
+            }
+            // After the first snapshot (and any replay), before anything
+            // live.
+            if let Some(first) = self.rollouts.as_mut().and_then(RolloutFeed::take_first) {
+                return Some(first);
             }
             tokio::select! {
                 // Versions first: a health event about a node comes after
@@ -286,6 +314,7 @@ impl Watcher {
                         return Some(change.frame(health_frame));
                     }
                 }
+                rollout = next_rollout(&mut self.rollouts) => return Some(rollout),
                 () = tokio::time::sleep_until(self.keepalive_at) => {
                     let head = self.head.borrow().clone();
                     let newest = match &head { Head::At(p) => Some(&p.snapshot), _ => None };
@@ -346,27 +375,6 @@ impl Watcher {
             fingerprint: newest.map(|s| s.fingerprint.to_string()),
         };
         serde_json::to_vec(&event).unwrap_or_default()
-    }
-}
-
-/// The next health transition, `None` after some were lost to a slow
-/// read (the stream goes on with the next); never ready without a
-/// subscription.
-async fn next_health(
-    health: &mut Option<broadcast::Receiver<Arc<PublishedHealth>>>,
-) -> Option<Arc<PublishedHealth>> {
-    let Some(receiver) = health else {
-        return std::future::pending().await;
-    };
-    match receiver.recv().await {
-        Ok(change) => Some(change),
-        Err(broadcast::error::RecvError::Lagged(_)) => None,
-        // The hub keeps every sender; this only happens if it is dropped,
-        // and then there is nothing more to hear.
-        Err(broadcast::error::RecvError::Closed) => {
-            *health = None;
-            None
-        }
     }
 }
 

@@ -10,9 +10,9 @@ use utoipa::openapi::schema::{ObjectBuilder, OneOfBuilder, Type};
 use utoipa::openapi::{RefOr, Schema};
 use utoipa::ToSchema;
 
-use crate::hub::HealthChange;
+use crate::hub::{HealthChange, PublishedRollout};
 use crate::ring::Snapshot;
-use crate::wire::{HealthEvent, LightEvent, SnapshotView};
+use crate::wire::{GateView, HealthEvent, LightEvent, RolloutView, SnapshotView};
 
 /// The data of a full-mode event: the snapshot as `GET …/snapshot` has it.
 pub fn full_data(s: &Snapshot) -> Vec<u8> {
@@ -54,6 +54,19 @@ pub fn health_frame(change: &HealthChange) -> Bytes {
     )
 }
 
+/// The whole `rollout` event of a rollout: the rollout as `GET
+/// …/rollouts/{id}` shows it, as of when it was read. No `id:` line, like
+/// `health`.
+pub fn rollout_frame(p: &PublishedRollout) -> Bytes {
+    let gate = p.gate.as_ref().map(|g| GateView::of(&p.record, g));
+    let view = RolloutView::of(&p.record, gate, p.at);
+    frame(
+        "rollout",
+        None,
+        &serde_json::to_vec(&view).unwrap_or_default(),
+    )
+}
+
 /// One SSE event. JSON from serde_json has no raw newlines, so the data
 /// fits on one `data:` line.
 pub fn frame(event: &str, id: Option<u64>, data: &[u8]) -> Bytes {
@@ -85,6 +98,7 @@ impl utoipa::PartialSchema for WatchEventSchema {
         ]});
         let keepalive = json!({"$ref": "#/components/schemas/KeepaliveEvent"});
         let health = json!({"$ref": "#/components/schemas/HealthEvent"});
+        let rollout = json!({"$ref": "#/components/schemas/RolloutView"});
         let schema: Schema = OneOfBuilder::new()
             .item(event_variant(
                 "snapshot",
@@ -115,6 +129,12 @@ impl utoipa::PartialSchema for WatchEventSchema {
                 "Only with `health=true`: one node's health changed. Not a version, so no `id`: `Last-Event-ID` stays the last version received.",
                 false,
                 health,
+            ))
+            .item(event_variant(
+                "rollout",
+                "Only with `rollouts=true`: a rollout of the ring changed (or, first, where the active one stands): `RolloutView`. Not a version, so no `id`.",
+                false,
+                rollout,
             ))
             .description(Some(
                 "One Server-Sent Event: `event` names its type, `id` is the version it carries, `data` is one line of JSON. Clients ignore event types they do not know.",

@@ -103,6 +103,10 @@ impl Server {
         background
             .0
             .push(tokio::spawn(service.clone().run_rollouts()));
+        // Every instance's look at the rollouts its watchers follow.
+        background
+            .0
+            .push(tokio::spawn(service.clone().watch_rollouts()));
         let auth = AuthConfig::new(
             config.admin_token.as_ref().map(Secret::expose),
             config.read_token.as_ref().map(Secret::expose),

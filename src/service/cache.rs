@@ -87,6 +87,10 @@ impl RingService {
             .retain(|(r, _, _)| r != ring);
         self.forget_keys(ring);
         self.forget_leases(ring);
+        self.rollout_commits
+            .lock()
+            .expect("commits lock")
+            .remove(ring);
     }
 
     /// Reads a ring's latest version from the store into the cache and

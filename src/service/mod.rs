@@ -4,7 +4,7 @@
 //! lookups never wait on the store, turns change requests into proposals,
 //! and commits them with compare-and-swap on the ring's version.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 
 use crate::hub::Hub;
@@ -78,6 +78,12 @@ pub struct RingService {
     >,
     /// Wakes the rollout driver early: a rollout started or controlled.
     rollout_wake: tokio::sync::Notify,
+    /// Held while a rollout record is written and announced, and while
+    /// one is read to be announced, so that watchers hear them in order
+    /// (see `rollouts/observe.rs`).
+    rollout_writes: tokio::sync::Mutex<()>,
+    /// Rollout versions this instance committed, per ring, for the metrics.
+    rollout_commits: Mutex<BTreeMap<RingName, u64>>,
 }
 
 impl RingService {
@@ -118,6 +124,8 @@ impl RingService {
             leadership,
             plans: Mutex::new(HashMap::new()),
             rollout_wake: tokio::sync::Notify::new(),
+            rollout_writes: tokio::sync::Mutex::new(()),
+            rollout_commits: Mutex::new(BTreeMap::new()),
         })
     }
 

@@ -36,6 +36,13 @@ pub trait RolloutStore: Send + Sync {
     /// The ring's rollouts, newest first.
     async fn rollouts(&self, ring: &RingName) -> Result<Vec<RolloutRecord>, StoreError>;
 
+    /// The ring's newest rollout, active or finished, if it has any: what
+    /// the metrics and the watch's `rollout` events follow. Each backend
+    /// reads the one record; this default reads them all.
+    async fn latest_rollout(&self, ring: &RingName) -> Result<Option<RolloutRecord>, StoreError> {
+        Ok(self.rollouts(ring).await?.into_iter().next())
+    }
+
     /// The ring's active rollout, if it has one.
     async fn active_rollout(&self, ring: &RingName) -> Result<Option<RolloutRecord>, StoreError>;
 

@@ -6,7 +6,7 @@ use time::OffsetDateTime;
 
 use super::changes::RoleName;
 use super::rollouts::{PolicyView, StepView};
-use crate::ring::rollout::{AppliedStep, Direction, RolloutEvent, RolloutRecord};
+use crate::ring::rollout::{AppliedStep, Direction, GateReading, RolloutEvent, RolloutRecord};
 
 /// How the ring's clients stand against the step waiting for its gate.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -26,6 +26,21 @@ pub struct GateView {
     pub lagging: Vec<String>,
     /// Live clients whose fingerprint differs from the server's.
     pub divergent: Vec<String>,
+}
+
+impl GateView {
+    /// The pending gate of `r`, as `g` read it.
+    pub fn of(r: &RolloutRecord, g: &GateReading) -> Self {
+        Self {
+            version: r.last_applied().map_or(r.base_version, |a| a.version),
+            live: g.live,
+            acked: g.acked,
+            acked_share: g.share(),
+            needed: r.policy.gate,
+            lagging: g.lagging.iter().map(ToString::to_string).collect(),
+            divergent: g.divergent.iter().map(|(c, _)| c.to_string()).collect(),
+        }
+    }
 }
 
 /// A committed version of a rollout.
@@ -102,6 +117,12 @@ pub struct RolloutView {
     pub ring: String,
     /// Its number in the ring.
     pub id: u64,
+    /// The record's revision: one more at each write (a step, a control,
+    /// a pause). Two `rollout` watch events with the same revision differ
+    /// only in their gate.
+    #[serde(default)]
+    #[cfg_attr(feature = "server", schema(required = true))]
+    pub revision: u64,
     /// `planned`, `running`, `waiting_for_gate`, `paused`, `done` or
     /// `aborted`.
     pub state: String,
@@ -192,6 +213,7 @@ impl RolloutView {
         Self {
             ring: r.ring.to_string(),
             id: r.id.0,
+            revision: r.revision,
             state: r.state.name().into(),
             direction: direction_name(r.direction).into(),
             step: r.position,

@@ -35,6 +35,9 @@ pub struct WatchQuery {
     /// `true`: also send `health` events, one per node health transition
     /// (`HealthEvent`). They carry no `id` and no version.
     pub health: Option<bool>,
+    /// `true`: also send `rollout` events, one each time a rollout of the
+    /// ring changes (`RolloutView`). They carry no `id` and no version.
+    pub rollouts: Option<bool>,
 }
 
 /// The data of a `light`-mode event.

@@ -31,6 +31,7 @@ mod membership_policy_input;
 mod openapi_constraints;
 mod openapi_drift;
 mod preconditions;
+mod rollout_events;
 mod rollout_refusals;
 mod rollouts;
 mod serve_durations;

@@ -114,7 +114,14 @@ fn the_table_is_binary_and_the_watch_describes_its_events() {
         .collect();
     assert_eq!(
         types,
-        ["snapshot", "reset", "keepalive", "deleted", "health"]
+        [
+            "snapshot",
+            "reset",
+            "keepalive",
+            "deleted",
+            "health",
+            "rollout"
+        ]
     );
     let keepalive = &variants[2]["properties"]["data"];
     assert_eq!(keepalive["contentMediaType"], "application/json");
@@ -122,15 +129,17 @@ fn the_table_is_binary_and_the_watch_describes_its_events() {
         keepalive["contentSchema"]["$ref"],
         "#/components/schemas/KeepaliveEvent"
     );
-    // A health event is not a version: it carries no id.
-    assert_eq!(
-        variants[4]["required"],
-        serde_json::json!(["event", "data"])
-    );
-    assert_eq!(
-        variants[4]["properties"]["data"]["contentSchema"]["$ref"],
-        "#/components/schemas/HealthEvent"
-    );
+    // Health and rollout events are not versions: they carry no id.
+    for (i, data) in [(4, "HealthEvent"), (5, "RolloutView")] {
+        assert_eq!(
+            variants[i]["required"],
+            serde_json::json!(["event", "data"])
+        );
+        assert_eq!(
+            variants[i]["properties"]["data"]["contentSchema"]["$ref"],
+            format!("#/components/schemas/{data}")
+        );
+    }
     assert_eq!(
         schema(&doc, "HealthEvent")["required"],
         serde_json::json!([

@@ -18,6 +18,7 @@ mod leader;
 mod leases;
 mod membership;
 mod outage;
+mod rollout_events;
 mod serve;
 mod turns;
 mod watch;

@@ -40,6 +40,16 @@ pub enum RolloutState {
 }
 
 impl RolloutState {
+    /// Every state, in the order of a rollout's life.
+    pub const ALL: [RolloutState; 6] = [
+        Self::Planned,
+        Self::Running,
+        Self::WaitingForGate,
+        Self::Paused,
+        Self::Done,
+        Self::Aborted,
+    ];
+
     /// Whether the rollout still holds its ring.
     pub fn is_active(self) -> bool {
         !matches!(self, Self::Done | Self::Aborted)

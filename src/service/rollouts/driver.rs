@@ -22,6 +22,8 @@ const ACTIONS_PER_TICK: usize = 4;
 
 /// A committed step: its version, fingerprint and time.
 struct Committed {
+    /// Committed now, rather than found committed before (a retry).
+    new: bool,
     version: u64,
     fingerprint: crate::placement::Fingerprint,
     at: time::OffsetDateTime,
@@ -83,6 +85,9 @@ impl RingService {
                 NextAction::Apply { position } => {
                     match self.commit_step(&r, position, term).await {
                         Ok(c) => {
+                            if c.new {
+                                self.count_rollout_commit(&r.ring);
+                            }
                             tracing::info!(ring = %r.ring, rollout = %r.id, position, version = c.version, "rollout step committed");
                             self.record_commit(&mut r, position, c).await?;
                         }
@@ -111,10 +116,10 @@ impl RingService {
         Ok(())
     }
 
-    /// Writes `r`, one revision on.
+    /// Writes `r`, one revision on, and announces it to its watchers.
     async fn save(&self, r: &mut RolloutRecord) -> Result<(), ServiceError> {
         r.revision += 1;
-        Ok(self.store.update_rollout(r).await?)
+        Ok(self.write_rollout(r).await?)
     }
 
     /// Records a committed step in `r`, reading the record again if an
@@ -207,14 +212,15 @@ impl RingService {
             force: true,
             layout,
         };
-        let (snapshot, _) = match self.apply_as_leader(&r.ring, request, term).await? {
-            ChangeOutcome::Committed { current, .. } => (current.snapshot.clone(), ()),
-            ChangeOutcome::Replayed { snapshot, .. } => (snapshot, ()),
+        let (snapshot, new) = match self.apply_as_leader(&r.ring, request, term).await? {
+            ChangeOutcome::Committed { current, .. } => (current.snapshot.clone(), true),
+            ChangeOutcome::Replayed { snapshot, .. } => (snapshot, false),
             // Already there (a walk back to a state the ring holds).
-            ChangeOutcome::Unchanged { current } => (current.snapshot.clone(), ()),
+            ChangeOutcome::Unchanged { current } => (current.snapshot.clone(), false),
             ChangeOutcome::Preview { .. } => unreachable!("not a dry run"),
         };
         Ok(Committed {
+            new,
             version: snapshot.version,
             fingerprint: snapshot.fingerprint,
             at: snapshot.created_at,

@@ -1,6 +1,7 @@
 //! Rollouts as the service runs them: planning and starting one, the
-//! operator's controls, and (`driver.rs`) the decision-maker's task that
-//! commits each step once the ring's clients have applied the one before.
+//! operator's controls, (`driver.rs`) the decision-maker's task that
+//! commits each step once the ring's clients have applied the one before,
+//! and (`observe.rs`) the watch's rollout events and the metrics' reads.
 //!
 //! The record lives in the store, so whichever instance decides next
 //! picks a rollout up where it stands; each step is committed with an
@@ -10,6 +11,7 @@
 
 mod driver;
 mod gate;
+mod observe;
 
 use std::sync::Arc;
 
@@ -22,6 +24,7 @@ use crate::ring::{RequestedOp, RingName, Role};
 use crate::store::StoreError;
 
 pub use driver::TICK;
+pub use gate::gate_of;
 
 /// A request to roll a change out.
 #[derive(Debug, Clone)]
@@ -162,7 +165,7 @@ impl RingService {
             format!("{steps} steps from version {version}"),
             Some(role),
         );
-        let record = self.store.create_rollout(record).await?;
+        let record = self.create_rollout_announced(record).await?;
         self.remember_plan(ring, record.id, plan);
         self.rollout_wake.notify_one();
         tracing::info!(ring = %ring, rollout = %record.id, steps, "rollout started");
@@ -264,7 +267,7 @@ impl RingService {
                 }
             }
             r.revision += 1;
-            match self.store.update_rollout(&r).await {
+            match self.write_rollout(&r).await {
                 Ok(()) => {
                     self.rollout_wake.notify_one();
                     tracing::info!(ring = %ring, rollout = %id, control = control.name(), ?role, "rollout control");

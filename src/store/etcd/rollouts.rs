@@ -145,6 +145,17 @@ impl Ops {
         kvs.iter().map(|kv| decode(kv.key(), kv.value())).collect()
     }
 
+    async fn latest_rollout(&self, ring: &RingName) -> Result<Option<RolloutRecord>, StoreError> {
+        let options = GetOptions::new()
+            .with_prefix()
+            .with_sort(SortTarget::Key, SortOrder::Descend)
+            .with_limit(1);
+        let (kvs, _) = self.get(self.keys.rollouts(ring), options, 0).await?;
+        kvs.first()
+            .map(|kv| decode(kv.key(), kv.value()))
+            .transpose()
+    }
+
     async fn active_rollouts(&self) -> Result<Vec<RolloutRecord>, StoreError> {
         let (kvs, _) = self
             .get(
@@ -188,6 +199,10 @@ impl RolloutStore for EtcdStore {
 
     async fn rollouts(&self, ring: &RingName) -> Result<Vec<RolloutRecord>, StoreError> {
         self.bounded(self.ops.rollouts(ring)).await
+    }
+
+    async fn latest_rollout(&self, ring: &RingName) -> Result<Option<RolloutRecord>, StoreError> {
+        self.bounded(self.ops.latest_rollout(ring)).await
     }
 
     async fn active_rollout(&self, ring: &RingName) -> Result<Option<RolloutRecord>, StoreError> {

@@ -188,6 +188,20 @@ impl RolloutStore for SqliteStore {
         .await
     }
 
+    async fn latest_rollout(&self, ring: &RingName) -> Result<Option<RolloutRecord>, StoreError> {
+        let r = ring.clone();
+        let found = self
+            .run(move |conn, _| {
+                select(
+                    conn,
+                    "SELECT ring, id, record FROM rollouts WHERE ring = ?1 ORDER BY id DESC LIMIT 1",
+                    [r.as_str()],
+                )
+            })
+            .await?;
+        Ok(found.into_iter().next())
+    }
+
     async fn active_rollout(&self, ring: &RingName) -> Result<Option<RolloutRecord>, StoreError> {
         let r = ring.clone();
         let found = self
