@@ -14,6 +14,7 @@ mod commands;
 mod errors;
 mod follow;
 mod node_join;
+mod rollout_followers;
 mod rollouts;
 mod text;
 mod watch;

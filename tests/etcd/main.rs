@@ -19,6 +19,7 @@ mod leases;
 mod membership;
 mod outage;
 mod rollout_events;
+mod rollouts;
 mod serve;
 mod turns;
 mod watch;

@@ -1,8 +1,10 @@
 //! What the integration tests share: the one `ringd` launcher (a child
-//! process, or in this process), typed HTTP
-//! requests, the problem assertion, the SSE reader, the etcd processes and
-//! the CLI's golden-file checks, and a double of the server's read routes. Each test binary declares this module
-//! once; the client-only build gets the parts it can compile.
+//! process, or in this process), typed HTTP requests, the problem
+//! assertion, the SSE reader, the etcd processes, the CLI's golden-file
+//! checks, `ringd follow` client processes and the rollout checks they
+//! serve, and a double of the server's read routes. Each test binary
+//! declares this module once; the client-only build gets the parts it can
+//! compile.
 
 pub(crate) mod api;
 #[cfg(feature = "server")]
@@ -15,10 +17,14 @@ pub(crate) mod etcd;
 #[cfg(feature = "server")]
 pub(crate) mod etcd_cluster;
 #[cfg(feature = "server")]
+pub(crate) mod followers;
+#[cfg(feature = "server")]
 pub(crate) mod in_process;
 pub(crate) mod membership;
 #[cfg(feature = "server")]
 pub(crate) mod problem;
 pub(crate) mod ringd;
+#[cfg(feature = "server")]
+pub(crate) mod rollouts;
 #[cfg(feature = "server")]
 pub(crate) mod sse;
