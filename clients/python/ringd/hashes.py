@@ -1,0 +1,70 @@
+"""The hash functions of spec section 3, each with its exact bytes-to-integer
+rule. All results are unsigned Python ints; nothing passes through floats."""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Callable, Dict
+
+import mmh3
+import xxhash
+
+Hash64 = Callable[[bytes], int]
+
+MASK64 = (1 << 64) - 1
+
+# The 64-bit hash `H(f, bytes)` (3.1). xxh3 is the C function itself, so a
+# ring lookup with the default hash pays one C call and no Python frame.
+xxh3_64: Hash64 = xxhash.xxh3_64_intdigest
+
+
+def md5_64(data: bytes) -> int:
+    """First 8 bytes of the MD5 digest, read little-endian."""
+    return int.from_bytes(hashlib.md5(data).digest()[:8], "little")
+
+
+def sha256_64(data: bytes) -> int:
+    """First 8 bytes of the SHA-256 digest, read little-endian."""
+    return int.from_bytes(hashlib.sha256(data).digest()[:8], "little")
+
+
+def murmur3_64(data: bytes) -> int:
+    """MurmurHash3_x64_128 with seed 0: the first half, h1 (unsigned)."""
+    return mmh3.hash64(data, 0, signed=False)[0]
+
+
+HASHES: Dict[str, Hash64] = {
+    "xxh3": xxh3_64,
+    "md5": md5_64,
+    "sha256": sha256_64,
+    "murmur3": murmur3_64,
+}
+
+# Codes in the canonical encoding (2.1).
+HASH_CODES: Dict[str, int] = {"xxh3": 1, "md5": 2, "sha256": 3, "murmur3": 4}
+
+
+def hash64(name: str, data: bytes) -> int:
+    """`H(name, data)`."""
+    return HASHES[name](data)
+
+
+def xxh64(data: bytes, seed: int) -> int:
+    """Classic XXH64 with a u64 seed (maglev's permutations, 5.3)."""
+    return xxhash.xxh64_intdigest(data, seed)
+
+
+def md5_32(data: bytes) -> int:
+    """First 4 MD5 bytes as a little-endian u32: ketama's key hash (3.2)."""
+    return int.from_bytes(hashlib.md5(data).digest()[:4], "little")
+
+
+def fmix64(k: int) -> int:
+    """MurmurHash3's 64-bit finalizer, a bijection on u64 (3.2). Masked after
+    every multiplication because Python ints do not wrap."""
+    k ^= k >> 33
+    k = (k * 0xFF51AFD7ED558CCD) & MASK64
+    k ^= k >> 33
+    k = (k * 0xC4CEB9FE1A85EC53) & MASK64
+    k ^= k >> 33
+    return k

@@ -1,0 +1,225 @@
+"""Placement inputs: the ring config (spec 2.1), nodes (2.2) and the
+normalization and validation every build starts with (2.3, 2.4)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+
+from .errors import PlacementError
+from .hashes import HASH_CODES
+
+ALGORITHM_CODES: Dict[str, int] = {
+    "ring": 1, "ketama": 2, "maglev": 3, "jump": 4, "rendezvous": 5, "table": 6,
+}
+STATES = ("active", "draining", "joining")
+RAMP_FULL = 65_536
+MAX_POINTS = 1 << 23
+MAX_WEIGHT = 1_000_000
+MAX_TABLE_SIZE = 1 << 24
+MIN_PARTITIONS, MAX_PARTITIONS, DEFAULT_PARTITIONS = 1 << 8, 1 << 20, 1 << 16
+
+# Ids and zones: ASCII only, so `re.ASCII` keeps \d and friends out of it
+# and the explicit classes say exactly what 2.2 allows.
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]*\Z")
+
+
+def _is_int(v: object) -> bool:
+    # JSON `true` is a Python bool, which is an int: refuse it as a number.
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _check_name(kind: str, s: object, limit: int) -> str:
+    if not isinstance(s, str) or not s:
+        raise PlacementError("EmptyNodeId" if kind == "InvalidNodeId" else kind,
+                             f"{s!r} must be a non-empty string")
+    if len(s.encode()) > limit or not _NAME.match(s):
+        raise PlacementError(kind, f"{s!r}: 1-{limit} bytes of [A-Za-z0-9._:-], "
+                             "starting with a letter or digit")
+    return s
+
+
+def _is_control(c: str) -> bool:
+    # Unicode general category Cc is exactly these two ranges.
+    o = ord(c)
+    return o <= 0x1F or 0x7F <= o <= 0x9F
+
+
+def is_prime(n: int) -> bool:
+    """Trial division: table sizes are at most 2^24 (2.4 step 1)."""
+    if n < 2:
+        return False
+    if n % 2 == 0:
+        return n == 2
+    d = 3
+    while d * d <= n:
+        if n % d == 0:
+            return False
+        d += 2
+    return True
+
+
+@dataclass(frozen=True)
+class RingConfig:
+    """A ring config; `hash=None` takes the algorithm's default (2.1)."""
+
+    algorithm: str = "ring"
+    hash: Optional[str] = None
+    vnodes_per_weight: int = 160
+    table_size: int = 65_537
+    replication_factor: int = 3
+    zone_aware: bool = False
+    partitions: int = DEFAULT_PARTITIONS
+
+    def __post_init__(self) -> None:
+        if self.algorithm not in ALGORITHM_CODES:
+            raise PlacementError("UnknownAlgorithm", repr(self.algorithm))
+        if self.hash is None:
+            default = "md5" if self.algorithm == "ketama" else "xxh3"
+            object.__setattr__(self, "hash", default)
+        if self.hash not in HASH_CODES:
+            raise PlacementError("UnknownHash", repr(self.hash))
+        self.validate()
+
+    @property
+    def hash_name(self) -> str:
+        assert self.hash is not None  # set in __post_init__
+        return self.hash
+
+    @classmethod
+    def from_json(cls, obj: Mapping[str, Any]) -> RingConfig:
+        """A config from its JSON form. Unknown fields are ignored, not
+        refused: a snapshot's config also carries `membership`, and whatever
+        else a newer server adds cannot change placement without changing
+        the encoding, which the fingerprint check covers."""
+        known = {f: obj[f] for f in cls.__dataclass_fields__ if f in obj}
+        return cls(**known)
+
+    def validate(self) -> None:
+        """Check 1 of 2.4, in its order."""
+        if self.algorithm == "ketama" and self.hash != "md5":
+            raise PlacementError("HashNotSupported", "ketama only supports md5")
+        v, r, p = self.vnodes_per_weight, self.replication_factor, self.partitions
+        if not _is_int(v) or not 1 <= v <= 10_000:
+            raise PlacementError("VnodesOutOfRange", f"{v!r} not in 1..=10000")
+        if not _is_int(r) or not 1 <= r <= 64:
+            raise PlacementError("ReplicationOutOfRange", f"{r!r} not in 1..=64")
+        if not _is_int(p) or not MIN_PARTITIONS <= p <= MAX_PARTITIONS or p & (p - 1):
+            raise PlacementError("PartitionsOutOfRange", f"{p!r}: a power of two in 2^8..=2^20")
+        if not isinstance(self.zone_aware, bool):
+            raise PlacementError("InvalidConfig", "zone_aware must be a boolean")
+        if self.algorithm == "maglev":
+            m = self.table_size
+            if not _is_int(m) or not 2 <= m <= MAX_TABLE_SIZE:
+                raise PlacementError("TableSizeOutOfRange", f"{m!r} not in 2..=2^24")
+            if not is_prime(m):
+                raise PlacementError("TableSizeNotPrime", str(m))
+
+
+@dataclass(frozen=True)
+class Node:
+    """A ring member as placement sees it (2.2)."""
+
+    id: str
+    weight: int = 1
+    zone: Optional[str] = None
+    hash_key: Optional[str] = None
+    state: str = "active"
+    ramp: int = RAMP_FULL
+    label: str = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        _check_name("InvalidNodeId", self.id, 128)
+        if self.hash_key is not None:
+            k = self.hash_key
+            if not isinstance(k, str) or not k or len(k.encode()) > 255 \
+                    or any(_is_control(c) for c in k):
+                raise PlacementError("InvalidHashKey", f"{k!r}: 1-255 bytes, no control character")
+        if self.zone is not None:
+            _check_name("InvalidZone", self.zone, 64)
+        if not _is_int(self.weight) or not 1 <= self.weight <= MAX_WEIGHT:
+            raise PlacementError("WeightOutOfRange", f"{self.weight!r} not in 1..=1000000")
+        if self.state not in STATES:
+            raise PlacementError("InvalidState", f"{self.state!r} not one of {STATES}")
+        if not _is_int(self.ramp) or not 1 <= self.ramp <= RAMP_FULL:
+            raise PlacementError("RampOutOfRange", f"{self.ramp!r} not in 1..=65536")
+        object.__setattr__(self, "label", self.hash_key if self.hash_key is not None else self.id)
+
+    @property
+    def scaled_weight(self) -> int:
+        """`weight × ramp`: the weight in parts of 65,536 (2.2)."""
+        return self.weight * self.ramp
+
+    @classmethod
+    def from_json(cls, obj: Mapping[str, Any]) -> Node:
+        """A node from a snapshot's `NodeView` or a vector file's record:
+        absent and null fields take their defaults; `address`, `labels` and
+        the health fields do not affect placement and are ignored."""
+        def get(name: str, default: Any) -> Any:
+            v = obj.get(name)
+            return default if v is None else v
+        return cls(id=obj.get("id", ""),  # checked in __post_init__
+                   weight=get("weight", 1), zone=obj.get("zone"),
+                   hash_key=obj.get("hash_key"), state=get("state", "active"),
+                   ramp=get("ramp", RAMP_FULL))
+
+
+def ramped(active: Sequence[Node]) -> bool:
+    """Whether some active node is below full ramp (2.2)."""
+    return any(n.ramp != RAMP_FULL for n in active)
+
+
+def zone_numbers(zone_aware: bool, active: Sequence[Node]) -> Optional[Tuple[List[int], int]]:
+    """Each active node's zone number and the zone count (2.3 step 4), or
+    None without zone awareness. Sorting str compares code points, which for
+    ASCII names is byte order."""
+    if not zone_aware:
+        return None
+    names = sorted({n.zone for n in active if n.zone is not None})
+    number = {z: i for i, z in enumerate(names)}
+    return [number[n.zone] for n in active if n.zone is not None], len(names)
+
+
+def ketama_digests(active: Sequence[Node]) -> List[int]:
+    from .ketama import digest_count  # ketama owns the float rule
+    total = sum(n.weight for n in active)
+    return [digest_count(n.weight, total, len(active)) for n in active]
+
+
+def normalize(config: RingConfig, nodes: Sequence[Node]) -> List[Node]:
+    """Checks 2 to 6 of 2.4 in their order; returns the active nodes sorted
+    by id in byte order (ids are ASCII, so str order is byte order).
+    Check 7 belongs to the server computing a table, which a client never does."""
+    every = sorted(nodes, key=lambda n: n.id)
+    for a, b in zip(every, every[1:]):
+        if a.id == b.id:
+            raise PlacementError("DuplicateNodeId", a.id)
+    active = [n for n in every if n.state == "active"]
+    if config.zone_aware:
+        for n in active:
+            if n.zone is None:
+                raise PlacementError("MissingZone", n.id)
+    if config.algorithm in ("ketama", "jump", "table"):
+        for n in active:
+            if n.ramp != RAMP_FULL:
+                raise PlacementError("RampNotSupported",
+                                     f"{n.id} at ramp {n.ramp} under {config.algorithm}")
+    if config.algorithm == "table":
+        cells = config.partitions * min(config.replication_factor, len(active))
+        if cells > MAX_POINTS:
+            raise PlacementError("TableTooLarge", f"{cells} cells > {MAX_POINTS}")
+    points = 0
+    if config.algorithm == "ring":
+        # Full points, whatever the ramp (2.4 step 5).
+        points = config.vnodes_per_weight * sum(n.weight for n in active)
+    elif config.algorithm == "ketama":
+        points = 4 * sum(ketama_digests(active))
+    elif config.algorithm == "jump":
+        points = sum(n.weight for n in active)
+    if points > MAX_POINTS:
+        raise PlacementError("TooManyPoints", f"{points} > {MAX_POINTS}")
+    if config.algorithm == "maglev" and config.table_size < len(active):
+        raise PlacementError("TableSizeOutOfRange",
+                             f"table_size {config.table_size} < {len(active)} active nodes")
+    return active

@@ -1,0 +1,182 @@
+"""What the client refuses (spec 2.4, 5.4.4, 5.6.3, 9.2, 9.4), and the
+table moves a snapshot may carry instead of its table."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+from typing import Any, Dict, List
+
+import pytest
+
+from ringd import (FingerprintMismatch, InvalidEncoding, InvalidTable, Node, Placement,
+                   PlacementError, RingConfig, TableRequired)
+
+
+def kind(f: Any, *args: Any, **kw: Any) -> str:
+    with pytest.raises(PlacementError) as e:
+        f(*args, **kw)
+    return e.value.kind
+
+
+def test_config_refusals() -> None:
+    assert kind(RingConfig, algorithm="ketama", hash="xxh3") == "HashNotSupported"
+    assert kind(RingConfig, algorithm="consistent") == "UnknownAlgorithm"
+    assert kind(RingConfig, hash="crc32") == "UnknownHash"
+    assert kind(RingConfig, vnodes_per_weight=0) == "VnodesOutOfRange"
+    assert kind(RingConfig, replication_factor=65) == "ReplicationOutOfRange"
+    assert kind(RingConfig, partitions=1000) == "PartitionsOutOfRange"
+    assert kind(RingConfig, algorithm="maglev", table_size=65536) == "TableSizeNotPrime"
+    assert kind(RingConfig, algorithm="maglev", table_size=1) == "TableSizeOutOfRange"
+    RingConfig(table_size=65536)  # not checked outside maglev
+    assert RingConfig(algorithm="ketama").hash == "md5"
+
+
+def test_node_refusals() -> None:
+    assert kind(Node, "") == "EmptyNodeId"
+    assert kind(Node, "-leading-dash") == "InvalidNodeId"
+    assert kind(Node, "x" * 129) == "InvalidNodeId"
+    assert kind(Node, "n", hash_key="tab\there") == "InvalidHashKey"
+    assert kind(Node, "n", hash_key="\u0085") == "InvalidHashKey"  # C1 control
+    Node("n", hash_key="10.0.0.9:11211 é ✓")  # spaces and non-ASCII are fine
+    assert kind(Node, "n", zone="us east") == "InvalidZone"
+    assert kind(Node, "n", weight=0) == "WeightOutOfRange"
+    assert kind(Node, "n", weight=True) == "WeightOutOfRange"
+    assert kind(Node, "n", ramp=65_537) == "RampOutOfRange"
+    assert kind(Node, "n", state="leaving") == "InvalidState"
+
+
+def test_node_set_refusals() -> None:
+    build = Placement.build
+    assert kind(build, RingConfig(), [Node("a"), Node("a", state="draining")]) \
+        == "DuplicateNodeId"
+    assert kind(build, RingConfig(zone_aware=True), [Node("a")]) == "MissingZone"
+    RingConfig(zone_aware=True)  # a draining node needs no zone:
+    build(RingConfig(zone_aware=True), [Node("a", zone="z"), Node("b", state="draining")])
+    for algorithm in ("ketama", "jump", "table"):
+        assert kind(build, RingConfig(algorithm=algorithm), [Node("a", ramp=100)]) \
+            == "RampNotSupported"
+    assert kind(build, RingConfig(vnodes_per_weight=10_000), [Node("a", weight=1000)]) \
+        == "TooManyPoints"
+    nodes = [Node(f"n{i}") for i in range(8)]
+    assert kind(build, RingConfig(algorithm="maglev", table_size=7), nodes) \
+        == "TableSizeOutOfRange"
+    assert kind(build, RingConfig(algorithm="table"), [Node("a")]) == "InvalidTable"
+
+
+def test_joining_and_draining_nodes_change_nothing() -> None:
+    base = [Node("a"), Node("b", weight=3)]
+    extra = [Node("c", state="joining"), Node("d", state="draining", weight=9)]
+    for algorithm in ("ring", "ketama", "maglev", "jump", "rendezvous"):
+        config = RingConfig(algorithm=algorithm)
+        assert Placement.build(config, base).encode() == \
+            Placement.build(config, base + extra).encode()
+
+
+def test_bucket_order_refusals() -> None:
+    config, nodes = RingConfig(algorithm="jump"), [Node("a"), Node("b", weight=2)]
+    for order in (["a", "b", "b", "c"], ["a", "b"], ["a", "b", "b", None], [["a", 0]]):
+        assert kind(Placement.build, config, nodes, buckets=order) == "InvalidBucketOrder"
+    runs = Placement.build(config, nodes, buckets=[[None, 2], ["a", 1], ["b", 2]])
+    assert runs.bucket_order() == [None, None, "a", "b", "b"]
+
+
+def test_keys_are_bytes_or_utf8() -> None:
+    p = Placement.build(RingConfig(), [Node(f"n{i}") for i in range(5)])
+    assert p.owner("é") == p.owner("é".encode()) and p.key_hash("é") == p.key_hash(b"\xc3\xa9")
+    assert p.owner(b"\xff\x00") is not None  # any byte string places
+
+
+def test_ketama_zero_digest_nodes_own_nothing() -> None:
+    # 11.4: weight 1 next to weight 1000 gets no point.
+    p = Placement.build(RingConfig(algorithm="ketama"), [Node("a"), Node("b", weight=1000)])
+    assert p.preference_list("k", 2) == ["b"]
+    assert p.ownership()["nodes"][0]["units"] == "0"
+
+
+def test_encoding_refusals() -> None:
+    good = Placement.build(RingConfig(), [Node("a"), Node("b")]).encode()
+
+    def thin(data: bytes) -> Placement:
+        return Placement.from_table_encoding(data, hashlib.sha256(data).hexdigest())
+
+    assert thin(good).owner("x") is not None
+    with pytest.raises(FingerprintMismatch):
+        Placement.from_table_encoding(good, "0" * 64)
+    bad = [
+        b"RINGDPL\x02" + good[8:],          # another format version
+        good[:8] + b"\x07" + good[9:],      # unknown algorithm
+        good[:11] + b"\x02" + good[12:],    # unknown flag bit
+        good[:11] + b"\x01" + good[12:],    # ramped flag, but no ramp records
+        good[:-1],                          # cut short
+        good + b"\x00",                     # trailing bytes
+        good[:-12] + good[-12:-4] + b"\x05\x00\x00\x00",  # node index 5 of 2
+    ]
+    for data in bad:
+        with pytest.raises(InvalidEncoding):
+            thin(data)
+
+
+def table_placement(rows: List[List[str]], ids: str = "abc") -> Placement:
+    config = RingConfig(algorithm="table", partitions=256, replication_factor=2)
+    return Placement.build(config, [Node(x) for x in ids], table=rows)
+
+
+def snapshot(p: Placement, version: int, moves: bytes) -> Dict[str, Any]:
+    return {"ring": "t", "version": version, "fingerprint": p.fingerprint(),
+            "config": {"algorithm": "table", "hash": "xxh3", "vnodes_per_weight": 160,
+                       "table_size": 65537, "replication_factor": 2, "zone_aware": False,
+                       "partitions": 256},
+            "nodes": [{"id": n.id, "weight": 1, "state": "active", "labels": {}}
+                      for n in p.nodes],
+            "table_moves": base64.b64encode(moves).decode()}
+
+
+def test_table_moves_update_the_previous_table() -> None:
+    before = [["a", "b"]] * 256
+    previous = table_placement(before)
+    previous.version = 4
+    after = [list(r) for r in before]
+    after[5] = ["c", "b"]
+    target = table_placement(after)
+    # 9.4's example: partition 5, slot 0 to node index 2.
+    moves = bytes.fromhex("01000000" "05000000" "00" "0200")
+    assert base64.b64encode(moves) == b"AQAAAAUAAAAAAgA="
+    p = Placement.from_snapshot(snapshot(target, 5, moves), previous=previous)
+    assert p.table_rows() == after and p.fingerprint() == target.fingerprint()
+    with pytest.raises(TableRequired):
+        Placement.from_snapshot(snapshot(target, 5, moves))
+    with pytest.raises(InvalidTable):  # not the version before
+        Placement.from_snapshot(snapshot(target, 6, moves), previous=previous)
+    twice = bytes.fromhex("02000000" "05000000" "00" "0200" "05000000" "00" "0000")
+    with pytest.raises(InvalidTable):  # a slot changed twice
+        Placement.from_snapshot(snapshot(target, 5, twice), previous=previous)
+    with pytest.raises(InvalidTable):  # length does not match the count
+        Placement.from_snapshot(snapshot(target, 5, moves + b"\x00"), previous=previous)
+    dup = bytes.fromhex("01000000" "05000000" "00" "0100")  # b twice in row 5
+    with pytest.raises(InvalidTable):
+        Placement.from_snapshot(snapshot(target, 5, dup), previous=previous)
+    wrong = bytes.fromhex("01000000" "06000000" "00" "0200")  # moves another partition
+    with pytest.raises(FingerprintMismatch):
+        Placement.from_snapshot(snapshot(target, 5, wrong), previous=previous)
+
+
+def test_table_moves_across_a_node_change() -> None:
+    # `a` leaves: every slot it held is moved, to `d`; indices shift.
+    previous = table_placement([["a", "b"]] * 256, "abc")
+    after = [["d", "b"]] * 256
+    target = table_placement(after, "bcd")
+    moves = (256).to_bytes(4, "little") + b"".join(
+        p.to_bytes(4, "little") + b"\x00" + (2).to_bytes(2, "little") for p in range(256))
+    p = Placement.from_snapshot(snapshot(target, 2, moves), previous=previous)
+    assert p.table_rows() == after
+
+
+def test_an_empty_table_snapshot_needs_no_download() -> None:
+    empty = Placement.build(RingConfig(algorithm="table", partitions=256, replication_factor=2),
+                            [Node("a", state="draining")], table=[[]] * 256)
+    s = snapshot(empty, 3, b"")
+    del s["table_moves"]
+    s["nodes"] = [{"id": "a", "weight": 1, "state": "draining"}]
+    p = Placement.from_snapshot(s)
+    assert (p.owner("k"), p.fingerprint()) == (None, empty.fingerprint())

@@ -1,0 +1,223 @@
+"""The shared known-answer vectors (tests/placement/vectors) and the
+reference results of other projects (vectors/reference), run through the
+client. Every comparison is exact, floats included: the Rust test compares
+the files as JSON values, so a float must be the same binary64 here."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Dict, List, Tuple
+
+import pytest
+
+from ringd import FingerprintMismatch, Node, Placement, RingConfig
+from ringd.hashes import md5_32
+from ringd.jump import jump_hash
+from ringd.ketama import digest_count
+
+VECTORS = (Path(__file__).parent / "../../../tests/placement/vectors").resolve()
+REFERENCE = VECTORS / "reference"
+FILES = sorted(p.name for p in VECTORS.glob("*.json"))
+REFERENCE_FILES = sorted(p.name for p in REFERENCE.glob("*.json"))
+
+ALGORITHMS = ["ring", "ketama", "maglev", "jump", "rendezvous", "table"]
+SHAPES = ["single", "weighted", "zoned", "colliding", "nodes-1000"]
+RAMPED = ["ring", "rendezvous", "maglev"]
+
+
+@lru_cache(maxsize=None)
+def load(path: Path) -> Any:
+    return json.loads(path.read_text())
+
+
+def vector(name: str) -> Dict[str, Any]:
+    v: Dict[str, Any] = load(VECTORS / name)
+    return v
+
+
+@lru_cache(maxsize=None)
+def built(name: str) -> Placement:
+    """The placement from the file's inputs alone (spec 12)."""
+    v = vector(name)
+    return Placement.build(RingConfig.from_json(v["config"]),
+                           [Node.from_json(n) for n in v["nodes"]],
+                           buckets=v.get("bucket_order"), table=v.get("table"))
+
+
+@lru_cache(maxsize=None)
+def thin(name: str) -> Placement:
+    """The same placement decoded from its canonical encoding alone (9.2)."""
+    return Placement.from_table_encoding(built(name).encode(), vector(name)["fingerprint"])
+
+
+def check_lookups(p: Placement, v: Dict[str, Any]) -> None:
+    wrong = [(x["key"], str(p.key_hash(x["key"])), p.owner(x["key"]), x["hash"], x["owner"])
+             for x in v["lookups"]
+             if str(p.key_hash(x["key"])) != x["hash"] or p.owner(x["key"]) != x["owner"]]
+    assert not wrong, f"{len(wrong)} lookups differ (key, hash, owner, expected...): {wrong[:5]}"
+
+
+def check_preference_lists(p: Placement, v: Dict[str, Any]) -> None:
+    r = v["config"]["replication_factor"]
+    wrong = [(x["key"], p.preference_list(x["key"], r), x["replicas"])
+             for x in v["preference_lists"] if p.preference_list(x["key"], r) != x["replicas"]]
+    assert not wrong, f"{len(wrong)} preference lists differ: {wrong[:5]}"
+    # The default R is the replication factor.
+    for x in v["preference_lists"][:5]:
+        assert p.preference_list(x["key"]) == x["replicas"]
+
+
+def test_every_vector_file_is_here() -> None:
+    expected = {f"{a}-{s}.json" for a in ALGORITHMS for s in SHAPES}
+    expected |= {f"{a}-ramped.json" for a in RAMPED}
+    assert set(FILES) == expected  # 33, as the Rust test counts them
+    assert set(REFERENCE_FILES) == set(REFERENCE_CHECKS)
+
+
+@pytest.mark.parametrize("name", FILES)
+def test_fingerprint(name: str) -> None:
+    assert built(name).fingerprint() == vector(name)["fingerprint"]
+
+
+@pytest.mark.parametrize("name", FILES)
+def test_lookups(name: str) -> None:
+    check_lookups(built(name), vector(name))
+
+
+@pytest.mark.parametrize("name", FILES)
+def test_preference_lists(name: str) -> None:
+    check_preference_lists(built(name), vector(name))
+
+
+@pytest.mark.parametrize("name", FILES)
+def test_ownership(name: str) -> None:
+    # The whole object: basis, total_units and per node units (decimal
+    # strings), share, expected_share, ratio (floats, exact), replicas
+    # (table), and max_over_mean.
+    assert built(name).ownership() == vector(name)["ownership"]
+
+
+@pytest.mark.parametrize("name", FILES)
+def test_layout_inputs_read_back(name: str) -> None:
+    v, p = vector(name), built(name)
+    assert p.bucket_order() == v["bucket_order"]
+    assert p.table_rows() == v.get("table")
+
+
+@pytest.mark.parametrize("name", FILES)
+def test_thin_client_from_encoding(name: str) -> None:
+    # The encoding alone reproduces everything, and re-encodes to itself.
+    v, q = vector(name), thin(name)
+    assert q.encode() == built(name).encode()
+    assert q.fingerprint() == v["fingerprint"]
+    check_lookups(q, v)
+    check_preference_lists(q, v)
+    assert q.ownership() == v["ownership"]
+
+
+def snapshot_of(v: Dict[str, Any]) -> Dict[str, Any]:
+    """The file as `GET …/snapshot` would send it (SnapshotView)."""
+    s: Dict[str, Any] = {"ring": "vectors", "version": 7, "config": dict(v["config"]),
+                         "nodes": v["nodes"], "fingerprint": v["fingerprint"],
+                         "created_at": "2026-01-01T00:00:00Z", "change": {}}
+    s["config"]["membership"] = {"mode": "manual"}  # not placement: ignored
+    if v["bucket_order"] is not None:
+        s["buckets"] = v["bucket_order"]
+    return s
+
+
+@pytest.mark.parametrize("name", FILES)
+def test_from_snapshot(name: str) -> None:
+    v = vector(name)
+    s = snapshot_of(v)
+    extra: Dict[str, Any] = {}
+    if v["config"]["algorithm"] == "table":
+        # The download of …/snapshots/{v}/table.
+        extra["table_encoding"] = built(name).encode()
+    p = Placement.from_snapshot(json.dumps(s), **extra)
+    assert (p.fingerprint(), p.version, p.ring) == (v["fingerprint"], 7, "vectors")
+    check_lookups(p, v)
+    s["fingerprint"] = "0" * 64
+    with pytest.raises(FingerprintMismatch) as e:
+        Placement.from_snapshot(s, **extra)
+    assert e.value.actual == v["fingerprint"]
+
+
+# -- reference results of other implementations ------------------------------
+
+
+def check_libketama(case: Dict[str, Any]) -> None:
+    name, servers = case["name"], case["servers"]
+    nodes = [Node(s["addr"], weight=s["memory"]) for s in servers]
+    p = Placement.build(RingConfig(algorithm="ketama"), nodes)
+    points = p.points()
+    assert points is not None
+    total = sum(s["memory"] for s in servers)
+    assert [digest_count(s["memory"], total, len(servers)) for s in servers] \
+        == case["ks_per_server"], name
+    per_node = Counter(node_id for _, node_id in points)
+    assert [per_node[s["addr"]] for s in servers] == case["points_per_server"], name
+    assert len(points) == case["numpoints"], name
+    assert points[-1][0] == case["last_point"], name
+    head = [(x["point"], x["addr"]) for x in case["first_points"]]
+    assert points[:len(head)] == head, name
+    for c in case["collisions"]:
+        # Tied points in libketama's (stable qsort) order, after the given
+        # predecessor; a probe hashing into that arc lands on the first.
+        tied = [i for i, (pos, _) in enumerate(points) if pos == c["point"]]
+        assert [points[i][1] for i in tied] == c["addrs_in_sorted_order"], name
+        assert points[tied[0] - 1][0] == c["predecessor_point"], name
+        assert c["predecessor_point"] < md5_32(c["probe_key"].encode()) <= c["point"]
+        assert p.owner(c["probe_key"]) == c["probe_addr"], name
+    looked_up = {x["key"] for x in case["lookups"]}
+    for k in case["wrap_keys"]:
+        # Past the last point: wraps to the owner of the first.
+        assert md5_32(k.encode()) > case["last_point"] and k in looked_up
+        assert p.owner(k) == points[0][1]
+    assert set(case["probe_keys"]) <= looked_up
+    wrong = [(x["key"], x["addr"]) for x in case["lookups"]
+             if p.key_hash(x["key"]) != x["hash"] or p.owner(x["key"]) != x["addr"]]
+    assert not wrong, f"{name}: {wrong[:5]}"
+
+
+def check_envoy_maglev(case: Dict[str, Any]) -> None:
+    hosts = case["hosts"]
+    p = Placement.build(RingConfig(algorithm="maglev", table_size=case["table_size"]),
+                        [Node(h["hashed"], weight=h["weight"]) for h in hosts])
+    # Envoy's indices are positions in `hosts` as listed: map them to ids.
+    assert p.maglev_table() == [hosts[i]["hashed"] for i in case["expected_table"]], \
+        case["name"]
+
+
+def check_jump(case: Dict[str, Any]) -> None:
+    assert jump_hash(case["key"], case["buckets"]) == case["expected"], case
+
+
+REFERENCE_CHECKS = {
+    "libketama.json": check_libketama,
+    "envoy-maglev.json": check_envoy_maglev,
+    "jump.json": check_jump,
+}
+
+
+def reference_cases() -> List[Tuple[str, int]]:
+    return [(f, i) for f in REFERENCE_FILES
+            for i in range(len(load(REFERENCE / f)["cases"]))]
+
+
+@pytest.mark.parametrize("name,index", reference_cases(),
+                         ids=[f"{f}:{i}" for f, i in reference_cases()])
+def test_reference(name: str, index: int) -> None:
+    REFERENCE_CHECKS[name](load(REFERENCE / name)["cases"][index])
+
+
+def test_reference_case_counts() -> None:
+    # As the Rust reference test asserts them.
+    assert len(load(REFERENCE / "libketama.json")["cases"]) == 6
+    assert len(load(REFERENCE / "envoy-maglev.json")["cases"]) == 6
+    jump_cases = load(REFERENCE / "jump.json")["cases"]
+    assert len(jump_cases) >= 100
+    assert any((c["key"], c["buckets"], c["expected"]) == (256, 1024, 520) for c in jump_cases)
