@@ -104,7 +104,7 @@ pub struct NodeView {
     pub zone: Option<String>,
     /// Free-form metadata, not used by placement.
     pub labels: BTreeMap<String, String>,
-    /// `active` or `draining`.
+    /// `active`, `draining` or `joining`; only active nodes place keys.
     pub state: NodeStateName,
     /// Hashed instead of the id, if set.
     #[serde(skip_serializing_if = "Option::is_none")]

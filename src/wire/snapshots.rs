@@ -24,7 +24,7 @@ pub struct SnapshotView {
     pub created_at: OffsetDateTime,
     /// Algorithm, hash and parameters.
     pub config: RingConfigView,
-    /// Every node, active or draining, sorted by id.
+    /// Every node (active, draining or joining), sorted by id.
     pub nodes: Vec<NodeView>,
     /// SHA-256 of the placement's canonical encoding (64 hex digits).
     pub fingerprint: String,
