@@ -7,7 +7,8 @@
 //! the change in the commit.
 
 use ringd::placement::{
-    Algorithm, HashKey, Node, NodeId, NodeState, Placement, Ramp, RingConfig, Weight, Zone,
+    Algorithm, HashFunction, HashKey, Node, NodeId, NodeState, Placement, Ramp, RingConfig, Weight,
+    Zone,
 };
 use serde_json::{json, Value};
 
@@ -92,10 +93,108 @@ fn node_json(n: &Node) -> Value {
     v
 }
 
+/// The small files beyond the shapes above, each pinning one input the
+/// shapes leave at its default: `(file name, algorithm)`.
+const EXTRAS: [(&str, Algorithm); 12] = [
+    ("ring-md5-vnodes", Algorithm::Ring),
+    ("rendezvous-sha256", Algorithm::Rendezvous),
+    ("maglev-murmur3-table-size", Algorithm::Maglev),
+    ("jump-md5-holes", Algorithm::Jump),
+    ("table-murmur3-partitions", Algorithm::Table),
+    ("ketama-zero-digests", Algorithm::Ketama),
+    ("ring-no-active", Algorithm::Ring),
+    ("ketama-no-active", Algorithm::Ketama),
+    ("maglev-no-active", Algorithm::Maglev),
+    ("jump-no-active", Algorithm::Jump),
+    ("rendezvous-no-active", Algorithm::Rendezvous),
+    ("table-no-active", Algorithm::Table),
+];
+
+/// The config, nodes and placement of one of [`EXTRAS`].
+fn extra(name: &str, algorithm: Algorithm) -> (RingConfig, Vec<Node>, Placement) {
+    let mut config = RingConfig::new(algorithm);
+    let four = || {
+        (1..=4)
+            .map(|i| node(&format!("x-{i}"), i))
+            .collect::<Vec<_>>()
+    };
+    let nodes = match name {
+        "ring-md5-vnodes" => {
+            config.hash = HashFunction::Md5;
+            config.vnodes_per_weight = 7;
+            four()
+        }
+        "rendezvous-sha256" => {
+            config.hash = HashFunction::Sha256;
+            four()
+        }
+        "maglev-murmur3-table-size" => {
+            config.hash = HashFunction::Murmur3;
+            config.table_size = 251;
+            four()
+        }
+        "jump-md5-holes" => {
+            // From the initial order [j-1 ×2, j-2, j-3 ×2, j-4]: j-2 drains
+            // and j-3 drops to weight 1, leaving holes at buckets 2 and 4.
+            config.hash = HashFunction::Md5;
+            let before = vec![
+                node("j-1", 2),
+                node("j-2", 1),
+                node("j-3", 2),
+                node("j-4", 1),
+            ];
+            let after = vec![
+                node("j-1", 2),
+                node("j-2", 1).with_state(NodeState::Draining),
+                node("j-3", 1),
+                node("j-4", 1),
+            ];
+            let p = Placement::build(&config, &before)
+                .unwrap()
+                .rebuild(&config, &after)
+                .unwrap();
+            return (config, after, p);
+        }
+        "table-murmur3-partitions" => {
+            config.hash = HashFunction::Murmur3;
+            config.partitions = 512;
+            four()
+        }
+        "ketama-zero-digests" => {
+            // 5.2: (1, 1001, 2) → 0 digests, so `tiny` has no point at all.
+            vec![node("big", 1000), node("tiny", 1)]
+        }
+        _ => {
+            // Every node draining: nothing is active, nothing is owned.
+            config.partitions = 256;
+            vec![
+                node("d-1", 1).with_state(NodeState::Draining),
+                node("d-2", 2).with_state(NodeState::Draining),
+            ]
+        }
+    };
+    let p = Placement::build(&config, &nodes).unwrap();
+    (config, nodes, p)
+}
+
 fn vector(algorithm: Algorithm, shape_name: &str) -> Value {
     let (config, nodes) = shape(shape_name, algorithm);
     let p = Placement::build(&config, &nodes).unwrap();
-    let keys: Vec<String> = (0..200)
+    vector_of(algorithm, shape_name, &config, &nodes, &p, 200, 50)
+}
+
+/// The file for a placement: `key_count` generated keys (plus four fixed
+/// ones) looked up, the first `list_count` with preference lists.
+fn vector_of(
+    algorithm: Algorithm,
+    shape_name: &str,
+    config: &RingConfig,
+    nodes: &[Node],
+    p: &Placement,
+    key_count: usize,
+    list_count: usize,
+) -> Value {
+    let keys: Vec<String> = (0..key_count)
         .map(|i| format!("key-{i}"))
         .chain(
             [
@@ -119,7 +218,7 @@ fn vector(algorithm: Algorithm, shape_name: &str) -> Value {
         .collect();
     let preference_lists: Vec<Value> = keys
         .iter()
-        .take(50)
+        .take(list_count)
         .map(|k| {
             let list: Vec<&str> = p
                 .preference_list(k.as_bytes(), config.replication_factor as usize)
@@ -193,8 +292,29 @@ fn vectors_are_reproduced_exactly() {
             );
             checked += 1;
         }
+        for (name, algorithm) in EXTRAS {
+            let path = format!("{dir}/{name}.json");
+            let (config, nodes, p) = extra(name, algorithm);
+            let shape_name = &name[algorithm.name().len() + 1..];
+            let computed = vector_of(algorithm, shape_name, &config, &nodes, &p, 20, 10);
+            if update {
+                let text = serde_json::to_string_pretty(&computed).unwrap();
+                std::fs::write(&path, text + "\n").unwrap();
+            }
+            let stored: Value = serde_json::from_str(
+                &std::fs::read_to_string(&path)
+                    .unwrap_or_else(|e| panic!("{path}: {e}; run RINGD_BLESS=1 cargo test --release --test placement vectors::")),
+            )
+            .unwrap();
+            assert!(
+                stored == computed,
+                "{path} differs from what the code computes: placement changed. \
+                 If intended, regenerate with RINGD_BLESS=1 cargo test --release --test placement vectors::"
+            );
+            checked += 1;
+        }
     }
-    assert_eq!(checked, 33);
+    assert_eq!(checked, 45);
 }
 
 #[test]
@@ -242,4 +362,36 @@ fn vectors_cover_the_promised_behaviour() {
     let ring = load("ring-ramped");
     assert_eq!(ring["nodes"][5]["ramp"], 1);
     assert_eq!(ring["nodes"][0].get("ramp"), None);
+
+    // The extra files: holes written as null, a node without digests,
+    // and rings with nothing active.
+    let holes = load("jump-md5-holes");
+    assert_eq!(
+        holes["bucket_order"],
+        json!(["j-1", "j-1", null, "j-3", null, "j-4"])
+    );
+    let zero = load("ketama-zero-digests");
+    assert_eq!(zero["ownership"]["nodes"][1]["id"], "tiny");
+    assert_eq!(zero["ownership"]["nodes"][1]["units"], "0");
+    for l in zero["lookups"].as_array().unwrap() {
+        assert_eq!(l["owner"], "big");
+    }
+    for algorithm in Algorithm::ALL {
+        let none = load(&format!("{}-no-active", algorithm.name()));
+        for l in none["lookups"].as_array().unwrap() {
+            assert_eq!(l["owner"], Value::Null);
+        }
+        for l in none["preference_lists"].as_array().unwrap() {
+            assert_eq!(l["replicas"], json!([]));
+        }
+    }
+    assert_eq!(load("ring-md5-vnodes")["config"]["vnodes_per_weight"], 7);
+    assert_eq!(
+        load("maglev-murmur3-table-size")["config"]["table_size"],
+        251
+    );
+    assert_eq!(
+        load("table-murmur3-partitions")["config"]["partitions"],
+        512
+    );
 }

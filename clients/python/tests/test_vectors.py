@@ -26,6 +26,11 @@ REFERENCE_FILES = sorted(p.name for p in REFERENCE.glob("*.json"))
 ALGORITHMS = ["ring", "ketama", "maglev", "jump", "rendezvous", "table"]
 SHAPES = ["single", "weighted", "zoned", "colliding", "nodes-1000"]
 RAMPED = ["ring", "rendezvous", "maglev"]
+# One input each that the shapes leave at its default (spec 12), and every
+# algorithm with nothing active.
+EXTRAS = ["ring-md5-vnodes", "rendezvous-sha256", "maglev-murmur3-table-size",
+          "jump-md5-holes", "table-murmur3-partitions", "ketama-zero-digests"]
+EXTRAS += [f"{a}-no-active" for a in ALGORITHMS]
 
 
 @lru_cache(maxsize=None)
@@ -73,7 +78,8 @@ def check_preference_lists(p: Placement, v: Dict[str, Any]) -> None:
 def test_every_vector_file_is_here() -> None:
     expected = {f"{a}-{s}.json" for a in ALGORITHMS for s in SHAPES}
     expected |= {f"{a}-ramped.json" for a in RAMPED}
-    assert set(FILES) == expected  # 33, as the Rust test counts them
+    expected |= {f"{e}.json" for e in EXTRAS}
+    assert set(FILES) == expected  # 45, as the Rust test counts them
     assert set(REFERENCE_FILES) == set(REFERENCE_CHECKS)
 
 
