@@ -240,7 +240,7 @@ fn vector_of(
             "zone_aware": config.zone_aware,
         },
         "nodes": nodes.iter().map(node_json).collect::<Vec<_>>(),
-        "bucket_order": p.bucket_order().map(|o| o.iter().map(|s| s.as_ref().map(|id| id.as_str().to_string())).collect::<Vec<_>>()),
+        "buckets": p.bucket_order().map(|o| o.iter().map(|s| s.as_ref().map(|id| id.as_str().to_string())).collect::<Vec<_>>()),
         "fingerprint": p.fingerprint().to_string(),
         "ownership": p.ownership(),
         "lookups": lookups,
@@ -367,7 +367,7 @@ fn vectors_cover_the_promised_behaviour() {
     // and rings with nothing active.
     let holes = load("jump-md5-holes");
     assert_eq!(
-        holes["bucket_order"],
+        holes["buckets"],
         json!(["j-1", "j-1", null, "j-3", null, "j-4"])
     );
     let zero = load("ketama-zero-digests");

@@ -49,7 +49,7 @@ def built(name: str) -> Placement:
     v = vector(name)
     return Placement.build(RingConfig.from_json(v["config"]),
                            [Node.from_json(n) for n in v["nodes"]],
-                           buckets=v.get("bucket_order"), table=v.get("table"))
+                           buckets=v.get("buckets"), table=v.get("table"))
 
 
 @lru_cache(maxsize=None)
@@ -109,7 +109,7 @@ def test_ownership(name: str) -> None:
 @pytest.mark.parametrize("name", FILES)
 def test_layout_inputs_read_back(name: str) -> None:
     v, p = vector(name), built(name)
-    assert p.bucket_order() == v["bucket_order"]
+    assert p.bucket_order() == v["buckets"]
     assert p.table_rows() == v.get("table")
 
 
@@ -130,8 +130,8 @@ def snapshot_of(v: Dict[str, Any]) -> Dict[str, Any]:
                          "nodes": v["nodes"], "fingerprint": v["fingerprint"],
                          "created_at": "2026-01-01T00:00:00Z", "change": {}}
     s["config"]["membership"] = {"mode": "manual"}  # not placement: ignored
-    if v["bucket_order"] is not None:
-        s["buckets"] = v["bucket_order"]
+    if v["buckets"] is not None:
+        s["buckets"] = v["buckets"]
     return s
 
 
