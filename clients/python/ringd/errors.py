@@ -7,6 +7,9 @@ Two kinds have no variant because Rust refuses them while parsing JSON:
 
 from __future__ import annotations
 
+import json
+from typing import Any, Dict, Mapping, Optional, Type
+
 
 class PlacementError(ValueError):
     """A config, node set, layout or encoding the placement core refuses."""
@@ -47,3 +50,120 @@ class FingerprintMismatch(PlacementError):
         )
         self.expected = expected
         self.actual = actual
+
+
+# -- the server's refusals ----------------------------------------------------
+
+
+class RingdError(Exception):
+    """Base of everything the watching client and the HTTP helper raise
+    besides placement refusals."""
+
+
+class Unreachable(RingdError):
+    """No server answered (every URL was tried)."""
+
+
+class ClientClosed(RingdError):
+    """The client was closed while a call waited on it."""
+
+
+class ApiError(RingdError):
+    """ringd refused a request. With an `application/problem+json` body
+    (RFC 9457) `type`, `title`, `detail` and `field` are the server's; a
+    response without one (a proxy's error page) has `type` "about:blank"
+    and `problem` False. `body` is the whole problem document."""
+
+    def __init__(self, status: int, type: str, title: str, detail: str,
+                 field: Optional[str] = None, body: Optional[Mapping[str, Any]] = None,
+                 url: Optional[str] = None, problem: bool = True) -> None:
+        super().__init__(f"{status} {type}: {detail}" + (f" (field `{field}`)" if field else ""))
+        self.status = status
+        self.type = type
+        self.title = title
+        self.detail = detail
+        self.field = field
+        self.body: Mapping[str, Any] = body or {}
+        self.url = url
+        self.problem = problem
+
+    @property
+    def slug(self) -> str:
+        """The last part of `type`, e.g. `ring-not-found`."""
+        return self.type.rsplit(":", 1)[-1]
+
+    @property
+    def reason(self) -> Optional[str]:
+        """The machine-readable `reason` of a 409 or 422, if any."""
+        r = self.body.get("reason")
+        return r if isinstance(r, str) else None
+
+
+class InvalidRequest(ApiError):
+    """400: the request itself is wrong (`field` names the input)."""
+
+
+class Unprocessable(InvalidRequest):
+    """422: well-formed but not satisfiable (`reason` says why)."""
+
+
+class AuthError(ApiError):
+    """401 or 403: a token is missing, wrong or not allowed to do this."""
+
+
+class Unauthorized(AuthError):
+    """401: no token, or a wrong one."""
+
+
+class Forbidden(AuthError):
+    """403: the read token was used for a mutation."""
+
+
+class NotFound(ApiError):
+    """404: unknown ring, node, route or version; 410 (`Gone`) is one too."""
+
+
+class Gone(NotFound):
+    """410: a version that existed but has been pruned."""
+
+
+class Conflict(ApiError):
+    """409: the request conflicts with the ring's state."""
+
+
+class PreconditionFailed(Conflict):
+    """412: the ring is not at the version named; `current_version` is."""
+
+    @property
+    def current_version(self) -> Optional[int]:
+        v = self.body.get("current_version")
+        return v if isinstance(v, int) else None
+
+
+class ServerError(ApiError):
+    """5xx: the store is unavailable, or the server failed."""
+
+
+_BY_STATUS: Dict[int, Type[ApiError]] = {
+    400: InvalidRequest, 401: Unauthorized, 403: Forbidden, 404: NotFound, 409: Conflict,
+    410: Gone, 412: PreconditionFailed, 422: Unprocessable,
+}
+
+
+def api_error(status: int, content_type: str, content: bytes, url: str,
+              reason_phrase: str = "") -> ApiError:
+    """The typed exception for an error response."""
+    cls = _BY_STATUS.get(status, ServerError if status >= 500 else ApiError)
+    body: Any = None
+    if "json" in content_type:
+        try:
+            body = json.loads(content)
+        except ValueError:
+            body = None
+    if isinstance(body, dict) and isinstance(body.get("type"), str):
+        field = body.get("field")
+        return cls(status, body["type"], str(body.get("title", "")), str(body.get("detail", "")),
+                   field if isinstance(field, str) else None, body, url)
+    text = content[:200].decode("utf-8", "replace")
+    return cls(status, "about:blank", reason_phrase, f"{url} answered {status}: {text}",
+               None, None, url, problem=False)
