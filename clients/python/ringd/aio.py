@@ -21,7 +21,7 @@ from .client import Reader, Settings
 from .errors import ApiError, ClientClosed
 from .http import AsyncApi, Urls
 from .sse import SseDecoder
-from .watch_state import Backoff, Change, Event, Failure, Steps, View, WatchCore
+from .watch_state import Backoff, Change, Event, Failure, Steps, View, WatchCore, delivers
 
 log = logging.getLogger("ringd.client")
 
@@ -49,9 +49,7 @@ class AsyncSubscription:
         owner._subs.append(self)
 
     def put(self, ev: Any) -> None:
-        if isinstance(ev, Change) and ev.view is self._current:
-            return
-        if ev is self._END or isinstance(ev, self.kind):
+        if delivers(ev, self.kind, self._current, self._END):
             self._queue.put_nowait(ev)
 
     async def get(self, timeout: Optional[float] = None) -> Any:

@@ -18,7 +18,7 @@ from .errors import ApiError, ClientClosed
 from .http import Api, Endpoints, Urls
 from .placement import Key, Placement
 from .sse import SseDecoder
-from .watch_state import (Backoff, Change, Event, Failure, Handoff, Status, View, WatchCore,
+from .watch_state import (Backoff, delivers, Change, Event, Failure, Handoff, Status, View, WatchCore,
                           default_client_id, drive_sync, handoff_of, owner_of)
 
 log = logging.getLogger("ringd.client")
@@ -115,9 +115,7 @@ class Subscription(Generic[E]):
         owner._subs.append(self)
 
     def put(self, ev: Any) -> None:
-        if isinstance(ev, Change) and ev.view is self._current:
-            return
-        if ev is self._END or isinstance(ev, self.kind):
+        if delivers(ev, self.kind, self._current, self._END):
             self._queue.put(ev)
 
     def get(self, timeout: Optional[float] = None) -> E:

@@ -372,3 +372,13 @@ def handoff_of(view: Optional[View], key: Union[bytes, str]) -> Handoff:
     prev = view.previous
     return Handoff(view.placement.owner(key), prev.owner(key) if prev else None,
                    view.version, prev.version if prev else None)
+
+
+def delivers(ev: Any, kind: Any, current: Any, end: object) -> bool:
+    """Whether a subscription of `kind`, made while `current` was the view,
+    takes `ev`: the end marker always, events of its kind, but never the
+    change to the view that was already current when it subscribed (it may
+    still be on its way to the subscribers). Shared by both flavours."""
+    if isinstance(ev, Change) and ev.view is current:
+        return False
+    return ev is end or isinstance(ev, kind)
