@@ -13,6 +13,7 @@ use super::output::movement;
 use super::output::{emit, emit_json, escape, fields, percent, yes_no};
 use super::{CliError, Context};
 use crate::client::ClientError;
+use crate::placement::config::DEFAULT_TABLE_SIZE;
 use crate::wire::{ChangeResult, RingConfigView};
 
 /// `ringd change …`.
@@ -228,6 +229,11 @@ fn describe_preview(p: &ChangeResult) -> String {
     out
 }
 
+/// A view's table size: one not shown is the default.
+fn table_size(c: &RingConfigView) -> u64 {
+    c.table_size.unwrap_or(DEFAULT_TABLE_SIZE)
+}
+
 /// The configuration fields a change alters, old value against new, so a
 /// change of algorithm or hash is never a surprise.
 fn config_change(from: &RingConfigView, to: &RingConfigView) -> String {
@@ -249,8 +255,8 @@ fn config_change(from: &RingConfigView, to: &RingConfigView) -> String {
         ),
         (
             "table size",
-            from.table_size.to_string(),
-            to.table_size.to_string(),
+            table_size(from).to_string(),
+            table_size(to).to_string(),
         ),
         (
             "replication factor",

@@ -199,10 +199,14 @@ fn config_fields(c: &RingConfigView) -> Vec<(&'static str, String)> {
         ("algorithm", c.algorithm.as_str().to_owned()),
         ("hash", c.hash.as_str().to_owned()),
         ("vnodes per weight", c.vnodes_per_weight.to_string()),
-        ("table size", c.table_size.to_string()),
+    ];
+    if let Some(t) = c.table_size {
+        fields.push(("table size", t.to_string()));
+    }
+    fields.extend([
         ("replication factor", c.replication_factor.to_string()),
         ("zone aware", yes_no(c.zone_aware)),
-    ];
+    ]);
     if let Some(p) = c.partitions {
         fields.push(("partitions", p.to_string()));
     }

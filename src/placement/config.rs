@@ -45,14 +45,16 @@ pub struct RingConfig {
     pub partitions: u32,
 }
 
-/// The written form: `partitions` only where it matters, so a config of
-/// any other algorithm is written exactly as before `table` existed.
+/// The written form: `table_size` and `partitions` only where they
+/// matter (see [`RingConfig::table_size_written`] and
+/// [`RingConfig::partitions_written`]).
 #[derive(Serialize)]
 struct ConfigOut<'a> {
     algorithm: Algorithm,
     hash: HashFunction,
     vnodes_per_weight: u32,
-    table_size: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    table_size: Option<&'a u64>,
     replication_factor: u32,
     zone_aware: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -65,7 +67,7 @@ impl Serialize for RingConfig {
             algorithm: self.algorithm,
             hash: self.hash,
             vnodes_per_weight: self.vnodes_per_weight,
-            table_size: self.table_size,
+            table_size: self.table_size_written().then_some(&self.table_size),
             replication_factor: self.replication_factor,
             zone_aware: self.zone_aware,
             partitions: self.partitions_written().then_some(&self.partitions),
@@ -92,6 +94,13 @@ impl RingConfig {
             zone_aware: false,
             partitions: DEFAULT_PARTITIONS,
         }
+    }
+
+    /// Whether `table_size` is shown and stored: for `maglev`, and for any
+    /// other algorithm only when it was set to something else than the
+    /// default (so that it reads back as it was).
+    pub fn table_size_written(&self) -> bool {
+        self.algorithm == Algorithm::Maglev || self.table_size != DEFAULT_TABLE_SIZE
     }
 
     /// Whether `partitions` is shown and stored: for `table`, and for any
@@ -171,15 +180,17 @@ pub struct RingConfigSpec {
 
 impl RingConfigSpec {
     /// The fields of a complete config that this spec leaves out, in the
-    /// order they are listed in [`RingConfig`]. `partitions` belongs to a
-    /// complete config only for `table` (others show it only when set).
+    /// order they are listed in [`RingConfig`]. `table_size` belongs to a
+    /// complete config only for `maglev`, and `partitions` only for
+    /// `table` (others show them only when set to other than the default).
     pub fn missing_fields(&self) -> Vec<&'static str> {
+        let maglev = self.algorithm == Some(Algorithm::Maglev);
         let table = self.algorithm == Some(Algorithm::Table);
         [
             ("algorithm", self.algorithm.is_none()),
             ("hash", self.hash.is_none()),
             ("vnodes_per_weight", self.vnodes_per_weight.is_none()),
-            ("table_size", self.table_size.is_none()),
+            ("table_size", maglev && self.table_size.is_none()),
             ("replication_factor", self.replication_factor.is_none()),
             ("zone_aware", self.zone_aware.is_none()),
             ("partitions", table && self.partitions.is_none()),
@@ -191,7 +202,22 @@ impl RingConfigSpec {
 
     /// Whether the spec gives no field at all.
     pub fn is_empty(&self) -> bool {
-        self.missing_fields().len() == 6 && self.partitions.is_none()
+        let Self {
+            algorithm,
+            hash,
+            vnodes_per_weight,
+            table_size,
+            replication_factor,
+            zone_aware,
+            partitions,
+        } = self;
+        algorithm.is_none()
+            && hash.is_none()
+            && vnodes_per_weight.is_none()
+            && table_size.is_none()
+            && replication_factor.is_none()
+            && zone_aware.is_none()
+            && partitions.is_none()
     }
 
     /// Checks the ranges of the given fields that hold whatever the rest
@@ -302,4 +328,33 @@ pub fn is_prime(n: u64) -> bool {
         d += 2;
     }
     true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn written(c: &RingConfig) -> serde_json::Value {
+        serde_json::to_value(c).unwrap()
+    }
+
+    #[test]
+    fn table_size_is_written_for_maglev_or_when_not_the_default() {
+        let ring = RingConfig::new(Algorithm::Ring);
+        assert!(written(&ring).get("table_size").is_none());
+        let maglev = RingConfig::new(Algorithm::Maglev);
+        assert_eq!(written(&maglev)["table_size"], DEFAULT_TABLE_SIZE);
+        let set = RingConfig {
+            table_size: 251,
+            ..ring
+        };
+        assert_eq!(written(&set)["table_size"], 251);
+        // Each reads back as it was.
+        for c in [RingConfig::new(Algorithm::Ring), maglev, set] {
+            assert_eq!(
+                serde_json::from_value::<RingConfig>(written(&c)).unwrap(),
+                c
+            );
+        }
+    }
 }

@@ -189,13 +189,19 @@ mod tests {
         assert!(patch(r#"{"algorithm": "ketama"}"#).apply_to(&ring).is_err());
         assert_eq!(
             patch(r#"{"zone_aware": true, "hash": "md5"}"#).missing_fields(),
+            ["algorithm", "vnodes_per_weight", "replication_factor"]
+        );
+        assert_eq!(
+            patch(r#"{"algorithm": "maglev", "hash": "xxh3"}"#).missing_fields(),
             [
-                "algorithm",
                 "vnodes_per_weight",
                 "table_size",
-                "replication_factor"
+                "replication_factor",
+                "zone_aware"
             ]
         );
+        assert!(!patch(r#"{"table_size": 7}"#).is_empty());
+        assert!(!patch(r#"{"partitions": 256}"#).is_empty());
         assert!(patch("{}").is_empty());
         assert!(patch(r#"{"vnodes_per_weight": 0}"#).check_ranges().is_err());
         assert!(patch(r#"{"replication_factor": 64}"#)

@@ -21,7 +21,7 @@ use super::schema::{
 #[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
 #[cfg_attr(feature = "server", schema(example = json!({
     "algorithm": "ring", "hash": "xxh3", "vnodes_per_weight": 160,
-    "table_size": 65537, "replication_factor": 3, "zone_aware": false
+    "replication_factor": 3, "zone_aware": false
 })))]
 #[serde(deny_unknown_fields)]
 pub struct CompleteConfigInput {
@@ -33,8 +33,11 @@ pub struct CompleteConfigInput {
     #[cfg_attr(feature = "server", schema(value_type = VnodesPerWeightSchema))]
     pub vnodes_per_weight: u64,
     /// `maglev`: a prime table size, at least the active node count.
-    #[cfg_attr(feature = "server", schema(value_type = TableSizeSchema))]
-    pub table_size: u64,
+    /// Required when `algorithm` is `maglev`; for other algorithms
+    /// optional and unused.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "server", schema(value_type = TableSizeSchema, required = false))]
+    pub table_size: Option<u64>,
     /// Default preference-list length.
     #[cfg_attr(feature = "server", schema(value_type = ReplicationFactorSchema))]
     pub replication_factor: u64,

@@ -106,8 +106,10 @@ pub struct RingConfigView {
     pub hash: HashName,
     /// `ring`: points per unit of weight (1–10000).
     pub vnodes_per_weight: u32,
-    /// `maglev`: lookup table size, a prime up to 16777216.
-    pub table_size: u64,
+    /// `maglev`: lookup table size, a prime up to 16777216. Shown for
+    /// `maglev` rings (and for others only if set to other than 65537).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub table_size: Option<u64>,
     /// Default length of preference lists (1–64).
     pub replication_factor: u32,
     /// Whether preference lists spread over zones first (`table`: whether
@@ -132,7 +134,7 @@ impl From<&RingConfig> for RingConfigView {
             algorithm: c.algorithm.into(),
             hash: c.hash.into(),
             vnodes_per_weight: c.vnodes_per_weight,
-            table_size: c.table_size,
+            table_size: c.table_size_written().then_some(c.table_size),
             replication_factor: c.replication_factor,
             zone_aware: c.zone_aware,
             partitions: c.partitions_written().then_some(c.partitions),

@@ -33,7 +33,6 @@ fn ketama_config(replication_factor: u64) -> Value {
         "algorithm": "ketama",
         "hash": "md5",
         "vnodes_per_weight": 160,
-        "table_size": 65537,
         "replication_factor": replication_factor,
         "zone_aware": false
     })
@@ -63,7 +62,7 @@ async fn a_partial_set_config_is_refused_and_changes_nothing() {
         json!({"ops": [{"op": "set_config", "config": {"replication_factor": 2}}]}),
     )
     .await;
-    assert_problem(r, Problem::status(400).slug("invalid-input").field("ops[0].config").detail_has("a set_config op replaces the whole configuration, but `ops[0].config` lacks `algorithm`, `hash`, `vnodes_per_weight`, `table_size`, `zone_aware`; send every field (as `config` in GET /v1/rings/{ring}), or use {\"op\": \"update_config\"} to change only the fields given"))
+    assert_problem(r, Problem::status(400).slug("invalid-input").field("ops[0].config").detail_has("a set_config op replaces the whole configuration, but `ops[0].config` lacks `algorithm`, `hash`, `vnodes_per_weight`, `zone_aware`; send every field (as `config` in GET /v1/rings/{ring}), or use {\"op\": \"update_config\"} to change only the fields given"))
     .await;
     // Also in a dry run, and also when it is the second op.
     let r = change(
@@ -78,9 +77,7 @@ async fn a_partial_set_config_is_refused_and_changes_nothing() {
         Problem::status(400)
             .slug("invalid-input")
             .field("ops[1].config")
-            .detail_has(
-                "lacks `vnodes_per_weight`, `table_size`, `replication_factor`, `zone_aware`;",
-            ),
+            .detail_has("lacks `vnodes_per_weight`, `replication_factor`, `zone_aware`;"),
     )
     .await;
     assert_eq!(s.state_of("k").await, before);
@@ -173,7 +170,7 @@ async fn update_config_patches_and_the_preview_shows_both_configs() {
 async fn a_complete_set_config_replaces_everything_it_names() {
     let s = ketama().await;
     let to = json!({"algorithm": "ring", "hash": "xxh3", "vnodes_per_weight": 8,
-                    "table_size": 65537, "replication_factor": 2, "zone_aware": false});
+                    "replication_factor": 2, "zone_aware": false});
     let body = json!({"ops": [{"op": "set_config", "config": to}], "dry_run": true});
     let preview = expect_json(change(&s, body).await, StatusCode::OK).await;
     assert_eq!(
@@ -181,6 +178,34 @@ async fn a_complete_set_config_replaces_everything_it_names() {
         json!({"from": with_policy(ketama_config(3)), "to": with_policy(to)})
     );
     assert!(preview["diff"]["moved_fraction"].as_f64().unwrap() > 0.0);
+}
+
+#[tokio::test]
+async fn a_set_config_of_the_config_a_ring_shows_is_accepted() {
+    let s = ketama().await;
+    // What GET shows, sent back as it is, is complete and changes nothing.
+    let shown = s.get_ok("/v1/rings/k").await["config"].clone();
+    assert!(shown.get("table_size").is_none(), "{shown}");
+    let body = json!({"ops": [{"op": "set_config", "config": shown}]});
+    let same = expect_json(change(&s, body).await, StatusCode::OK).await;
+    assert_eq!(same["changed"], false, "{same}");
+    // A maglev config needs its table size.
+    let maglev = json!({"algorithm": "maglev", "hash": "xxh3", "vnodes_per_weight": 160,
+                        "replication_factor": 3, "zone_aware": false});
+    let body = json!({"ops": [{"op": "set_config", "config": maglev}], "dry_run": true});
+    assert_problem(
+        change(&s, body).await,
+        Problem::status(400)
+            .slug("invalid-input")
+            .field("ops[0].config")
+            .detail_has("lacks `table_size`;"),
+    )
+    .await;
+    let mut maglev = maglev;
+    maglev["table_size"] = json!(251);
+    let body = json!({"ops": [{"op": "set_config", "config": maglev}], "dry_run": true});
+    let preview = expect_json(change(&s, body).await, StatusCode::OK).await;
+    assert_eq!(preview["config_change"]["to"]["table_size"], 251);
 }
 
 #[tokio::test]

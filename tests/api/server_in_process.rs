@@ -67,7 +67,6 @@ async fn a_server_bound_in_process_serves_requests_and_stops_when_told() {
                 "algorithm": "ring",
                 "hash": "xxh3",
                 "replication_factor": 3,
-                "table_size": 65537,
                 "vnodes_per_weight": 160,
                 "zone_aware": false,
                 "membership": {

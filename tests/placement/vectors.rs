@@ -24,8 +24,11 @@ fn node(id: &str, weight: u64) -> Node {
 /// The node set and config tweaks for each shape.
 fn shape(name: &str, algorithm: Algorithm) -> (RingConfig, Vec<Node>) {
     let mut config = RingConfig::new(algorithm);
-    // The fewest partitions keep the table's rows readable in the file.
-    config.partitions = 256;
+    // The fewest partitions keep the table's rows readable in the file
+    // (set for `table` only: others do not use them, nor write them).
+    if algorithm == Algorithm::Table {
+        config.partitions = 256;
+    }
     let nodes = match name {
         "single" => vec![node("cache-a", 1)],
         "weighted" => {
@@ -166,7 +169,9 @@ fn extra(name: &str, algorithm: Algorithm) -> (RingConfig, Vec<Node>, Placement)
         }
         _ => {
             // Every node draining: nothing is active, nothing is owned.
-            config.partitions = 256;
+            if algorithm == Algorithm::Table {
+                config.partitions = 256;
+            }
             vec![
                 node("d-1", 1).with_state(NodeState::Draining),
                 node("d-2", 2).with_state(NodeState::Draining),
@@ -231,14 +236,10 @@ fn vector_of(
     let mut v = json!({
         "algorithm": algorithm.name(),
         "shape": shape_name,
-        "config": {
-            "algorithm": config.algorithm,
-            "hash": config.hash,
-            "vnodes_per_weight": config.vnodes_per_weight,
-            "table_size": config.table_size,
-            "replication_factor": config.replication_factor,
-            "zone_aware": config.zone_aware,
-        },
+        // The config as ringd writes it: `table_size` for `maglev` only,
+        // `partitions` for `table` only (or wherever set to other than the
+        // default).
+        "config": config,
         "nodes": nodes.iter().map(node_json).collect::<Vec<_>>(),
         "buckets": p.bucket_order().map(|o| o.iter().map(|s| s.as_ref().map(|id| id.as_str().to_string())).collect::<Vec<_>>()),
         "fingerprint": p.fingerprint().to_string(),
@@ -246,10 +247,9 @@ fn vector_of(
         "lookups": lookups,
         "preference_lists": preference_lists,
     });
-    // `table` only (the other algorithms' files stay as they were): the
-    // partitions, and every partition's replicas, primary first, by id.
+    // `table` only (the other algorithms' files stay as they were): every
+    // partition's replicas, primary first, by id.
     if let Some(t) = p.partition_table() {
-        v["config"]["partitions"] = json!(config.partitions);
         let rows: Vec<Vec<&str>> = (0..t.partitions() as usize)
             .map(|i| {
                 t.row(i)

@@ -218,10 +218,10 @@ async fn commits_through_one_client_reach_another() {
 
 /// Version 4 of `jump_chain("heavy")` as its version record holds it: the
 /// bucket order as runs.
-const RUNS_VALUE: &str = r#"{"version":4,"created_at":"2025-06-15T15:06:43.123456789Z","config":{"algorithm":"jump","hash":"xxh3","vnodes_per_weight":160,"table_size":65537,"replication_factor":3,"zone_aware":false},"fingerprint":"fcb34de3d0f9a18d8a1918bca10104dc84b12cafed5e2adc14970f1b7b203426","bucket_runs":[[null,2],["node-3",3]],"change":{"ops":[{"op":"remove","id":"node-2"}],"reason":"remove node-2","role":"admin","moved_fraction":0.4000000000000001},"before":[{"id":"node-2","node":{"id":"node-2","address":"node-2.internal:11211","weight":2,"labels":{"rack":"r1"},"state":"active"}}]}"#;
+const RUNS_VALUE: &str = r#"{"version":4,"created_at":"2025-06-15T15:06:43.123456789Z","config":{"algorithm":"jump","hash":"xxh3","vnodes_per_weight":160,"replication_factor":3,"zone_aware":false},"fingerprint":"fcb34de3d0f9a18d8a1918bca10104dc84b12cafed5e2adc14970f1b7b203426","bucket_runs":[[null,2],["node-3",3]],"change":{"ops":[{"op":"remove","id":"node-2"}],"reason":"remove node-2","role":"admin","moved_fraction":0.4000000000000001},"before":[{"id":"node-2","node":{"id":"node-2","address":"node-2.internal:11211","weight":2,"labels":{"rack":"r1"},"state":"active"}}]}"#;
 
 /// The same record as values written before bucket orders were stored as
-/// runs hold it: one entry per bucket.
+/// runs (and `table_size` for `maglev` only) hold it: one entry per bucket.
 const PER_BUCKET_VALUE: &str = r#"{"version":4,"created_at":"2025-06-15T15:06:43.123456789Z","config":{"algorithm":"jump","hash":"xxh3","vnodes_per_weight":160,"table_size":65537,"replication_factor":3,"zone_aware":false},"fingerprint":"fcb34de3d0f9a18d8a1918bca10104dc84b12cafed5e2adc14970f1b7b203426","buckets":[null,null,"node-3","node-3","node-3"],"change":{"ops":[{"op":"remove","id":"node-2"}],"reason":"remove node-2","role":"admin","moved_fraction":0.4000000000000001},"before":[{"id":"node-2","node":{"id":"node-2","address":"node-2.internal:11211","weight":2,"labels":{"rack":"r1"},"state":"active"}}]}"#;
 
 const VERSION_4: &str = "/ringd/versions/heavy/00000000000000000004";

@@ -285,10 +285,10 @@ fn linked_sqlite_has_the_cve_2025_6965_fix() {
 
 /// Version 4 of `jump_chain("heavy")` as its row holds it: the bucket
 /// order as runs.
-const RUNS_ROW: &str = r#"{"ring":"heavy","version":4,"created_at":"2025-06-15T15:06:43.123456789Z","config":{"algorithm":"jump","hash":"xxh3","vnodes_per_weight":160,"table_size":65537,"replication_factor":3,"zone_aware":false},"nodes":[{"id":"node-3","address":"node-3.internal:11211","weight":3,"labels":{"rack":"r0"},"state":"active"}],"fingerprint":"fcb34de3d0f9a18d8a1918bca10104dc84b12cafed5e2adc14970f1b7b203426","bucket_runs":[[null,2],["node-3",3]],"change":{"ops":[{"op":"remove","id":"node-2"}],"reason":"remove node-2","role":"admin","moved_fraction":0.4000000000000001}}"#;
+const RUNS_ROW: &str = r#"{"ring":"heavy","version":4,"created_at":"2025-06-15T15:06:43.123456789Z","config":{"algorithm":"jump","hash":"xxh3","vnodes_per_weight":160,"replication_factor":3,"zone_aware":false},"nodes":[{"id":"node-3","address":"node-3.internal:11211","weight":3,"labels":{"rack":"r0"},"state":"active"}],"fingerprint":"fcb34de3d0f9a18d8a1918bca10104dc84b12cafed5e2adc14970f1b7b203426","bucket_runs":[[null,2],["node-3",3]],"change":{"ops":[{"op":"remove","id":"node-2"}],"reason":"remove node-2","role":"admin","moved_fraction":0.4000000000000001}}"#;
 
 /// The same version as rows written before bucket orders were stored as
-/// runs hold it: one entry per bucket.
+/// runs (and `table_size` for `maglev` only) hold it: one entry per bucket.
 const PER_BUCKET_ROW: &str = r#"{"ring":"heavy","version":4,"created_at":"2025-06-15T15:06:43.123456789Z","config":{"algorithm":"jump","hash":"xxh3","vnodes_per_weight":160,"table_size":65537,"replication_factor":3,"zone_aware":false},"nodes":[{"id":"node-3","address":"node-3.internal:11211","weight":3,"labels":{"rack":"r0"},"state":"active"}],"fingerprint":"fcb34de3d0f9a18d8a1918bca10104dc84b12cafed5e2adc14970f1b7b203426","buckets":[null,null,"node-3","node-3","node-3"],"change":{"ops":[{"op":"remove","id":"node-2"}],"reason":"remove node-2","role":"admin","moved_fraction":0.4000000000000001}}"#;
 
 fn stored_row(db: &Path, version: i64) -> String {
