@@ -1,0 +1,178 @@
+// One ring: its placement picture, nodes, history and diffs, clients,
+// lookups and (with write access) the change editor. Everything shown is
+// refetched when the watch stream announces a version.
+
+import { h, fill, section } from "../dom.js";
+import { get, ringPath, ProblemError } from "../api.js";
+import { decode } from "../encoding.js";
+import { colourMap } from "../colours.js";
+import { watchRing } from "../watch.js";
+import { createPicture } from "../picture.js";
+import { createNodesPanel } from "../panels/nodes.js";
+import { createHistoryPanel } from "../panels/history.js";
+import { createDiffPanel } from "../panels/diff.js";
+import { createClientsPanel } from "../panels/clients.js";
+import { createLookupPanel } from "../panels/lookup.js";
+import { createEditor } from "../panels/editor.js";
+import { createRolloutPanel } from "../panels/rollout.js";
+
+const CLIENTS_EVERY_MS = 2000; // acks are not events: poll them
+
+export function ringPage(root, ring, { access, routeStart }) {
+  const versionEl = h("span", { testid: "ring-version" }, "…");
+  const configEl = h("p", { class: "config muted" });
+  const liveEl = h("span", { class: "live", testid: "live", role: "status" }, "connecting");
+  const banner = h("p", { class: "error", role: "alert", hidden: true });
+  const picture = createPicture();
+  const nodes = createNodesPanel();
+  const diff = createDiffPanel(ring);
+  let diffShown = null;
+  const history = createHistoryPanel({ onPick: (f, t) => { diffShown = `${f}-${t}`; diff.load(f, t); } });
+  const clients = createClientsPanel();
+  const lookup = createLookupPanel(ring);
+  const rollout = createRolloutPanel(ring, { write: access.write });
+  let last = null; // the data last rendered, for partial refreshes
+  const editor = access.write ? createEditor(ring, {
+    nodeIds: () => (last ? last.nodes.map((n) => n.id) : []),
+    onApplied: () => schedule(),
+    onRollout: (r) => rollout.show(r),
+    reloadBase: () => load(),
+  }) : null;
+
+  const page = h("div", { class: "ring-page", testid: "ring-page", dataset: { ring } },
+    h("div", { class: "page-head" },
+      h("h1", null, h("a", { href: "#/" }, "Rings"), " / ", h("span", { class: "ring-name" }, ring)),
+      h("p", { class: "version" }, "Version ", versionEl, " ", liveEl)),
+    configEl, banner,
+    h("div", { class: "cols" }, section("Placement", "placement", picture.el), nodes.el),
+    h("div", { class: "cols" }, history.el, diff.el),
+    h("div", { class: "cols" }, clients.el, lookup.el),
+    editor ? h("div", { class: "cols" }, editor.el, rollout.el) : rollout.el);
+  fill(root, page);
+
+  let latest = 0; // the newest version heard of, from loads or the watch
+  let loading = null;
+  let again = false;
+  let measured = false;
+  let destroyed = false;
+
+  const showVersion = (v) => {
+    if (v > latest) latest = v;
+    versionEl.textContent = String(latest);
+  };
+
+  async function load() {
+    const summary = await get(ringPath(ring));
+    showVersion(summary.version);
+    const v = summary.version;
+    const [nodeList, ownership, hist, cl, table] = await Promise.all([
+      get(ringPath(ring, "/nodes")),
+      get(ringPath(ring, `/ownership?version=${v}`)),
+      get(ringPath(ring, "/history")),
+      get(ringPath(ring, "/clients")),
+      get(ringPath(ring, `/snapshots/${v}/table`), { raw: true }).then((r) => r.arrayBuffer()),
+    ]);
+    if (destroyed) return;
+    const decoded = decode(table);
+    const ids = new Set([...nodeList.nodes.map((n) => n.id), ...decoded.nodes.map((n) => n.id)]);
+    const colours = colourMap(ids);
+    last = { summary, nodes: nodeList.nodes, ownership, colours };
+    const c = summary.config;
+    configEl.textContent = `${c.algorithm}, hash ${c.hash}, replication factor ${c.replication_factor}` +
+      (c.algorithm === "ring" ? `, ${c.vnodes_per_weight} points per weight` : "") +
+      (c.table_size ? `, table size ${c.table_size}` : "") + (c.partitions ? `, ${c.partitions} partitions` : "") +
+      (c.zone_aware ? ", zone aware" : "") + `; fingerprint ${summary.fingerprint.slice(0, 16)}…`;
+    picture.update({ algorithm: c.algorithm, decoded, ownership, colours });
+    nodes.update(last);
+    const pick = history.update(hist.entries);
+    clients.update(cl);
+    if (editor) editor.update();
+    page.dataset.rendered = String(v);
+    if (!measured) {
+      measured = true;
+      performance.measure("ringd:ring-page", { start: routeStart, end: performance.now() });
+    }
+    // The diff is not part of the first paint: it follows the newest change
+    // unless the operator picked versions of their own.
+    if (pick && diffShown !== `${pick.from}-${pick.to}`) {
+      diffShown = `${pick.from}-${pick.to}`;
+      diff.load(pick.from, pick.to);
+    }
+    if (nodeList.version > v) again = true;
+  }
+
+  // One load at a time; versions announced meanwhile cause one more.
+  function schedule() {
+    if (loading) {
+      again = true;
+      return loading;
+    }
+    loading = (async () => {
+      do {
+        again = false;
+        try {
+          await load();
+          banner.hidden = true;
+        } catch (e) {
+          if (destroyed) return;
+          banner.hidden = false;
+          banner.textContent = e instanceof ProblemError && e.status === 404
+            ? `Ring ${ring} does not exist (any more).`
+            : `Could not load the ring: ${e.message}`;
+        }
+      } while (again && !destroyed);
+      loading = null;
+    })();
+    return loading;
+  }
+
+  const stream = watchRing(ring, {
+    onState: (s) => { liveEl.textContent = s === "open" ? "live" : "reconnecting…"; liveEl.dataset.state = s; },
+    onVersion: (v) => {
+      if (v > latest || !page.dataset.rendered || Number(page.dataset.rendered) < v) {
+        showVersion(v);
+        schedule();
+      }
+    },
+    onDeleted: () => {
+      banner.hidden = false;
+      banner.textContent = `Ring ${ring} was deleted.`;
+      page.dataset.deleted = "true";
+    },
+    onRollout: (r) => rollout.show(r),
+    onHealth: () => refreshNodes(),
+  });
+
+  let healthTimer = null;
+  function refreshNodes() {
+    clearTimeout(healthTimer);
+    healthTimer = setTimeout(async () => {
+      if (!last) return;
+      try {
+        const list = await get(ringPath(ring, "/nodes"));
+        last = { ...last, nodes: list.nodes };
+        nodes.update(last);
+      } catch { /* the next version reloads it anyway */ }
+    }, 200);
+  }
+
+  const poll = setInterval(async () => {
+    if (document.visibilityState !== "visible" || !page.dataset.rendered) return;
+    try {
+      clients.update(await get(ringPath(ring, "/clients")));
+    } catch { /* shown again on the next tick */ }
+  }, CLIENTS_EVERY_MS);
+
+  // The newest rollout, if the ring has one; events keep it current.
+  get(ringPath(ring, "/rollouts")).then((r) => r.rollouts && r.rollouts[0] && rollout.show(r.rollouts[0])).catch(() => {});
+
+  schedule();
+  return {
+    destroy() {
+      destroyed = true;
+      stream.close();
+      clearInterval(poll);
+      clearTimeout(healthTimer);
+    },
+  };
+}
