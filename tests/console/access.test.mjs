@@ -68,3 +68,17 @@ test('the admin token gives a read-write console with the editor', async (t) => 
     assert.equal(await page.locator('form[data-testid=editor]').isVisible(), true);
   });
 });
+
+test('a wrong token is refused and the dialog stays open', async (t) => {
+  await withConsole(t, browser, server, async ({ page }) => {
+    await page.goto(consoleUrl(server));
+    const input = page.locator('#token-dialog input[name=token]');
+    await input.waitFor({ state: 'visible' });
+    await input.fill('not-a-token');
+    await page.locator('[data-testid=token-save]').click();
+    await page.locator('#token-dialog [role=alert]').waitFor({ state: 'visible' });
+    assert.equal(await input.isVisible(), true);
+    assert.equal(await page.locator('[data-testid=rings-table] tbody tr[data-ring]').count(), 0);
+    assert.equal(await page.locator('form[data-testid=editor]').count(), 0);
+  });
+});

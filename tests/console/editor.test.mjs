@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import {
-  launchBrowser, openRing, seedRing, shownVersion, startRingd, waitForVersion, withConsole,
+  NODE_ROW, launchBrowser, openRing, seedRing, shownVersion, startRingd, waitForVersion, withConsole,
 } from './support.mjs';
 
 let server;
@@ -79,7 +79,7 @@ test('a node added in the editor moves what the dry run says and lands as one ve
     assert.equal(last.version, base + 1);
     assert.equal(last.reason, reason);
     assert.deepEqual(last.ops.map((op) => [op.op, op.node?.id]), [['upsert', node.id]]);
-    await page.locator(`tr[data-node="${node.id}"]`).waitFor();
+    await page.locator(`${NODE_ROW}[data-node="${node.id}"]`).waitFor();
   });
 });
 
