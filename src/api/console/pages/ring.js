@@ -34,9 +34,9 @@ export function ringPage(root, ring, { access, routeStart }) {
   let last = null; // the data last rendered, for partial refreshes
   const editor = access.write ? createEditor(ring, {
     nodeIds: () => (last ? last.nodes.map((n) => n.id) : []),
-    onApplied: () => schedule(),
+    onApplied: (v) => { showVersion(v); schedule(); },
     onRollout: (r) => rollout.show(r),
-    reloadBase: () => load(),
+    reloadBase: () => schedule(),
   }) : null;
 
   const page = h("div", { class: "ring-page", testid: "ring-page", dataset: { ring } },
@@ -51,6 +51,7 @@ export function ringPage(root, ring, { access, routeStart }) {
   fill(root, page);
 
   let latest = 0; // the newest version heard of, from loads or the watch
+  let fetched = 0; // the newest version a load has fetched (or is fetching)
   let loading = null;
   let again = false;
   let measured = false;
@@ -65,6 +66,7 @@ export function ringPage(root, ring, { access, routeStart }) {
     const summary = await get(ringPath(ring));
     showVersion(summary.version);
     const v = summary.version;
+    if (v > fetched) fetched = v;
     const [nodeList, ownership, hist, cl, table] = await Promise.all([
       get(ringPath(ring, "/nodes")),
       get(ringPath(ring, `/ownership?version=${v}`)),
@@ -73,6 +75,8 @@ export function ringPage(root, ring, { access, routeStart }) {
       get(ringPath(ring, `/snapshots/${v}/table`), { raw: true }).then((r) => r.arrayBuffer()),
     ]);
     if (destroyed) return;
+    const marks = !measured; // the first render's phases, for whoever profiles it
+    if (marks) performance.mark("ringd:ring-page:fetched");
     const decoded = decode(table);
     const ids = new Set([...nodeList.nodes.map((n) => n.id), ...decoded.nodes.map((n) => n.id)]);
     const colours = colourMap(ids);
@@ -87,21 +91,27 @@ export function ringPage(root, ring, { access, routeStart }) {
     const pick = history.update(hist.entries);
     clients.update(cl);
     if (editor) editor.update();
-    page.dataset.rendered = String(v);
+    if (marks) performance.mark("ringd:ring-page:built");
+    // Rendered means painted: wait for the frame that shows it.
+    await new Promise((r) => requestAnimationFrame(() => setTimeout(r, 0)));
+    if (destroyed) return;
     if (!measured) {
       measured = true;
       performance.measure("ringd:ring-page", { start: routeStart, end: performance.now() });
     }
+    page.dataset.rendered = String(v);
     // The diff is not part of the first paint: it follows the newest change
     // unless the operator picked versions of their own.
     if (pick && diffShown !== `${pick.from}-${pick.to}`) {
       diffShown = `${pick.from}-${pick.to}`;
       diff.load(pick.from, pick.to);
     }
-    if (nodeList.version > v) again = true;
+    if (nodeList.version > v && nodeList.version > latest) showVersion(nodeList.version);
   }
 
-  // One load at a time; versions announced meanwhile cause one more.
+  // One load at a time; a version announced meanwhile that the load did
+  // not fetch causes one more (as does an explicit request, e.g. after an
+  // apply or a health event).
   function schedule() {
     if (loading) {
       again = true;
@@ -119,8 +129,9 @@ export function ringPage(root, ring, { access, routeStart }) {
           banner.textContent = e instanceof ProblemError && e.status === 404
             ? `Ring ${ring} does not exist (any more).`
             : `Could not load the ring: ${e.message}`;
+          break; // the next event or apply tries again
         }
-      } while (again && !destroyed);
+      } while ((again || latest > fetched) && !destroyed);
       loading = null;
     })();
     return loading;
@@ -129,10 +140,8 @@ export function ringPage(root, ring, { access, routeStart }) {
   const stream = watchRing(ring, {
     onState: (s) => { liveEl.textContent = s === "open" ? "live" : "reconnecting…"; liveEl.dataset.state = s; },
     onVersion: (v) => {
-      if (v > latest || !page.dataset.rendered || Number(page.dataset.rendered) < v) {
-        showVersion(v);
-        schedule();
-      }
+      showVersion(v);
+      if (v > fetched && !loading) schedule();
     },
     onDeleted: () => {
       banner.hidden = false;

@@ -23,7 +23,8 @@ export function transferMatrix(transfers) {
   const toM = mass("to");
   const rows = pick(fromM);
   const cols = pick(toM);
-  const cell = new Map(transfers.map((t) => [`${t.from}\u0000${t.to}`, t.fraction]));
+  const key = (f, t) => JSON.stringify([f, t]); // ids are free text: no separator is safe
+  const cell = new Map(transfers.map((t) => [key(t.from, t.to), t.fraction]));
   const max = Math.max(0, ...transfers.map((t) => t.fraction));
   const table = h("table", { testid: "transfer-matrix", class: "data matrix" },
     h("caption", null, "Share of the keyspace moving from each node (rows) to each node (columns)"),
@@ -32,7 +33,7 @@ export function transferMatrix(transfers) {
     h("tbody", null, rows.map((r) => h("tr", { dataset: { from: r ?? "" } },
       h("th", { scope: "row" }, label(r, "from")),
       cols.map((c) => {
-        const f = cell.get(`${r}\u0000${c}`);
+        const f = cell.get(key(r, c));
         const td = h("td", { class: "num", dataset: { to: c ?? "", value: f ?? 0 } }, f ? pct(f) : "");
         // Intensity by fraction; the text carries the same without colour.
         if (f) {

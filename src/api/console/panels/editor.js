@@ -100,6 +100,10 @@ export function createEditor(ring, { nodeIds, onApplied, onRollout, reloadBase }
     status.textContent = "";
     previewed = null;
     apply.disabled = true;
+    // An old preview must not pass for this one while it loads.
+    result.hidden = true;
+    result.replaceChildren();
+    delete result.dataset.base;
     const sig = signature();
     let ops;
     try {
