@@ -33,7 +33,6 @@ test('the page of a 1,000-node ring renders in under a second', async (t) => {
       () => performance.getEntriesByName('ringd:ring-page')[0]?.duration ?? null,
     );
     assert.equal(typeof duration, 'number', 'a ringd:ring-page performance entry');
-    t.diagnostic(`ring page of ${NODES} nodes rendered in ${duration.toFixed(1)} ms`);
     console.log(`ringd:ring-page for ${NODES} nodes: ${duration.toFixed(1)} ms`);
     assert.ok(duration < 1000, `rendered in ${duration.toFixed(1)} ms, not under 1000 ms`);
 

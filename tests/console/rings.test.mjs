@@ -48,7 +48,7 @@ test('the rings page lists every ring with its algorithm, version and node count
 });
 
 for (const algorithm of ALGORITHMS) {
-  test(`the ${algorithm} ring page draws a ${PICTURE_KIND[algorithm]} and every node's exact share`, async (t) => {
+  test(`the ${algorithm} ring page draws the ${PICTURE_KIND[algorithm]} picture and every node's exact share`, async (t) => {
     const ring = `cache-${algorithm}`;
     await withConsole(t, browser, server, async ({ page }) => {
       await openRing(page, server, ring);
