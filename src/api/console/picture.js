@@ -114,20 +114,21 @@ function circleRuns(points) {
 }
 
 function drawCircle(canvas, data, ids, colourOf, info) {
-  const S = 440;
+  const S = 420;
   const ctx = setup(canvas, S, S);
   const c = S / 2;
   const R = S / 2 - 8;
   const r = R * 0.62;
   const runs = circleRuns(data.decoded.points);
-  // One path per colour: a few fills instead of one per arc.
-  const byNode = new Map();
+  // One path per colour: a few dozen fills instead of one per arc.
+  const byColour = new Map();
   for (const run of runs) {
-    if (!byNode.has(run.o)) byNode.set(run.o, []);
-    byNode.get(run.o).push(run);
+    const hex = colourOf(run.o).hex;
+    if (!byColour.has(hex)) byColour.set(hex, []);
+    byColour.get(hex).push(run);
   }
   const ang = (f) => -Math.PI / 2 + f * 2 * Math.PI;
-  for (const [o, list] of byNode) {
+  for (const [hex, list] of byColour) {
     ctx.beginPath();
     for (const { a, b } of list) {
       ctx.moveTo(c + r * Math.cos(ang(a)), c + r * Math.sin(ang(a)));
@@ -135,7 +136,7 @@ function drawCircle(canvas, data, ids, colourOf, info) {
       ctx.arc(c, c, r, ang(b), ang(a), true);
       ctx.closePath();
     }
-    ctx.fillStyle = colourOf(o).hex;
+    ctx.fillStyle = hex;
     ctx.fill();
   }
   ctx.fillStyle = cssVar("--fg", "#222");

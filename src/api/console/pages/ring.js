@@ -44,7 +44,7 @@ export function ringPage(root, ring, { access, routeStart }) {
       h("h1", null, h("a", { href: "#/" }, "Rings"), " / ", h("span", { class: "ring-name" }, ring)),
       h("p", { class: "version" }, "Version ", versionEl, " ", liveEl)),
     configEl, banner,
-    h("div", { class: "cols" }, section("Placement", "placement", picture.el), nodes.el),
+    h("div", { class: "cols picture-row" }, section("Placement", "placement", picture.el), nodes.el),
     h("div", { class: "cols" }, history.el, diff.el),
     h("div", { class: "cols" }, clients.el, lookup.el),
     editor ? h("div", { class: "cols" }, editor.el, rollout.el) : rollout.el);
