@@ -139,7 +139,13 @@ export function ringPage(root, ring, { access, routeStart }) {
 
   const stream = watchRing(ring, {
     onState: (s) => { liveEl.textContent = s === "open" ? "live" : "reconnecting…"; liveEl.dataset.state = s; },
-    onVersion: (v) => {
+    onVersion: (v, data, type) => {
+      // A reset may go back: the ring was deleted and created again.
+      if (type === "reset" && v < latest) {
+        latest = v;
+        fetched = 0;
+        delete page.dataset.deleted;
+      }
       showVersion(v);
       if (v > fetched && !loading) schedule();
     },

@@ -59,7 +59,7 @@ export function createRolloutPanel(ring, { write }) {
     // The two abort buttons need telling apart.
     const aborts = body.querySelectorAll("[data-testid=rollout-abort]");
     if (aborts[1]) {
-      aborts[1].textContent = "abort now (one step back)";
+      aborts[1].textContent = "abort now (straight back to the base)";
       aborts[1].dataset.testid = "rollout-abort-now";
     }
   }
