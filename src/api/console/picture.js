@@ -13,7 +13,7 @@ const BINS = 4096;
 const LEGEND_MAX = 24;
 
 export function createPicture() {
-  const canvas = h("canvas", { role: "img", "aria-label": "placement picture" });
+  const canvas = h("canvas", { role: "img", "aria-label": "placement picture", tabindex: 0 });
   const tip = h("div", { class: "tip", testid: "picture-tip", role: "tooltip", hidden: true });
   const note = h("p", { class: "muted" });
   const legend = h("ul", { class: "legend", "aria-label": "legend" });
@@ -21,26 +21,42 @@ export function createPicture() {
     h("div", { class: "canvas-wrap" }, canvas, tip), note, h("figcaption", null, legend));
   let state = null;
 
-  canvas.addEventListener("mousemove", (e) => {
-    if (!state) return;
-    const r = canvas.getBoundingClientRect();
-    const x = ((e.clientX - r.left) / r.width) * state.w;
-    const y = ((e.clientY - r.top) / r.height) * state.h;
-    const hit = state.hit(x, y);
+  function showAt(x, y) {
+    const hit = state && state.hit(x, y);
     if (!hit) {
       tip.hidden = true;
       return;
     }
     fill(tip,
       h("strong", null, hit.id), h("br"),
-      h("span", { class: "swatch" , dataset: { c: hit.colour.hex } }), ` ${hit.colour.name}`, h("br"),
+      h("span", { class: "swatch", dataset: { c: hit.colour.hex } }), ` ${hit.colour.name}`, h("br"),
       `share ${pct(hit.share)}`, hit.extra ? [h("br"), hit.extra] : null);
     paintSwatches(tip);
     tip.hidden = false;
-    const left = Math.min(e.clientX - r.left + 14, r.width - 180);
-    tip.style.left = `${Math.max(0, left)}px`;
-    tip.style.top = `${e.clientY - r.top + 14}px`;
+    const r = canvas.getBoundingClientRect();
+    const px = (x / state.w) * r.width;
+    const py = (y / state.h) * r.height;
+    tip.style.left = `${Math.max(0, Math.min(px + 14, r.width - 180))}px`;
+    tip.style.top = `${py + 14}px`;
+  }
+  canvas.addEventListener("mousemove", (e) => {
+    if (!state) return;
+    const r = canvas.getBoundingClientRect();
+    showAt(((e.clientX - r.left) / r.width) * state.w, ((e.clientY - r.top) / r.height) * state.h);
   });
+  // The keyboard walks the same picture: arrows move a cursor through the
+  // keyspace (Shift for bigger steps), and the tooltip follows it.
+  let cursor = 0;
+  canvas.addEventListener("keydown", (e) => {
+    if (!state) return;
+    const step = { ArrowRight: 1, ArrowDown: 1, ArrowLeft: -1, ArrowUp: -1 }[e.key];
+    if (!step) return;
+    e.preventDefault();
+    cursor = (cursor + step * (e.shiftKey ? 0.05 : 0.005) + 1) % 1;
+    const [x, y] = state.at(cursor);
+    showAt(x, y);
+  });
+  canvas.addEventListener("blur", () => { tip.hidden = true; });
   canvas.addEventListener("mouseleave", () => { tip.hidden = true; });
 
   // data: {decoded, ownership, colours (Map id → colour), algorithm}
@@ -64,7 +80,7 @@ export function createPicture() {
       state = draw(canvas, data, ids, colourOf, info, shares, note);
     }
     canvas.setAttribute("aria-label",
-      `${data.algorithm} placement of ${ids.length} active nodes; the legend and the node table list each node's share`);
+      `${data.algorithm} placement of ${ids.length} active nodes; arrow keys move through the keyspace; the legend and the node table list each node's share`);
     renderLegend(legend, ids, data.colours, shares);
   }
   return { el, update };
@@ -146,8 +162,10 @@ function drawCircle(canvas, data, ids, colourOf, info) {
   ctx.fillText(`${data.decoded.points.pos.length.toLocaleString("en")} points`, c, c + 4);
   ctx.fillText("clockwise from 0", c, c + 20);
   const points = data.decoded.points;
+  const mid = (R + r) / 2;
   return {
     w: S, h: S,
+    at: (k) => [c + mid * Math.cos(ang(k)), c + mid * Math.sin(ang(k))],
     hit(x, y) {
       let f = (Math.atan2(y - c, x - c) + Math.PI / 2) / (2 * Math.PI);
       if (f < 0) f += 1;
@@ -188,6 +206,10 @@ function drawGrid(canvas, data, ids, colourOf, info, shares, note) {
     : `${n.toLocaleString("en")} table slots, row by row from slot 0`;
   return {
     w: W, h: H,
+    at: (k) => {
+      const i = Math.floor(k * n);
+      return [(i % cols + 0.5) * cell, (Math.floor(i / cols) + 0.5) * cell];
+    },
     hit(x, y) {
       const i = Math.min(n - 1, Math.max(0, Math.floor(y / cell) * cols + Math.floor(x / cell)));
       if (!table) return info(d.cells[i], `slot ${i}`);
@@ -221,6 +243,7 @@ function drawBar(canvas, data, ids, colourOf, info, shares, note) {
     (holes ? `, ${holes} of them holes (grey)` : "");
   return {
     w: W, h: H,
+    at: (k) => [k * W, H / 2],
     hit(x) {
       const i = Math.min(n - 1, Math.max(0, Math.floor((x / W) * n)));
       return info(cells[i], `bucket ${i}`);
@@ -244,6 +267,7 @@ function drawShares(canvas, data, ids, colourOf, info, shares, note) {
   note.textContent = "Rendezvous hashing has no layout to draw: each node's share of the keyspace, in id order";
   return {
     w: W, h: H,
+    at: (k) => [k * x, H / 2],
     hit(px) {
       const s = spans.find((sp) => px >= sp.a && px < sp.b) || spans[spans.length - 1];
       return info(s.i);
