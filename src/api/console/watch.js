@@ -13,6 +13,7 @@ function track(stream) {
       live.delete(stream);
       stream.close();
     },
+    restart: () => stream.restart(),
   };
 }
 

@@ -123,6 +123,11 @@ export function ringPage(root, ring, { access, routeStart }) {
         try {
           await load();
           banner.hidden = true;
+          if (page.dataset.deleted) {
+            // Created again: a stream that saw the deletion hears no more.
+            delete page.dataset.deleted;
+            stream.restart();
+          }
         } catch (e) {
           if (destroyed) return;
           banner.hidden = false;
@@ -144,12 +149,14 @@ export function ringPage(root, ring, { access, routeStart }) {
       if (type === "reset" && v < latest) {
         latest = v;
         fetched = 0;
-        delete page.dataset.deleted;
       }
       showVersion(v);
       if (v > fetched && !loading) schedule();
     },
     onDeleted: () => {
+      // Whatever version comes next is a new ring's: load it.
+      latest = 0;
+      fetched = 0;
       banner.hidden = false;
       banner.textContent = `Ring ${ring} was deleted.`;
       page.dataset.deleted = "true";
@@ -172,7 +179,13 @@ export function ringPage(root, ring, { access, routeStart }) {
   }
 
   const poll = setInterval(async () => {
-    if (document.visibilityState !== "visible" || !page.dataset.rendered) return;
+    if (document.visibilityState !== "visible") return;
+    // A deleted ring may be created again: look for it at the same pace.
+    if (page.dataset.deleted) {
+      schedule();
+      return;
+    }
+    if (!page.dataset.rendered) return;
     try {
       clients.update(await get(ringPath(ring, "/clients")));
     } catch { /* shown again on the next tick */ }
