@@ -29,8 +29,10 @@ use tokio::sync::{broadcast, watch};
 use crate::placement::NodeId;
 use crate::ring::{LeaseId, NodeHealth, RingName, Snapshot};
 
+mod rings_feed;
 mod rollouts;
 
+pub use rings_feed::{RingsChange, RINGS_BACKLOG};
 pub use rollouts::{PublishedRollout, RolloutMark, ROLLOUT_BACKLOG};
 
 /// Versions per ring kept in memory for watchers that are a little behind.
@@ -199,6 +201,8 @@ impl Drop for GaugeGuard {
 #[derive(Default)]
 pub struct Hub {
     rings: Mutex<HashMap<RingName, Arc<Channel>>>,
+    /// Every ring's changes, for `GET /v1/watch`; made by the first reader.
+    all_rings: OnceLock<broadcast::Sender<RingsChange>>,
     closing: std::sync::atomic::AtomicBool,
     /// Counters.
     pub stats: HubStats,
@@ -271,13 +275,16 @@ impl Hub {
         }
         // Sent while holding `recent`, so the list and the head never
         // disagree for a reader that takes the same lock.
-        channel.head.send_if_modified(|head| {
+        let sent = channel.head.send_if_modified(|head| {
             if matches!(head, Head::Closing) {
                 return false;
             }
             *head = Head::At(published);
             true
         });
+        if sent {
+            self.tell_rings(RingsChange::Version(snapshot.clone()));
+        }
     }
 
     /// Announces a health transition to the ring's health subscribers and
@@ -321,13 +328,16 @@ impl Hub {
         *channel.rollout_mark.lock().expect("hub lock") = None;
         let mut recent = channel.recent.lock().expect("hub lock");
         recent.clear();
-        channel.head.send_if_modified(|head| {
-            if matches!(head, Head::Closing) {
+        let told = channel.head.send_if_modified(|head| {
+            if matches!(head, Head::Closing | Head::Deleted) {
                 return false;
             }
             *head = Head::Deleted;
             true
         });
+        if told {
+            self.tell_rings(RingsChange::Deleted(ring.clone()));
+        }
     }
 
     /// Ends every watch stream and long-poll, now and from now on.
@@ -336,6 +346,12 @@ impl Hub {
         for channel in self.rings.lock().expect("hub lock").values() {
             channel.head.send_replace(Head::Closing);
         }
+        self.tell_rings(RingsChange::Closing);
+    }
+
+    /// Whether [`Hub::close`] was called.
+    pub fn is_closing(&self) -> bool {
+        self.closing.load(Ordering::Relaxed)
     }
 
     /// A receiver of `ring`'s head.

@@ -16,6 +16,7 @@ use subtle::{Choice, ConstantTimeEq};
 use super::problem::{ApiError, ProblemKind};
 use super::AppState;
 use crate::ring::Role;
+use crate::wire::{AccessView, TokenKind};
 
 /// A token, as its SHA-256 digest.
 #[derive(Clone)]
@@ -102,6 +103,24 @@ impl AuthConfig {
             (false, true) => Presented::Read,
             (false, false) => Presented::Invalid,
         })
+    }
+
+    /// What the request's credentials may do, for `GET /v1/access`. A
+    /// malformed header counts as an invalid token: this never refuses.
+    pub fn access(&self, headers: &HeaderMap) -> AccessView {
+        let token = match self.classify(headers) {
+            Ok(Presented::None) => TokenKind::None,
+            Ok(Presented::Read) => TokenKind::Read,
+            Ok(Presented::Admin) => TokenKind::Admin,
+            Ok(Presented::Invalid) | Err(_) => TokenKind::Invalid,
+        };
+        AccessView {
+            token,
+            read: self.authorize_read(headers).is_ok(),
+            write: self.authorize_write(headers).is_ok(),
+            read_token_required: self.read.is_some(),
+            admin_token_required: self.admin.is_some(),
+        }
     }
 
     /// Checks a request that only reads.

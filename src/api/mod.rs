@@ -7,11 +7,13 @@
 //! built by [`problem::ApiError`], including axum's own rejections, unknown
 //! routes and wrong methods.
 
+pub mod access;
 pub mod auth;
 pub mod changes;
 pub mod clients;
 pub mod cluster;
 mod config_body;
+pub mod console;
 pub mod extract;
 pub mod headers;
 pub mod health;
@@ -37,6 +39,7 @@ pub mod snapshots;
 pub mod watch;
 pub mod watch_events;
 pub mod watch_feeds;
+pub mod watch_rings;
 
 use std::any::Any;
 use std::sync::atomic::AtomicBool;
@@ -91,13 +94,17 @@ pub const DEFAULT_KEEPALIVE: std::time::Duration = std::time::Duration::from_sec
 /// How long a client's ack counts, unless configured (`--client-ttl`).
 pub const DEFAULT_CLIENT_TTL: std::time::Duration = std::time::Duration::from_secs(5 * 60);
 
-/// Tunables of the notification and convergence endpoints.
+/// Tunables of the notification and convergence endpoints, and where the
+/// console's files come from.
 #[derive(Debug, Clone)]
 pub struct Settings {
     /// How often an idle watch stream gets a keep-alive event.
     pub keepalive: std::time::Duration,
     /// How long a client's ack counts after it was sent.
     pub client_ttl: std::time::Duration,
+    /// Serve the console from this folder instead of the copy built in
+    /// (`--console-dir`, for work on the console).
+    pub console_dir: Option<std::path::PathBuf>,
 }
 
 impl Default for Settings {
@@ -105,6 +112,7 @@ impl Default for Settings {
         Self {
             keepalive: DEFAULT_KEEPALIVE,
             client_ttl: DEFAULT_CLIENT_TTL,
+            console_dir: None,
         }
     }
 }
@@ -137,9 +145,11 @@ pub fn routes() -> OpenApiRouter<AppState> {
         .merge(snapshots::routes())
         .merge(inspection::routes())
         .merge(watch::routes())
+        .merge(watch_rings::routes())
         .merge(clients::routes())
         .merge(cluster::routes())
         .merge(health::routes())
+        .merge(access::routes())
 }
 
 /// Every route served, before state and layers: the route table's and
@@ -148,7 +158,10 @@ pub fn routes() -> OpenApiRouter<AppState> {
 pub fn routes_and_document() -> (Router<AppState>, utoipa::openapi::OpenApi) {
     let (api, mut document) = routes().split_for_parts();
     openapi::finish(&mut document);
-    (api.merge(openapi::docs_router(document.clone())), document)
+    let api = api
+        .merge(openapi::docs_router(document.clone()))
+        .merge(console::router());
+    (api, document)
 }
 
 /// The complete application: API routes, operations endpoints, the

@@ -140,8 +140,17 @@ pub fn docs_router(document: utoipa::openapi::OpenApi) -> Router<AppState> {
 
 /// The routes served on purpose without an operation in the document: the
 /// document itself and Swagger UI (`/docs` redirects to `/docs/`, which
-/// serves the UI's files under it).
-pub const UNDOCUMENTED_ROUTES: &[&str] = &["/openapi.json", "/docs", "/docs/", "/docs/{*rest}"];
+/// serves the UI's files under it), and the web console (`/ui`, see
+/// [`super::console`]).
+pub const UNDOCUMENTED_ROUTES: &[&str] = &[
+    "/openapi.json",
+    "/docs",
+    "/docs/",
+    "/docs/{*rest}",
+    "/ui",
+    "/ui/",
+    "/ui/{*path}",
+];
 
 /// Closes each variant of the `OpInput` schema to unknown fields, as the
 /// server's op parser is: utoipa applies `deny_unknown_fields` to structs

@@ -151,7 +151,7 @@ impl ToSchema for WatchEventSchema {
 }
 
 /// One event type: `event` fixed to `name`, `data` JSON of `data_schema`.
-fn event_variant(
+pub(super) fn event_variant(
     name: &str,
     description: &str,
     has_id: bool,

@@ -90,6 +90,9 @@ pub struct ServeArgs {
           value_parser = |t: &str| CLIENT_TTL.parse(t),
           help = bounded_help("How long a client's ack counts after it was sent", &CLIENT_TTL))]
     pub client_ttl: Duration,
+    /// Serve the web console (/ui/) from this folder instead of the copy built into the binary (for work on the console).
+    #[arg(long, env = "RINGD_CONSOLE_DIR", value_name = "DIR")]
+    pub console_dir: Option<PathBuf>,
     /// Versions kept per ring; older ones are pruned.
     #[arg(long, default_value_t = DEFAULT_RETENTION, value_parser = clap::value_parser!(u64).range(1..))]
     pub retention: u64,
@@ -177,6 +180,7 @@ impl From<ServeArgs> for ServeConfig {
             settings: crate::api::Settings {
                 keepalive: a.watch_keepalive,
                 client_ttl: a.client_ttl,
+                console_dir: a.console_dir,
             },
             log_format: a.log_format.into(),
             election_ttl: a.election_ttl,

@@ -25,6 +25,7 @@
 //! the client alone. `schema`, the named OpenAPI schemas of bounded
 //! values, is built only with the server.
 
+pub mod access;
 pub mod changes;
 pub mod clients;
 pub mod cluster;
@@ -48,6 +49,7 @@ pub mod schema;
 pub mod snapshots;
 pub mod watch;
 
+pub use access::{AccessView, TokenKind};
 pub use changes::{ChangeInput, ChangeResult, ChangeView, ConfigChange, OpInput, OpView, RoleName};
 pub use clients::{AckInput, AckResult, ClientList, ClientSummary, ClientView};
 pub use cluster::{ClusterLeaderView, ClusterView, InstanceView, StoreKindName};

@@ -15,6 +15,7 @@ mod acks;
 mod auth;
 mod cluster;
 mod config_change;
+mod console_serving;
 mod convergence;
 mod errors;
 mod errors_input;

@@ -74,7 +74,11 @@ impl EventStream {
         loop {
             if let Some(end) = find(&self.buffer, b"\n\n") {
                 let block: Vec<u8> = self.buffer.drain(..end + 2).collect();
-                return Some(parse(&block));
+                // A block of comments only (`: keepalive`) is no event.
+                if let Some(event) = parse(&block) {
+                    return Some(event);
+                }
+                continue;
             }
             match self.response.chunk().await.expect("read the stream") {
                 Some(chunk) => self.buffer.extend_from_slice(&chunk),
@@ -88,14 +92,19 @@ fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
     haystack.windows(needle.len()).position(|w| w == needle)
 }
 
-fn parse(block: &[u8]) -> Event {
+fn parse(block: &[u8]) -> Option<Event> {
     let text = std::str::from_utf8(block).expect("UTF-8 event");
+    let mut lines = text
+        .lines()
+        .filter(|l| !l.is_empty() && !l.starts_with(':'))
+        .peekable();
+    lines.peek()?;
     let mut event = Event {
         event: "message".into(),
         id: None,
         data: Value::Null,
     };
-    for line in text.lines().filter(|l| !l.is_empty()) {
+    for line in lines {
         let (field, value) = line.split_once(": ").unwrap_or((line, ""));
         match field {
             "event" => event.event = value.to_owned(),
@@ -104,5 +113,5 @@ fn parse(block: &[u8]) -> Event {
             other => panic!("unexpected field {other:?} in {text:?}"),
         }
     }
-    event
+    Some(event)
 }
