@@ -43,10 +43,12 @@ export function transferMatrix(transfers) {
         return td;
       })))));
   const hidden = fromM.size - rows.length + (toM.size - cols.length);
+  // Scrolls sideways on its own, so a wide matrix never widens the panel.
+  const wrapped = h("div", { class: "hscroll" }, table);
   return hidden > 0
-    ? h("div", null, table, h("p", { class: "muted" },
+    ? h("div", null, wrapped, h("p", { class: "muted" },
       `Showing the ${rows.length} largest sources and ${cols.length} largest destinations of ${fromM.size} and ${toM.size}.`))
-    : table;
+    : wrapped;
 }
 
 export function movementTable(nodes) {
