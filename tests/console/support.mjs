@@ -185,10 +185,11 @@ export function ringRoute(name) { return `/rings/${encodeURIComponent(name)}`; }
  * the context makes must go to the server's origin, and the page must log
  * no console error and throw no uncaught error, except console errors
  * matching one of `allowConsole` (a request the test expects to be refused).
+ * `colorScheme` is what the system prefers (`light` or `dark`).
  * A screenshot named after the test is saved whatever happens.
  */
-export async function withConsole(t, browser, server, body, { allowConsole = [], viewport = { width: 1400, height: 1000 } } = {}) {
-  const context = await browser.newContext({ viewport });
+export async function withConsole(t, browser, server, body, { allowConsole = [], viewport = { width: 1400, height: 1000 }, colorScheme = 'light' } = {}) {
+  const context = await browser.newContext({ viewport, colorScheme });
   context.setDefaultTimeout(UI_TIMEOUT);
   const page = await context.newPage();
   const requests = [];

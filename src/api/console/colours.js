@@ -11,7 +11,11 @@ const BASE = [
   ["blue", [0x00, 0x72, 0xb2]],
   ["vermillion", [0xd5, 0x5e, 0x00]],
   ["reddish purple", [0xcc, 0x79, 0xa7]],
-  ["grey", [0x99, 0x99, 0x99]],
+  // Okabe–Ito's black, lightened so that it shows on the dark theme; no
+  // lighter, or it nears reddish purple for deuteranopes (the browser
+  // test checks every pair under simulated protan, deutan and tritan
+  // vision).
+  ["grey", [0x66, 0x66, 0x66]],
 ];
 
 const mix = (rgb, to, t) => rgb.map((c, i) => Math.round(c + (to[i] - c) * t));
@@ -41,4 +45,5 @@ export function colourMap(ids) {
   return m;
 }
 
-export const HOLE = { name: "hole (no node)", hex: "#777777", rgb: [0x77, 0x77, 0x77] };
+// Light, and far from the node grey: a hole must not read as a node.
+export const HOLE = { name: "hole (no node)", hex: "#e0e0e0", rgb: [0xe0, 0xe0, 0xe0] };
