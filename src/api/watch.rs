@@ -8,14 +8,12 @@
 //! again and finds itself more than [`RECENT_VERSIONS`] behind, it sends
 //! one `reset` with the newest snapshot instead of the backlog.
 
-use std::convert::Infallible;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use axum::body::Body;
 use axum::extract::State;
-use axum::http::{header, HeaderMap, HeaderValue};
-use axum::response::{IntoResponse, Response};
+use axum::http::HeaderMap;
+use axum::response::Response;
 use bytes::Bytes;
 use tokio::sync::{broadcast, watch};
 use tokio::time::Instant;
@@ -26,7 +24,9 @@ use super::paths::ring_name;
 use super::problem::{ApiError, Problem};
 use super::responses::ReadErrors;
 use super::schemas::RingNameSchema;
-use super::watch_events::{frame, full_data, health_frame, light_data, WatchEventSchema};
+use super::watch_events::{
+    event_stream, frame, full_data, health_frame, light_data, WatchEventSchema,
+};
 use super::watch_feeds::{next_health, next_rollout, RolloutFeed};
 use super::AppState;
 use crate::hub::{GaugeGuard, Head, Published, PublishedHealth, RECENT_VERSIONS};
@@ -98,26 +98,13 @@ pub async fn watch(
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
     let watcher = Watcher::open(state, &ring, query, &headers).await?;
-    let stream = futures_util::stream::unfold(watcher, |mut w| async move {
-        let frame = w.next_event().await?;
-        Some((Ok::<_, Infallible>(frame), w))
-    });
-    Ok((
-        [
-            (
-                header::CONTENT_TYPE,
-                HeaderValue::from_static("text/event-stream"),
-            ),
-            (header::CACHE_CONTROL, HeaderValue::from_static("no-cache")),
-            // Proxies such as nginx must not buffer the stream.
-            (
-                header::HeaderName::from_static("x-accel-buffering"),
-                HeaderValue::from_static("no"),
-            ),
-        ],
-        Body::from_stream(stream),
-    )
-        .into_response())
+    Ok(event_stream(futures_util::stream::unfold(
+        watcher,
+        |mut w| async move {
+            let frame = w.next_event().await?;
+            Some((frame, w))
+        },
+    )))
 }
 
 /// Parses `Last-Event-ID`, which this API always sets to a version.

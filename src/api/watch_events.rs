@@ -3,6 +3,9 @@
 
 use std::borrow::Cow;
 
+use axum::body::Body;
+use axum::http::{header, HeaderValue};
+use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
 use serde_json::json;
 use utoipa::openapi::extensions::Extensions;
@@ -81,6 +84,30 @@ pub fn frame(event: &str, id: Option<u64>, data: &[u8]) -> Bytes {
     out.extend_from_slice(data);
     out.extend_from_slice(b"\n\n");
     Bytes::from(out)
+}
+
+/// The response of a watch: `frames` as a `text/event-stream` body, not
+/// cached, and not buffered by proxies such as nginx.
+pub fn event_stream<S>(frames: S) -> Response
+where
+    S: futures_util::Stream<Item = Bytes> + Send + 'static,
+{
+    use futures_util::StreamExt;
+    (
+        [
+            (
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("text/event-stream"),
+            ),
+            (header::CACHE_CONTROL, HeaderValue::from_static("no-cache")),
+            (
+                header::HeaderName::from_static("x-accel-buffering"),
+                HeaderValue::from_static("no"),
+            ),
+        ],
+        Body::from_stream(frames.map(Ok::<_, std::convert::Infallible>)),
+    )
+        .into_response()
 }
 
 /// The schema of one event of a watch stream, as event-stream parsers

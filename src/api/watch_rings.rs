@@ -5,12 +5,9 @@
 
 use std::borrow::Cow;
 use std::collections::HashMap;
-use std::convert::Infallible;
 
-use axum::body::Body;
 use axum::extract::State;
-use axum::http::{header, HeaderValue};
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use bytes::Bytes;
 use serde_json::json;
 use tokio::sync::broadcast;
@@ -22,7 +19,7 @@ use utoipa::ToSchema;
 use super::auth::Reader;
 use super::problem::ApiError;
 use super::responses::{ReadTokenError, StoreUnreachable};
-use super::watch_events::{event_variant, frame};
+use super::watch_events::{event_stream, event_variant, frame};
 use super::AppState;
 use crate::hub::{GaugeGuard, RingsChange};
 use crate::ring::{RingName, Snapshot};
@@ -73,25 +70,13 @@ pub async fn watch_rings(State(state): State<AppState>, _: Reader) -> Result<Res
         _open: GaugeGuard::enter(hub, |s| &s.open_streams),
     };
     feed.queue_all(rings);
-    let stream = futures_util::stream::unfold(feed, |mut f| async move {
-        let frame = f.next_frame().await?;
-        Some((Ok::<_, Infallible>(frame), f))
-    });
-    Ok((
-        [
-            (
-                header::CONTENT_TYPE,
-                HeaderValue::from_static("text/event-stream"),
-            ),
-            (header::CACHE_CONTROL, HeaderValue::from_static("no-cache")),
-            (
-                header::HeaderName::from_static("x-accel-buffering"),
-                HeaderValue::from_static("no"),
-            ),
-        ],
-        Body::from_stream(stream),
-    )
-        .into_response())
+    Ok(event_stream(futures_util::stream::unfold(
+        feed,
+        |mut f| async move {
+            let frame = f.next_frame().await?;
+            Some((frame, f))
+        },
+    )))
 }
 
 /// One stream's state: the newest version sent of each ring, and frames
