@@ -8,7 +8,7 @@ use axum::Json;
 use serde::Deserialize;
 
 use super::auth::Writer;
-use super::config_body::split_membership;
+use super::config_body::{listing_membership, split_membership};
 use super::extract::{from_value, ApiJson};
 use super::headers::{etag, expected_version, idempotency_key};
 use super::paths::RingPath;
@@ -206,7 +206,8 @@ fn parse_op(value: serde_json::Value, at: &str) -> Result<RequestedOp, ApiError>
         .into(),
         _ => {
             let (placement, policy) = split_membership(value, &here)?;
-            parse_config_op(&kind, from_value(placement, &here)?, policy, &here)?
+            let spec = from_value(placement, &here).map_err(listing_membership)?;
+            parse_config_op(&kind, spec, policy, &here)?
         }
     })
 }

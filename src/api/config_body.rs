@@ -29,3 +29,57 @@ pub(super) fn split_membership(
     let spec: Option<MembershipPolicySpec> = from_value(policy, &here)?;
     Ok((value, spec))
 }
+
+/// The fields of the placement config, as serde lists them when it
+/// refuses an unknown one (those of `RingConfigSpec`, in its order).
+const PLACEMENT_FIELDS: &str = "`algorithm`, `hash`, `vnodes_per_weight`, `table_size`, \
+                                `replication_factor`, `zone_aware`, `partitions`";
+
+/// `err`, a refusal of the placement part of a config body, with
+/// `membership` added to the fields it lists when it refuses an unknown
+/// field. The body accepts `membership`, but [`split_membership`] takes it
+/// out before the placement parser runs, so that parser's list leaves it
+/// out, and a client going by the list would think it unknown too.
+pub(super) fn listing_membership(mut err: ApiError) -> ApiError {
+    if err.detail.ends_with(PLACEMENT_FIELDS) {
+        err.detail.push_str(", `membership`");
+    }
+    err
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::placement::RingConfigSpec;
+
+    /// `listing_membership` finds the refusal by its list, so the list
+    /// must be the one serde writes for `RingConfigSpec`.
+    #[test]
+    fn the_placement_fields_are_those_serde_lists() {
+        let err =
+            serde_json::from_value::<RingConfigSpec>(serde_json::json!({"colour": 1})).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            format!("unknown field `colour`, expected one of {PLACEMENT_FIELDS}")
+        );
+    }
+
+    #[test]
+    fn an_unknown_field_lists_membership_too() {
+        let err = ApiError::invalid(
+            "colour",
+            format!("invalid value at `colour`: unknown field `colour`, expected one of {PLACEMENT_FIELDS}"),
+        );
+        assert_eq!(
+            listing_membership(err).detail,
+            "invalid value at `colour`: unknown field `colour`, expected one of `algorithm`, \
+             `hash`, `vnodes_per_weight`, `table_size`, `replication_factor`, `zone_aware`, \
+             `partitions`, `membership`"
+        );
+        let other = ApiError::invalid(
+            "hash",
+            "invalid value at `hash`: unknown hash function `crc32`",
+        );
+        assert_eq!(listing_membership(other.clone()).detail, other.detail);
+    }
+}

@@ -6,7 +6,7 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 
 use super::auth::{Reader, Writer};
-use super::config_body::split_membership;
+use super::config_body::{listing_membership, split_membership};
 use super::extract::{parse_json, ApiJson, ApiQuery};
 use super::headers::{etag, expected_version, not_modified};
 use super::membership::with_status;
@@ -94,9 +94,10 @@ pub async fn put_ring(
 ) -> Result<Response, ApiError> {
     let (placement, policy) = split_membership(body, "")?;
     // The placement part is parsed as it always was, as bytes, so its
-    // refusals read exactly as before the policy existed.
+    // refusals read as before the policy existed, but for an unknown
+    // field's, which lists `membership` among the fields accepted.
     let bytes = serde_json::to_vec(&placement).expect("a JSON value serializes");
-    let spec: RingConfigSpec = parse_json(&bytes)?;
+    let spec: RingConfigSpec = parse_json(&bytes).map_err(listing_membership)?;
     // Parsed as the spec first so cross-field rules (ketama needs md5 …)
     // are reported against the field they concern.
     let config = RingConfig::try_from(spec)?;

@@ -93,13 +93,43 @@ async fn unknown_algorithm_or_field() {
     let (s, before) = setup().await;
     let r = s.put("/v1/rings/new", json!({"algorithm": "chord"})).await;
     invalid(r, "algorithm", "unknown algorithm `chord`").await;
+    // The refusal lists every field a config accepts, `membership` too.
+    const ACCEPTED: &str = "expected one of `algorithm`, `hash`, `vnodes_per_weight`, \
+                            `table_size`, `replication_factor`, `zone_aware`, `partitions`, \
+                            `membership`";
     let r = s
         .put(
             "/v1/rings/new",
             json!({"algorithm": "ring", "colour": "red"}),
         )
         .await;
-    invalid(r, "colour", "unknown field `colour`").await;
+    let detail = format!("invalid value at `colour`: unknown field `colour`, {ACCEPTED}");
+    let body = assert_problem(
+        r,
+        Problem::status(400)
+            .slug("invalid-input")
+            .field("colour")
+            .detail_has(&detail),
+    )
+    .await;
+    assert_eq!(body["detail"], detail);
+    let r = s
+        .post(
+            "/v1/rings/r/changes",
+            json!({"ops": [{"op": "update_config", "config": {"membership": {}, "colour": "red"}}]}),
+        )
+        .await;
+    let detail =
+        format!("invalid value at `ops[0].config.colour`: unknown field `colour`, {ACCEPTED}");
+    let body = assert_problem(
+        r,
+        Problem::status(400)
+            .slug("invalid-input")
+            .field("ops[0].config.colour")
+            .detail_has(&detail),
+    )
+    .await;
+    assert_eq!(body["detail"], detail);
     let r = s
         .put(
             "/v1/rings/new",
