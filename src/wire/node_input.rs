@@ -47,8 +47,9 @@ pub struct UpsertNodeInput {
     /// none.
     #[cfg_attr(feature = "server", schema(value_type = LabelsSchema, required = false))]
     pub labels: Option<BTreeMap<String, String>>,
-    /// `active` (default) or `draining`: a draining node keeps its record
-    /// but owns no keys.
+    /// `active` (default), `draining` or `joining`: a draining node keeps
+    /// its record but owns no keys; a joining one is registered but owns
+    /// nothing until made `active`.
     pub state: Option<NodeStateName>,
     /// Hashed instead of the id (1–255 bytes, no control characters), so a
     /// replacement node can take over a dead one's positions.
@@ -89,8 +90,9 @@ pub struct NodeInput {
     #[cfg_attr(feature = "server", schema(value_type = LabelsSchema, required = false))]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub labels: Option<BTreeMap<String, String>>,
-    /// `active` (default) or `draining`: a draining node keeps its record
-    /// but owns no keys.
+    /// `active` (default), `draining` or `joining`: a draining node keeps
+    /// its record but owns no keys; a joining one is registered but owns
+    /// nothing until made `active`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub state: Option<NodeStateName>,
     /// Hashed instead of the id (1–255 bytes, no control characters), so a
