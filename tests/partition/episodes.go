@@ -27,19 +27,22 @@ type runner struct {
 	traffic *Traffic
 	rec     *Recorder
 	etcd    *http.Client
+	// unsteady says, for each fault that began without etcd agreeing on a
+	// leader and both instances ready for SteadyFor, what was missing.
+	unsteady []string
 }
 
-// waitSteady waits until etcd agrees on a leader and both instances
-// answer /readyz 200.
+// waitSteady waits until etcd agrees on a leader and both instances have
+// answered /readyz 200 to every poll for SteadyFor.
 func (r *runner) waitSteady() error {
 	deadline := time.Now().Add(SteadyLimit)
 	if _, _, err := WaitAgreedLeader(r.etcd, SteadyLimit); err != nil {
 		return err
 	}
 	for _, inst := range Instances {
-		for !r.traffic.Ready(inst) {
+		for r.rec.ReadyFor(inst.Index) < SteadyFor {
 			if time.Now().After(deadline) {
-				return fmt.Errorf("%s not ready within %v", inst.Name, SteadyLimit)
+				return fmt.Errorf("%s not ready for %v on end within %v", inst.Name, SteadyFor, SteadyLimit)
 			}
 			time.Sleep(50 * time.Millisecond)
 		}
@@ -51,8 +54,9 @@ func (r *runner) waitSteady() error {
 // converge and then Settle.
 func (r *runner) run(f Fault) (Episode, error) {
 	ep := Episode{Fault: f}
+	// Not steady is a finding, not a reason to stop: the fault goes ahead.
 	if err := r.waitSteady(); err != nil {
-		return ep, fmt.Errorf("before %s: %v", f.Name(), err)
+		r.unsteady = append(r.unsteady, fmt.Sprintf("before %s: %v", f.Name(), err))
 	}
 	ep.Start = r.rec.Clock.Now()
 	if err := prepare(f, r.etcd); err != nil {
@@ -60,7 +64,7 @@ func (r *runner) run(f Fault) (Episode, error) {
 	}
 	if f.Kind == Split {
 		if err := r.waitSteady(); err != nil {
-			return ep, fmt.Errorf("before %s: %v", f.Name(), err)
+			r.unsteady = append(r.unsteady, fmt.Sprintf("before %s, once the lead moved: %v", f.Name(), err))
 		}
 	}
 	cutAt := r.rec.Clock.Now()

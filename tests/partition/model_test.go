@@ -344,3 +344,22 @@ func TestLongestGap(t *testing.T) {
 		t.Fatalf("gap spanning [14 s, 15 s]: %v, want 20 s", g)
 	}
 }
+
+func TestReadyFor(t *testing.T) {
+	s := time.Second
+	rec := NewRecorder(NewClock())
+	if got := rec.ReadyFor(0); got != 0 {
+		t.Fatalf("no poll yet: %v", got)
+	}
+	rec.AddReady(ReadyPoll{Instance: 0, Done: 1 * s, Status: 200})
+	rec.AddReady(ReadyPoll{Instance: 0, Done: 2 * s, Status: 503})
+	rec.AddReady(ReadyPoll{Instance: 1, Done: 3 * s, Status: 503})
+	rec.AddReady(ReadyPoll{Instance: 0, Done: 3 * s, Status: 200})
+	rec.AddReady(ReadyPoll{Instance: 0, Done: 4 * s, Status: 200})
+	if got := rec.ReadyFor(0); got != 2*s {
+		t.Fatalf("r1 ready since its 503 at 2 s, last polled at 4 s: %v", got)
+	}
+	if got := rec.ReadyFor(1); got != 0 {
+		t.Fatalf("r2 last answered 503: %v", got)
+	}
+}

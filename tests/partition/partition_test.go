@@ -1,6 +1,7 @@
 package partition
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -178,7 +179,17 @@ func TestPartitions(t *testing.T) {
 			v.Add("processes", "%s", why)
 		}
 	}
+	for _, u := range run.unsteady {
+		v.Add("steady before each fault", "%s", u)
+	}
 	keep = !v.Empty()
+	if keep {
+		if path, err := saveHistory(out, h, eps); err != nil {
+			t.Errorf("saving the history: %v", err)
+		} else {
+			fmt.Printf("the recorded history (times in ns since the traffic began): %s\n", path)
+		}
+	}
 	for _, name := range v.Names {
 		lines := v.Lines[name]
 		shown := lines
@@ -228,6 +239,20 @@ func checkFinalState(t *testing.T, v *Violations, writes []WriteOp) {
 		v.Add(CheckSame, "r1 (history of %d entries, snapshot at version %d) and r2 (%d entries, version %d) differ",
 			len(states[0].entries), states[0].version, len(states[1].entries), states[1].version)
 	}
+}
+
+// saveHistory writes everything the run recorded as JSON into dir, for
+// looking into a failure.
+func saveHistory(dir string, h History, eps []Episode) (string, error) {
+	data, err := json.Marshal(struct {
+		History  History
+		Episodes []Episode
+	}{h, eps})
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(dir, "history.json")
+	return path, os.WriteFile(path, data, 0o644)
 }
 
 func countStale(reads []ReadOp) int {

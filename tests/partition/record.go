@@ -173,6 +173,32 @@ func (r *Recorder) NewestAckBefore(t time.Duration) int64 {
 	return v
 }
 
+// ReadyFor is how long inst's /readyz has answered 200 to every poll, up
+// to its latest answer (0 if the latest was not 200).
+func (r *Recorder) ReadyFor(inst int) time.Duration {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var latest, since time.Duration = -1, -1
+	for _, p := range r.ready {
+		if p.Instance != inst {
+			continue
+		}
+		if p.Done > latest {
+			latest = p.Done
+		}
+		if p.Status != 200 && p.Done > since {
+			since = p.Done
+		}
+	}
+	if latest < 0 || since == latest {
+		return 0
+	}
+	if since < 0 {
+		return latest
+	}
+	return latest - since
+}
+
 // History is a copy of everything recorded, each list sorted by time.
 type History struct {
 	Writes   []WriteOp

@@ -45,8 +45,9 @@ const (
 	// Warmup is normal traffic before the first fault.
 	Warmup = 3 * time.Second
 	// SteadyLimit bounds the wait, before each fault, for etcd to agree
-	// on a leader and both instances to be ready.
+	// on a leader and both instances to have been ready for SteadyFor.
 	SteadyLimit = 20 * time.Second
+	SteadyFor   = time.Second
 	// WriteGiveUp is how long a writer retries one change before it
 	// records its outcome as unknown and moves on (a real client's
 	// deadline).
