@@ -11,6 +11,16 @@ import (
 type Violations struct {
 	Names []string
 	Lines map[string][]string
+	// Heads are a summary line per check, printed before its lines.
+	Heads map[string]string
+}
+
+// Head sets the summary line of check, which must have failed.
+func (v *Violations) Head(check, format string, args ...interface{}) {
+	if v.Heads == nil {
+		v.Heads = map[string]string{}
+	}
+	v.Heads[check] = fmt.Sprintf(format, args...)
 }
 
 // Add records one offence against check.
@@ -88,28 +98,28 @@ func (a *Analysis) checkReads(v *Violations) {
 	// The furthest behind first: a few milliseconds behind in steady
 	// traffic and seconds behind after a heal are different defects.
 	sort.SliceStable(behinds, func(i, j int) bool { return behinds[i].age > behinds[j].age })
-	if len(behinds) > 0 {
-		var inFault, outside int
-		var maxIn, maxOut time.Duration
-		for _, b := range behinds {
-			if a.Episode(b.r.Invoke) >= 0 {
-				inFault++
-				if b.age > maxIn {
-					maxIn = b.age
-				}
-			} else {
-				outside++
-				if b.age > maxOut {
-					maxOut = b.age
-				}
+	var inFault, outside int
+	var maxIn, maxOut time.Duration
+	for _, b := range behinds {
+		if a.Episode(b.r.Invoke) >= 0 {
+			inFault++
+			if b.age > maxIn {
+				maxIn = b.age
+			}
+		} else {
+			outside++
+			if b.age > maxOut {
+				maxOut = b.age
 			}
 		}
-		v.Add(CheckBehind, "%d during faults (up to %.3f s behind), %d in steady traffic (up to %.3f s behind); the furthest behind first:",
-			inFault, maxIn.Seconds(), outside, maxOut.Seconds())
 	}
 	for _, b := range behinds {
 		v.Add(CheckBehind, "%s %s invoked at %s answered version %d unmarked, %d behind; version %d had been acknowledged %.3f s before",
 			Instances[b.r.Instance].Name, b.r.Path, a.at(b.r.Invoke), b.r.Version, b.versions, b.r.Version+1, b.age.Seconds())
+	}
+	if len(behinds) > 0 {
+		v.Head(CheckBehind, "%d in all, %d during faults (up to %.3f s behind), %d in steady traffic (up to %.3f s behind); the furthest behind first:",
+			len(behinds), inFault, maxIn.Seconds(), outside, maxOut.Seconds())
 	}
 }
 

@@ -169,10 +169,10 @@ func TestPartitions(t *testing.T) {
 	fmt.Printf("Porcupine: %s on %d operations in %.1f s\n", lin.Result, lin.Ops, lin.Took.Seconds())
 	if lin.Result != porcupine.Ok {
 		name := "linearizability (Porcupine)"
-		v.Add(name, "%s: the history of %d operations is not linearizable (visualization: %s)", lin.Result, lin.Ops, lin.Visualization)
 		for _, line := range lin.Offending {
 			v.Add(name, "%s", line)
 		}
+		v.Head(name, "%s: the history of %d operations is not linearizable (visualization: %s)", lin.Result, lin.Ops, lin.Visualization)
 	}
 	for _, p := range all {
 		if dead, why := p.Exited(); dead {
@@ -196,7 +196,11 @@ func TestPartitions(t *testing.T) {
 		if len(shown) > 20 {
 			shown = shown[:20]
 		}
-		t.Errorf("%s: %d failures:\n  %s", name, len(lines), strings.Join(shown, "\n  "))
+		head, ok := v.Heads[name]
+		if !ok {
+			head = fmt.Sprintf("%d failures:", len(lines))
+		}
+		t.Errorf("%s: %s\n  %s", name, head, strings.Join(shown, "\n  "))
 	}
 	if lin.Visualization != "" {
 		fmt.Printf("Porcupine's visualization: %s\n", lin.Visualization)
