@@ -47,7 +47,7 @@ func (f Fault) Name() string {
 		if f.E1Leads {
 			lead = "e1 leads"
 		}
-		return fmt.Sprintf("split {e1,r1}|{e2,e3,r2} (%s) #%d", lead, f.Round)
+		return fmt.Sprintf("split {e1,r1} from {e2,e3,r2} (%s) #%d", lead, f.Round)
 	case Flap:
 		return fmt.Sprintf("%s etcd link flapping #%d", Instances[f.Instance].Name, f.Round)
 	}

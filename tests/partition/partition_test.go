@@ -148,7 +148,7 @@ func TestPartitions(t *testing.T) {
 			t.Fatal(err)
 		}
 		eps = append(eps, ep)
-		fmt.Printf("%-44s heal after %.2f s; converged r1 +%s s, r2 +%s s after the heal\n", f.Name(),
+		fmt.Printf("%-48s heal after %.2f s; converged r1 +%s s, r2 +%s s after the heal\n", f.Name(),
 			(ep.Heal - ep.Start).Seconds(), sinceHeal(ep.Converged[0], ep.Heal), sinceHeal(ep.Converged[1], ep.Heal))
 		for _, p := range all {
 			if dead, why := p.Exited(); dead {
