@@ -131,6 +131,10 @@ func apply(f Fault, client *http.Client) (applied, error) {
 			heal:   func() error { return SetLink(r.ClientLink(), true) },
 		}, nil
 	case Split:
+		leader, _, err := WaitAgreedLeader(client, SteadyLimit)
+		if err != nil {
+			return applied{}, err
+		}
 		if err := SetLink(Members[0].PeerLink(), false); err != nil {
 			return applied{}, err
 		}
@@ -140,7 +144,7 @@ func apply(f Fault, client *http.Client) (applied, error) {
 			}
 		}
 		return applied{
-			detail: "e1's peer link down; blackholes r1–e2, r1–e3, r2–e1",
+			detail: fmt.Sprintf("%s leading; e1's peer link down; blackholes r1–e2, r1–e3, r2–e1", Members[leader].Name),
 			heal: func() error {
 				for _, route := range splitRoutes() {
 					if err := Blackhole(route[0], route[1], false); err != nil {

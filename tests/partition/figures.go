@@ -199,7 +199,7 @@ func (a *Analysis) FiguresTable() string {
 func (a *Analysis) Timeline() string {
 	var b strings.Builder
 	for e, ep := range a.Episodes {
-		fmt.Fprintf(&b, "%-48s %-52s start %7.2f s, heal +%.2f s, etcd leader +%s s, converged r1 +%s s, r2 +%s s\n",
+		fmt.Fprintf(&b, "%-48s %-62s start %7.2f s, heal +%.2f s, etcd leader +%s s, converged r1 +%s s, r2 +%s s\n",
 			ep.Fault.Name(), ep.Detail, ep.Start.Seconds(), (ep.Heal - ep.Start).Seconds(),
 			sinceHeal(a.LeaderAgain(e, 0), ep.Heal), sinceHeal(ep.Converged[0], ep.Heal), sinceHeal(ep.Converged[1], ep.Heal))
 	}
