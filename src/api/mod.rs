@@ -13,6 +13,7 @@ pub mod changes;
 pub mod clients;
 pub mod cluster;
 mod config_body;
+mod consistency;
 pub mod console;
 pub mod extract;
 pub mod headers;
@@ -47,7 +48,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use axum::extract::{DefaultBodyLimit, MatchedPath, Request, State};
-use axum::http::{HeaderValue, Method};
+use axum::http::Method;
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::Router;
@@ -180,7 +181,14 @@ pub fn router(state: AppState) -> Router {
             )
             .into_response()
         }))
-        .layer(middleware::from_fn_with_state(state.clone(), mark_stale))
+        .layer(middleware::from_fn_with_state(
+            state.clone(),
+            consistency::bound_writes,
+        ))
+        .layer(middleware::from_fn_with_state(
+            state.clone(),
+            consistency::mark_stale,
+        ))
         .layer(middleware::from_fn_with_state(state.clone(), observe))
         // axum buffers bodies through this limit; `extract::ApiJson` turns
         // the overflow into a 413 problem.
@@ -207,19 +215,6 @@ async fn method_not_allowed(request: Request) -> ApiError {
             request.method()
         ),
     )
-}
-
-/// Adds [`STALE_HEADER`] to every response while the store is not known to
-/// be current. Checked after the handler ran, so an answer computed just
-/// before the store went away is marked too.
-async fn mark_stale(State(state): State<AppState>, request: Request, next: Next) -> Response {
-    let mut response = next.run(request).await;
-    if !state.service.is_current() {
-        response
-            .headers_mut()
-            .insert(STALE_HEADER, HeaderValue::from_static("true"));
-    }
-    response
 }
 
 /// Records metrics and writes one log line per request. Logs the route

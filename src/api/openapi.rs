@@ -36,6 +36,12 @@ to blame, `field`. Validation errors are 400 (never 422); unknown ring, node or 
 version 404; pruned version 410; precondition 412; body over 1 MiB 413; body \
 not JSON 415; store unavailable 503.
 
+**Consistency.** An answer without `Ringd-Stale: true` is current: a read \
+reflects every change acknowledged before it arrived, through any instance. A \
+change is answered within 3 s (1 s once the instance knows it cannot reach \
+etcd), with 503 and `Retry-After` if etcd did not confirm it; a change sent \
+with `Ringd-Timeout: <duration>` may wait that long instead.
+
 **Auth.** With an admin token configured, mutations need \
 `Authorization: Bearer <admin token>` (401 without it, 403 with the read \
 token). With a read token configured, reads need the read or the admin token. \
@@ -65,6 +71,7 @@ token). With a read token configured, reads need the read or the admin token. \
         crate::wire::EventDetail,
         crate::wire::LightEvent,
         crate::wire::KeepaliveEvent,
+        crate::wire::StaleEvent,
         crate::wire::HealthEvent,
         crate::wire::SnapshotView,
     )),
@@ -110,6 +117,7 @@ pub fn finish(openapi: &mut utoipa::openapi::OpenApi) {
     BearerAuth.modify(openapi);
     Links.modify(openapi);
     ClosedOps.modify(openapi);
+    WriteTimeouts.modify(openapi);
 }
 
 /// The document.
@@ -176,5 +184,54 @@ impl utoipa::Modify for ClosedOps {
             panic!("ConfigPatchInput is an object");
         };
         patch.min_properties = Some(1);
+    }
+}
+
+/// Declares the `Ringd-Timeout` header on every operation that writes:
+/// the server honours it on all of them in one layer
+/// (`consistency::bound_writes`), so it is declared in one place too.
+struct WriteTimeouts;
+
+impl Modify for WriteTimeouts {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        use utoipa::openapi::path::{ParameterBuilder, ParameterIn};
+        use utoipa::openapi::{ObjectBuilder, Required, Type};
+        let bounds = crate::ring::durations::WRITE_TIMEOUT;
+        let parameter = ParameterBuilder::new()
+            .name("Ringd-Timeout")
+            .parameter_in(ParameterIn::Header)
+            .required(Required::False)
+            .description(Some(format!(
+                "How long the server may try to commit before answering 503, {}; \
+                 without it, 3 s (1 s while the instance cannot reach etcd).",
+                bounds.range()
+            )))
+            .schema(Some(
+                ObjectBuilder::new()
+                    .schema_type(Type::String)
+                    // Exactly the accepted range, so that a generator
+                    // following the document sends only valid values.
+                    .pattern(Some(
+                        r"^([1-9][0-9]{2,4}|[12][0-9]{5})ms$|^([1-9][0-9]?|[12][0-9]{2}|300)s$|^[1-5]m$",
+                    ))
+                    .examples([serde_json::json!("10s")]),
+            ))
+            .build();
+        for (path, item) in openapi.paths.paths.iter_mut() {
+            let writes = [
+                (&mut item.post, !path.ends_with("/lookup")),
+                (&mut item.put, true),
+                (&mut item.delete, true),
+                (&mut item.patch, true),
+            ];
+            for (operation, write) in writes {
+                if let (Some(operation), true) = (operation, write) {
+                    operation
+                        .parameters
+                        .get_or_insert_with(Vec::new)
+                        .push(parameter.clone());
+                }
+            }
+        }
     }
 }

@@ -33,7 +33,7 @@ use crate::hub::{GaugeGuard, Head, Published, PublishedHealth, RECENT_VERSIONS};
 use crate::ring::{RingName, Snapshot};
 use crate::service::ServiceError;
 use crate::wire::schema::VersionCursorSchema;
-use crate::wire::{EventDetail, KeepaliveEvent, WatchQuery};
+use crate::wire::{EventDetail, KeepaliveEvent, StaleEvent, WatchQuery};
 
 /// Watch a ring.
 ///
@@ -59,6 +59,12 @@ use crate::wire::{EventDetail, KeepaliveEvent, WatchQuery};
 ///   version: resuming with `Last-Event-ID` resumes over versions and
 ///   replays no health event. Transitions are noticed within about
 ///   250 ms; a client that reads too slowly loses the oldest ones.
+/// - `stale` (no `id`): a `StaleEvent` whenever the instance stops or
+///   starts being able to vouch that it is current (etcd unreachable, or
+///   its watch behind). While stale, versions made through other
+///   instances may be late; `stale: false` comes after every version
+///   missed meanwhile. A stream opened stale says so in its
+///   `Ringd-Stale` header instead.
 /// - `rollout` (only with `rollouts=true`; no `id`): a `RolloutView`, the
 ///   rollout as `GET …/rollouts/{id}` shows it, whenever a rollout of the
 ///   ring changes: started, a step committed, waiting for its gate,
@@ -84,7 +90,7 @@ use crate::wire::{EventDetail, KeepaliveEvent, WatchQuery};
         WatchQuery,
     ),
     responses(
-        (status = 200, description = "An event stream. Each event is `event: snapshot|reset|keepalive|deleted|health|rollout`, optional `id: <version>`, and one `data:` line of JSON: `SnapshotView` (or `LightEvent` with `mode=light`) for snapshot and reset, `KeepaliveEvent` for keepalive and deleted, `HealthEvent` (without `id`, only with `health=true`) for health, `RolloutView` (without `id`, only with `rollouts=true`) for rollout.", content_type = "text/event-stream", body = WatchEventSchema),
+        (status = 200, description = "An event stream. Each event is `event: snapshot|reset|keepalive|deleted|stale|health|rollout`, optional `id: <version>`, and one `data:` line of JSON: `SnapshotView` (or `LightEvent` with `mode=light`) for snapshot and reset, `KeepaliveEvent` for keepalive and deleted, `StaleEvent` (without `id`) for stale, `HealthEvent` (without `id`, only with `health=true`) for health, `RolloutView` (without `id`, only with `rollouts=true`) for rollout.", content_type = "text/event-stream", body = WatchEventSchema),
         (status = 400, description = "Invalid ring name, `after`, `mode`, `health`, `rollouts` or Last-Event-ID", body = Problem, content_type = "application/problem+json"),
         ReadErrors,
     ),
@@ -147,6 +153,13 @@ pub struct Watcher {
     /// A resumed stream that has not yet scheduled its replay: it gets
     /// every retained version it asked for, however many.
     catching_up: bool,
+    /// Whether the instance is current, as the service follows it.
+    currency: watch::Receiver<bool>,
+    /// Whether the client was last told (or its header said) that the
+    /// stream is stale.
+    told_stale: bool,
+    /// A change of currency waits to be told, after any version due.
+    tell_currency: bool,
     _open: GaugeGuard,
 }
 
@@ -175,6 +188,9 @@ impl Watcher {
             None
         };
         let keepalive = state.settings.keepalive;
+        let mut currency = state.service.currency();
+        currency.borrow_and_update();
+        let told_stale = !state.service.is_current();
         Ok(Watcher {
             state,
             ring,
@@ -192,6 +208,9 @@ impl Watcher {
                 Instant::now() + keepalive
             },
             catching_up: after.is_some(),
+            currency,
+            told_stale,
+            tell_currency: false,
             _open: GaugeGuard::enter(hub, |s| &s.open_streams),
         })
     }
@@ -284,6 +303,11 @@ impl Watcher {
             if let Some(first) = self.rollouts.as_mut().and_then(RolloutFeed::take_first) {
                 return Some(first);
             }
+            // After every version the head holds: coming back current, the
+            // versions missed meanwhile go first.
+            if std::mem::take(&mut self.tell_currency) {
+                return Some(self.stale_frame());
+            }
             tokio::select! {
                 // Versions first: a health event about a node comes after
                 // the version that brought the node in.
@@ -294,6 +318,16 @@ impl Watcher {
                     // connection is dropped.
                     if changed.is_err() {
                         std::future::pending::<()>().await;
+                    }
+                }
+                changed = self.currency.changed() => {
+                    if changed.is_err() {
+                        std::future::pending::<()>().await;
+                    }
+                    let stale = !*self.currency.borrow_and_update();
+                    if stale != self.told_stale {
+                        self.told_stale = stale;
+                        self.tell_currency = true;
                     }
                 }
                 change = next_health(&mut self.health) => {
@@ -353,6 +387,18 @@ impl Watcher {
             EventDetail::Full => p.full(|s| frame("snapshot", Some(v), &full_data(s))),
             EventDetail::Light => p.light(|s| frame("snapshot", Some(v), &light_data(s))),
         }
+    }
+
+    fn stale_frame(&self) -> Bytes {
+        let event = StaleEvent {
+            ring: self.ring.to_string(),
+            stale: self.told_stale,
+        };
+        frame(
+            "stale",
+            None,
+            &serde_json::to_vec(&event).unwrap_or_default(),
+        )
     }
 
     fn keepalive_data(&self, newest: Option<&Snapshot>) -> Vec<u8> {

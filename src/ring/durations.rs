@@ -44,6 +44,15 @@ pub const LONG_POLL_WAIT: DurationBounds = DurationBounds {
     max: Duration::from_secs(5 * 60),
 };
 
+/// A write's `Ringd-Timeout`: 100 ms to 5 min. Shorter, and a healthy
+/// commit would not fit; longer waits pin a request for longer than many
+/// proxies allow, as with `wait`.
+pub const WRITE_TIMEOUT: DurationBounds = DurationBounds {
+    name: "Ringd-Timeout",
+    min: Duration::from_millis(100),
+    max: Duration::from_secs(5 * 60),
+};
+
 /// A lease's `ttl`: 1 s to 1 h. Below a second, renewals become most of a
 /// node's traffic and one slow round trip costs it its health; beyond an
 /// hour, a dead node goes unnoticed for longer than anyone waits.
@@ -178,6 +187,7 @@ mod tests {
         assert_eq!(WATCH_KEEPALIVE.range(), "1s to 5m");
         assert_eq!(CLIENT_TTL.range(), "10s to 24h");
         assert_eq!(LONG_POLL_WAIT.range(), "1ms to 5m");
+        assert_eq!(WRITE_TIMEOUT.range(), "100ms to 5m");
         assert_eq!(LEASE_TTL.range(), "1s to 1h");
         assert!(LEASE_TTL.contains(DEFAULT_LEASE_TTL));
         assert_eq!(ELECTION_TTL.range(), "2s to 1m");

@@ -91,6 +91,9 @@ impl Server {
         let leadership = store.elect(me, config.election_ttl);
         let service = RingService::with_leadership(store, Arc::new(SystemClock), leadership);
         background.0.push(tokio::spawn(service.clone().follow()));
+        background
+            .0
+            .push(tokio::spawn(service.clone().follow_currency()));
         // Stopped with the other background tasks when the server stops.
         background
             .0

@@ -72,6 +72,7 @@ impl RingService {
             // order the cache takes them.
             self.hub.publish(&current.snapshot);
             latest.insert(ring, current);
+            self.barrier.cache_moved();
         }
     }
 
@@ -80,6 +81,7 @@ impl RingService {
             let mut latest = self.latest.lock().expect("cache lock");
             latest.remove(ring);
             self.hub.deleted(ring);
+            self.barrier.cache_moved();
         }
         self.older
             .lock()

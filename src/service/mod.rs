@@ -17,6 +17,7 @@ mod apply;
 mod cache;
 mod convergence;
 mod error;
+mod freshness;
 mod health_monitor;
 mod idempotency;
 mod leadership;
@@ -84,6 +85,8 @@ pub struct RingService {
     rollout_writes: tokio::sync::Mutex<()>,
     /// Rollout versions this instance committed, per ring, for the metrics.
     rollout_commits: Mutex<BTreeMap<RingName, u64>>,
+    /// Confirms that reads are current (see `freshness`).
+    barrier: Arc<freshness::Barrier>,
 }
 
 impl RingService {
@@ -126,19 +129,13 @@ impl RingService {
             rollout_wake: tokio::sync::Notify::new(),
             rollout_writes: tokio::sync::Mutex::new(()),
             rollout_commits: Mutex::new(BTreeMap::new()),
+            barrier: Arc::default(),
         })
     }
 
     /// Where every version this service learns of is announced.
     pub fn hub(&self) -> &Arc<Hub> {
         &self.hub
-    }
-
-    /// Whether what this service holds in memory is known to be current:
-    /// false while the store cannot be reached (see [`Store::is_current`]).
-    /// Never waits on the store.
-    pub fn is_current(&self) -> bool {
-        self.store.is_current()
     }
 
     /// The current time by the service's clock.

@@ -299,6 +299,30 @@ pub trait Store: LeaseStore + RolloutStore + Send + Sync + 'static {
         true
     }
 
+    /// Whether other ringd processes write through the same backend: then
+    /// a reader must confirm that it heard of their commits
+    /// ([`Store::confirmed_versions`]), and a writer may be cut off from
+    /// the backend by a network partition. An embedded store has one
+    /// instance, whose readers hear of each commit before it is
+    /// acknowledged, on a local disk.
+    fn shared(&self) -> bool {
+        false
+    }
+
+    /// Every ring's latest version, read so that it includes every write
+    /// acknowledged, by any instance, before the call: what a reader must
+    /// hold to answer as current (the read barrier of
+    /// `service/freshness.rs`). Asked of a [`Store::shared`] store only.
+    /// One short attempt: a reader that cannot confirm answers marked
+    /// stale rather than wait.
+    async fn confirmed_versions(
+        &self,
+    ) -> Result<std::collections::BTreeMap<RingName, u64>, StoreError> {
+        Err(StoreError::unavailable(
+            "this store has one instance and confirms nothing",
+        ))
+    }
+
     /// Waits for `ring`'s turn among the writers of every instance sharing
     /// this store, for a writer that just lost a compare-and-swap: holding
     /// the turn, it is not raced by writers queued behind it. `None` when

@@ -1,9 +1,13 @@
 //! The HTTP headers ringd's answers carry beyond the standard ones, named
 //! once for the server that sets them and the clients that read them.
 
-/// Set to `true` on every answer while the server's view of the store may
-/// be behind (the store is unreachable and answers come from memory).
+/// Set to `true` on an answer that may be behind changes made through
+/// other instances: the instance could not confirm that it is current.
 pub const STALE_HEADER: &str = "ringd-stale";
+
+/// Sent with a change: how long the server may try before answering 503,
+/// for a client willing to wait out a partition (a duration such as `10s`).
+pub const TIMEOUT_HEADER: &str = "ringd-timeout";
 
 /// Set to `true` on a long-poll answer whose ring went back to a lower
 /// version than the client's (it was deleted and created again): drop what

@@ -39,7 +39,8 @@ pub struct LeaseInput {
     #[cfg_attr(feature = "server", schema(value_type = LabelsSchema, required = false))]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub labels: Option<BTreeMap<String, String>>,
-    /// `active` (default) or `draining`.
+    /// `active` (default), `draining` or `joining`, as for
+    /// `PUT …/nodes/{node}`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub state: Option<NodeStateName>,
     /// Hashed instead of the id.

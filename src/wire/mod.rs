@@ -79,7 +79,7 @@ pub use rollouts::{
     StepNodeView, StepView,
 };
 pub use snapshots::{HistoryEntryView, HistoryView, SnapshotQuery, SnapshotView};
-pub use watch::{EventDetail, HealthEvent, KeepaliveEvent, LightEvent, WatchQuery};
+pub use watch::{EventDetail, HealthEvent, KeepaliveEvent, LightEvent, StaleEvent, WatchQuery};
 
 #[cfg(test)]
 mod tests {

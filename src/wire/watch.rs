@@ -80,6 +80,19 @@ pub struct KeepaliveEvent {
     pub fingerprint: Option<String>,
 }
 
+/// The data of a `stale` event: whether the instance serving the stream
+/// can still vouch that it is current. With `stale: true`, versions made
+/// through other instances may be late; with `stale: false`, every version
+/// the stream missed meanwhile has been sent before it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
+pub struct StaleEvent {
+    /// The ring.
+    pub ring: String,
+    /// Whether answers from this instance may be behind.
+    pub stale: bool,
+}
+
 /// The data of a `health` event: one node's health changed. Not a
 /// version: the ring's record is as it was.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -46,3 +46,4 @@ mod watch;
 mod watch_health;
 mod watch_stalled;
 mod wire_examples;
+mod write_timeout;

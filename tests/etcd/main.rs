@@ -18,6 +18,7 @@ mod leader;
 mod leases;
 mod membership;
 mod outage;
+mod read_barrier;
 mod rollout_events;
 mod rollouts;
 mod serve;

@@ -99,22 +99,23 @@ async fn reads_survive_an_etcd_outage_and_writes_recover() {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
 
-    // Writes fail fast with a 503 problem.
+    // Writes fail fast with a 503 problem: the instance knows it is cut
+    // off (readyz said so), so within its 0.8 s deadline.
     let started = Instant::now();
     let w = put_node(&api, "n3").await;
     let took = started.elapsed();
     assert_eq!(w.status(), StatusCode::SERVICE_UNAVAILABLE);
     assert_eq!(w.headers()["content-type"], "application/problem+json");
+    assert_eq!(w.headers()["retry-after"], "1");
     let problem: Value = w.json().await.unwrap();
     assert_eq!(
         problem["type"], "urn:ringd:problem:unavailable",
         "{problem}"
     );
     assert!(
-        took < Duration::from_secs(6),
+        took < Duration::from_secs(1),
         "a write took {took:?} to fail"
     );
-
     etcd.restart().await;
     let back = Instant::now();
     eventually("writes succeed again", Duration::from_secs(10), || async {
@@ -129,6 +130,66 @@ async fn reads_survive_an_etcd_outage_and_writes_recover() {
     assert!(!stale(&s), "still marked stale after recovery");
     assert_eq!(s.json::<Value>().await.unwrap()["version"], 4);
     assert!(ringd.is_running(), "ringd exited during the outage");
+
+    // Frozen, etcd answers nothing and refuses nothing, as behind a
+    // partition: a write is held until its deadline, the client's own
+    // when it sent one, and answered 503 then.
+    etcd.freeze();
+    eventually(
+        "readyz says the store is gone",
+        Duration::from_secs(10),
+        || async { api.get("/readyz").await.status() == StatusCode::SERVICE_UNAVAILABLE },
+    )
+    .await;
+    let started = Instant::now();
+    let w = put_node(&api, "n4").await;
+    let refused_in = started.elapsed();
+    assert_eq!(w.status(), StatusCode::SERVICE_UNAVAILABLE);
+    assert_eq!(w.headers()["retry-after"], "1");
+    let problem: Value = w.json().await.unwrap();
+    assert_eq!(
+        problem["detail"],
+        "the store did not confirm this change within 800ms (this instance cannot reach an etcd quorum): \
+         it may still be applied; retry with the same Idempotency-Key to learn its outcome, or send \
+         Ringd-Timeout to wait longer",
+        "{problem}"
+    );
+    let started = Instant::now();
+    let w = api
+        .req(reqwest::Method::PUT, "/v1/rings/r/nodes/n4")
+        .header("Ringd-Timeout", "1500ms")
+        .json(&json!({"address": "10.0.0.1:80"}))
+        .send()
+        .await
+        .unwrap();
+    let waited = started.elapsed();
+    assert_eq!(w.status(), StatusCode::SERVICE_UNAVAILABLE);
+    let problem: Value = w.json().await.unwrap();
+    assert!(
+        problem["detail"]
+            .as_str()
+            .unwrap()
+            .starts_with("the store did not confirm this change within 1500ms "),
+        "{problem}"
+    );
+    assert!(
+        waited >= Duration::from_millis(1500),
+        "a write asking for 1.5 s was answered after {waited:?}"
+    );
+    etcd.thaw();
+    // Whether the abandoned attempts were applied or not, a retry settles
+    // it, once.
+    eventually(
+        "writes succeed after the thaw",
+        Duration::from_secs(10),
+        || async { put_node(&api, "n4").await.status().is_success() },
+    )
+    .await;
+    let s = api.get_ok("/v1/rings/r/snapshot").await;
+    assert_eq!(s["version"], 5, "{s}");
+    eprintln!(
+        "frozen etcd: a write was refused in {refused_in:?}; one asking for 1.5 s in {waited:?}"
+    );
     eprintln!(
         "a write failed in {took:?} during the outage; writes recovered {:?} after etcd restarted",
         back.elapsed()

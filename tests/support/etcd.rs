@@ -193,6 +193,19 @@ impl Etcd {
         }
     }
 
+    /// Stops etcd in its tracks (SIGSTOP): its connections stay open and
+    /// nothing answers on them, as across a network partition.
+    pub(crate) fn freeze(&self) {
+        let child = self.child.as_ref().expect("etcd is running");
+        super::etcd_cluster::faults::signal(child.id(), "STOP");
+    }
+
+    /// Lets a frozen etcd go on (SIGCONT).
+    pub(crate) fn thaw(&self) {
+        let child = self.child.as_ref().expect("etcd is running");
+        super::etcd_cluster::faults::signal(child.id(), "CONT");
+    }
+
     /// Starts etcd again on the same data and ports after [`Etcd::stop`],
     /// and waits until it serves requests.
     pub(crate) async fn restart(&mut self) {

@@ -9,10 +9,17 @@
 //! the client's endpoints and put back once it is healthy again. When no
 //! member is healthy nothing changes, so requests still reach etcd and
 //! fail (or succeed) as they would without this.
+//!
+//! A partition leaves connections that look open: TCP retransmits into
+//! the cut with a growing backoff, so after the heal a request on such a
+//! connection may wait seconds more. So a member that failed a probe gets
+//! new connections once it answers again, the probe's and the client's
+//! both, whether or not it had been taken out of rotation.
 
 use std::time::Duration;
 
 use etcd_client::{Client, ConnectOptions};
+use futures_util::future::join_all;
 use tokio::time::MissedTickBehavior;
 
 /// How often every member is probed: well inside etcd's default election
@@ -32,6 +39,8 @@ struct Member {
     probe: Option<Client>,
     /// Whether the shared client currently sends requests to it.
     in_use: bool,
+    /// Whether it failed a probe since the client last connected to it.
+    failed: bool,
 }
 
 /// Probes `endpoints` forever, adding and removing them from `client`;
@@ -42,9 +51,6 @@ pub(super) async fn follow(
     options: ConnectOptions,
     tls: bool,
 ) {
-    if endpoints.len() < 2 {
-        return;
-    }
     // A probe must get an answer from a member without a leader too, to
     // tell "down" from "up, electing".
     let options = options.with_require_leader(false);
@@ -63,6 +69,7 @@ pub(super) async fn follow(
                 uri,
                 probe: None,
                 in_use: true,
+                failed: false,
             }
         })
         .collect();
@@ -70,9 +77,15 @@ pub(super) async fn follow(
     tick.set_missed_tick_behavior(MissedTickBehavior::Delay);
     loop {
         tick.tick().await;
-        let mut healthy = Vec::with_capacity(members.len());
-        for m in &mut members {
-            healthy.push(is_healthy(m, &options).await);
+        // All at once: one member that does not answer must not delay
+        // noticing that another is back.
+        let healthy = join_all(members.iter_mut().map(|m| is_healthy(m, &options))).await;
+        for (m, &ok) in members.iter_mut().zip(&healthy) {
+            if !ok {
+                // The next probe connects afresh.
+                m.probe = None;
+                m.failed = true;
+            }
         }
         if !healthy.contains(&true) {
             continue;
@@ -88,11 +101,31 @@ pub(super) async fn follow(
                         tracing::warn!(endpoint = %m.endpoint, error = %e, "could not remove an etcd endpoint")
                     }
                 }
+            } else if m.in_use && healthy && m.failed {
+                // Back after a failure while still in rotation: replace
+                // the connections the cut may have left hanging.
+                let renewed = match client.remove_endpoint(&m.uri).await {
+                    Ok(()) => client.add_endpoint(&m.endpoint).await,
+                    Err(e) => Err(e),
+                };
+                match renewed {
+                    Ok(()) => {
+                        tracing::info!(endpoint = %m.endpoint, "etcd member answers again; reconnected");
+                        m.failed = false;
+                    }
+                    Err(e) => {
+                        // Out of rotation now, or not: the next probe
+                        // puts it back either way.
+                        m.in_use = false;
+                        tracing::warn!(endpoint = %m.endpoint, error = %e, "could not renew an etcd endpoint")
+                    }
+                }
             } else if !m.in_use && healthy {
                 match client.add_endpoint(&m.endpoint).await {
                     Ok(()) => {
                         tracing::info!(endpoint = %m.endpoint, "etcd member healthy again");
                         m.in_use = true;
+                        m.failed = false;
                     }
                     Err(e) => {
                         tracing::warn!(endpoint = %m.endpoint, error = %e, "could not add an etcd endpoint")

@@ -29,9 +29,9 @@ mod session;
 mod watch;
 mod write;
 
+use std::collections::BTreeMap;
 use std::fmt;
 use std::future::Future;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -176,8 +176,6 @@ pub struct EtcdStore {
     session: session::Session,
     /// Keeps the client's endpoints to the healthy members.
     members: JoinHandle<()>,
-    /// Set while the watch is connected to etcd; see [`Store::is_current`].
-    connected: Arc<AtomicBool>,
     prefix: String,
     /// The etcd lease client acks currently share.
     leases: acks::Leases,
@@ -270,12 +268,10 @@ impl EtcdStore {
         let events = broadcast::channel(EVENT_CAPACITY).0;
         // Watching from the revision read at start-up means no commit after
         // `connect` returns can be missed, however late the watch starts.
-        let connected = Arc::new(AtomicBool::new(false));
         let progress = Arc::new(progress::Progress::new(revision));
         let watcher = tokio::spawn(watch::follow(
             ops.clone(),
             events.clone(),
-            connected.clone(),
             progress.clone(),
             revision + 1,
         ));
@@ -288,7 +284,6 @@ impl EtcdStore {
             progress,
             session: session::Session::default(),
             members,
-            connected,
             prefix: options.prefix,
             leases: acks::Leases::default(),
             lease_view,
@@ -328,7 +323,7 @@ impl EtcdStore {
         &self,
         op: impl Future<Output = Result<T, StoreError>>,
     ) -> Result<T, StoreError> {
-        let limit = if self.connected.load(Ordering::Relaxed) {
+        let limit = if self.progress.is_connected() {
             OP_TIMEOUT
         } else {
             DOWN_TIMEOUT
@@ -342,7 +337,7 @@ impl EtcdStore {
         &self,
         op: impl Future<Output = Result<(), StoreError>>,
     ) -> Result<(), StoreError> {
-        let limit = if self.connected.load(Ordering::Relaxed) {
+        let limit = if self.progress.is_connected() {
             COMMIT_TIMEOUT
         } else {
             DOWN_TIMEOUT
@@ -420,7 +415,15 @@ impl Store for EtcdStore {
     }
 
     fn is_current(&self) -> bool {
-        self.connected.load(Ordering::Relaxed) && self.progress.keeping_up()
+        self.progress.keeping_up()
+    }
+
+    fn shared(&self) -> bool {
+        true
+    }
+
+    async fn confirmed_versions(&self) -> Result<BTreeMap<RingName, u64>, StoreError> {
+        self.ops.confirmed_versions(&self.progress).await
     }
 
     async fn put_ack(&self, ring: &RingName, ack: &ClientAck) -> Result<(), StoreError> {

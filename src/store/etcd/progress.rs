@@ -1,15 +1,20 @@
-//! Whether the watch keeps up with the cluster. A watch carried by a
-//! member that froze breaks nothing the client can see: the stream stays
-//! open and simply says nothing, while the rest of the cluster commits.
-//! So the watch asks etcd for progress every [`PROGRESS_EVERY`] (etcd then
-//! reports the revision up to which it has sent everything), and a checker
-//! reads the cluster's current revision every [`CHECK_EVERY`], through the
-//! balanced client and so normally through another member. A revision the
-//! cluster may have had for more than [`STALE_AFTER`] (counted from the
-//! read before the one that saw it) that the watch has not reached marks
-//! the store not current (answers carry `Ringd-Stale`), and
-//! past [`REWATCH_AFTER`] the watch is started again, on a member that
-//! answers.
+//! Whether the watch keeps up with the cluster, and so whether what this
+//! instance holds may be served as current.
+//!
+//! Being connected proves nothing: a watch that etcd has just confirmed
+//! first replays what it missed, and one carried by a member that froze
+//! stays open and says nothing while the rest of the cluster commits. So
+//! the instance counts as current only while both hold:
+//! - it has applied every event up to a revision that the cluster
+//!   confirmed *after* the watch last connected: a linearizable read of
+//!   the cluster's revision (here every [`CHECK_EVERY`], and on every read
+//!   barrier, `Ops::latest_versions`) sent after etcd confirmed the watch;
+//! - no revision the cluster may have had for more than [`STALE_AFTER`]
+//!   is still missing, and a revision read answered within
+//!   [`UNCONFIRMED_AFTER`].
+//!
+//! Past [`REWATCH_AFTER`] behind, the watch is started again, on a member
+//! that answers. docs/etcd-layout.md has the whole story.
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicI64, Ordering};
@@ -29,11 +34,11 @@ pub(super) const PROGRESS_EVERY: Duration = Duration::from_millis(200);
 const CHECK_EVERY: Duration = Duration::from_millis(200);
 
 /// Longest wait for one revision read; a slower one does not count.
-const CHECK_TIMEOUT: Duration = Duration::from_millis(500);
+pub(super) const CHECK_TIMEOUT: Duration = Duration::from_millis(500);
 
-/// How far behind the cluster the watch may fall before answers are
-/// marked stale: more than a progress round trip, and with the checker's
-/// period inside the 1 s an answer may be behind unmarked.
+/// How far behind the cluster the watch may fall before the instance is
+/// not current: more than a progress round trip. Reads do not lean on
+/// this slack: each confirms its own answer (`service/freshness.rs`).
 const STALE_AFTER: Duration = Duration::from_millis(500);
 
 /// With no revision read for this long, the instance cannot tell whether
@@ -41,32 +46,58 @@ const STALE_AFTER: Duration = Duration::from_millis(500);
 const UNCONFIRMED_AFTER: Duration = Duration::from_secs(1);
 
 /// How long the watch may stay behind before it is started again.
-const REWATCH_AFTER: Duration = Duration::from_millis(1500);
+const REWATCH_AFTER: Duration = Duration::from_millis(1000);
 
-/// What the watch and the checker share.
+/// What the watch, the checker and the read barrier share.
 #[derive(Debug)]
 pub(super) struct Progress {
     /// The revision up to which the watch has delivered every event.
     applied: AtomicI64,
-    /// The oldest revision read from the cluster that the watch had not
-    /// reached when it was read, with the earliest time the cluster may
-    /// have had it: when the read before it was sent.
-    behind: Mutex<Option<(Instant, i64)>>,
-    /// When the cluster's revision was last read.
-    confirmed: Mutex<Instant>,
+    /// Everything else, under one lock so that no reader sees a new
+    /// confirmation without the lag it reveals.
+    state: Mutex<State>,
     /// Tells the watch to start over.
     pub(super) rewatch: Notify,
 }
 
+#[derive(Debug)]
+struct State {
+    /// When etcd last confirmed the watch; `None` while it is broken.
+    connected_at: Option<Instant>,
+    /// The first revision confirmed after `connected_at`: until the watch
+    /// has applied it, the instance may hold what the watch has not yet
+    /// replayed.
+    reconnect_mark: Option<i64>,
+    /// When the last revision read that answered was sent.
+    confirmed: Instant,
+    /// Revisions read and not yet reached by the watch, oldest first, each
+    /// with the earliest time the cluster may have had it: when the read
+    /// before it was sent.
+    unreached: VecDeque<(Instant, i64)>,
+    /// When the watch was last told to start over.
+    rewatched: Instant,
+}
+
 impl Progress {
-    /// Progress of a watch that has delivered everything up to `applied`.
+    /// Progress of a watch that has delivered everything up to `applied`
+    /// and is not yet connected.
     pub(super) fn new(applied: i64) -> Self {
+        let now = Instant::now();
         Self {
             applied: AtomicI64::new(applied),
-            behind: Mutex::new(None),
-            confirmed: Mutex::new(Instant::now()),
+            state: Mutex::new(State {
+                connected_at: None,
+                reconnect_mark: None,
+                confirmed: now,
+                unreached: VecDeque::new(),
+                rewatched: now,
+            }),
             rewatch: Notify::new(),
         }
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().expect("progress lock")
     }
 
     /// The watch has delivered every event up to `revision`.
@@ -74,26 +105,97 @@ impl Progress {
         self.applied.fetch_max(revision, Ordering::Relaxed);
     }
 
-    /// Whether the watch is known to be within [`STALE_AFTER`] of the
-    /// cluster. Never waits on etcd.
+    /// etcd confirmed a new watch: what it replays next is not yet applied.
+    /// Returns whether it was broken before.
+    pub(super) fn connected(&self) -> bool {
+        let mut state = self.state();
+        let was_broken = state.connected_at.is_none();
+        if was_broken {
+            state.connected_at = Some(Instant::now());
+            state.reconnect_mark = None;
+        }
+        was_broken
+    }
+
+    /// The watch broke.
+    pub(super) fn disconnected(&self) {
+        let mut state = self.state();
+        state.connected_at = None;
+        state.reconnect_mark = None;
+    }
+
+    /// Whether etcd has confirmed the watch and it has not broken since.
+    pub(super) fn is_connected(&self) -> bool {
+        self.state().connected_at.is_some()
+    }
+
+    /// A linearizable read sent at `sent` found the cluster at `revision`.
+    pub(super) fn confirmed(&self, sent: Instant, revision: i64) {
+        let mut state = self.state();
+        // The cluster may have had this revision since just after the
+        // previous read that answered, which after an outage (no etcd
+        // leader, so no read answered) is long before this one: the watch
+        // is behind since then, not since now.
+        let since = state.confirmed.min(sent);
+        state.confirmed = state.confirmed.max(sent);
+        if state
+            .connected_at
+            .is_some_and(|at| sent >= at && state.reconnect_mark.is_none())
+        {
+            state.reconnect_mark = Some(revision);
+        }
+        if state.unreached.back().is_none_or(|&(_, r)| r < revision) {
+            state.unreached.push_back((since, revision));
+        }
+    }
+
+    /// Whether the instance is current, as the module explains. Never
+    /// waits on etcd.
     pub(super) fn keeping_up(&self) -> bool {
-        if self.confirmed.lock().expect("progress lock").elapsed() > UNCONFIRMED_AFTER {
+        let applied = self.applied.load(Ordering::Relaxed);
+        let mut state = self.state();
+        let Some(mark) = state.reconnect_mark else {
+            return false;
+        };
+        if applied < mark || state.confirmed.elapsed() > UNCONFIRMED_AFTER {
             return false;
         }
-        let behind = *self.behind.lock().expect("progress lock");
+        while state.unreached.front().is_some_and(|&(_, r)| r <= applied) {
+            state.unreached.pop_front();
+        }
         // Checked against the live `applied`, so catching up counts at once.
-        !behind.is_some_and(|(since, revision)| {
-            self.applied.load(Ordering::Relaxed) < revision && since.elapsed() > STALE_AFTER
-        })
+        state
+            .unreached
+            .front()
+            .is_none_or(|(since, _)| since.elapsed() <= STALE_AFTER)
+    }
+
+    /// Whether the watch has been behind for long enough to start it
+    /// again (at most once per [`REWATCH_AFTER`]); tells it to if so.
+    fn rewatch_if_stuck(&self) {
+        let applied = self.applied.load(Ordering::Relaxed);
+        let mut state = self.state();
+        while state.unreached.front().is_some_and(|&(_, r)| r <= applied) {
+            state.unreached.pop_front();
+        }
+        let Some(&(since, revision)) = state.unreached.front() else {
+            return;
+        };
+        if since.elapsed() > REWATCH_AFTER && state.rewatched.elapsed() > REWATCH_AFTER {
+            tracing::warn!(
+                applied,
+                cluster = revision,
+                "etcd watch fell behind the cluster; watching again"
+            );
+            state.rewatched = Instant::now();
+            self.rewatch.notify_one();
+        }
     }
 }
 
 /// Reads the cluster's revision every [`CHECK_EVERY`] forever, keeping
 /// `progress` up to date; spawn it once per store and abort it with it.
 pub(super) async fn check(ops: Ops, progress: std::sync::Arc<Progress>) {
-    // Revisions read and not yet reached by the watch, oldest first.
-    let mut samples: VecDeque<(Instant, i64)> = VecDeque::new();
-    let mut rewatched = Instant::now();
     let mut tick = tokio::time::interval(CHECK_EVERY);
     tick.set_missed_tick_behavior(MissedTickBehavior::Delay);
     loop {
@@ -101,34 +203,18 @@ pub(super) async fn check(ops: Ops, progress: std::sync::Arc<Progress>) {
         let sent = Instant::now();
         let mut client = ops.client.clone();
         let read = client.get(ops.keys.layout(), Some(GetOptions::new().with_count_only()));
+        // A read that fails or is slow does not count; past
+        // UNCONFIRMED_AFTER without one that counts, the instance is not
+        // current.
         if let Ok(Ok(resp)) = tokio::time::timeout(CHECK_TIMEOUT, read).await {
             if let Some(h) = resp.header() {
-                let mut confirmed = progress.confirmed.lock().expect("progress lock");
-                // The cluster may have had this revision since just after
-                // the previous read that answered, which after an outage
-                // (no etcd leader, so no read answered) is long before
-                // this one: the watch is behind since then, not since now.
-                let since = *confirmed;
-                *confirmed = sent;
-                samples.push_back((since, h.revision()));
+                progress.confirmed(sent, h.revision());
             }
         }
-        let applied = progress.applied.load(Ordering::Relaxed);
-        while samples.front().is_some_and(|&(_, r)| r <= applied) {
-            samples.pop_front();
-        }
-        let oldest = samples.front().copied();
-        *progress.behind.lock().expect("progress lock") = oldest;
-        if let Some((since, revision)) = oldest {
-            if since.elapsed() > REWATCH_AFTER && rewatched.elapsed() > REWATCH_AFTER {
-                tracing::warn!(
-                    applied,
-                    cluster = revision,
-                    "etcd watch fell behind the cluster; watching again"
-                );
-                rewatched = Instant::now();
-                progress.rewatch.notify_one();
-            }
-        }
+        progress.rewatch_if_stuck();
     }
 }
+
+#[cfg(test)]
+#[path = "progress_tests.rs"]
+mod tests;

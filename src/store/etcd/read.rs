@@ -5,11 +5,12 @@
 use std::collections::BTreeMap;
 
 use std::future::Future;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use etcd_client::{Client, GetOptions, KeyValue};
 
 use super::layout::{corrupt, decode, RingMeta, VersionRecord};
+use super::progress::{Progress, CHECK_TIMEOUT};
 use super::{unavailable, Ops};
 use crate::placement::NodeId;
 use crate::ring::{NodeRecord, RingName, Snapshot};
@@ -350,5 +351,37 @@ impl Ops {
         // the order never depends on the backend.
         out.sort_by(|a, b| a.ring.cmp(&b.ring));
         Ok(out)
+    }
+
+    /// Every ring's latest version, by one linearizable read of the meta
+    /// keys (which etcd answers only after it has caught up with its
+    /// leader), tried once within [`CHECK_TIMEOUT`]. The revision read
+    /// confirms the watch's progress too.
+    pub(super) async fn confirmed_versions(
+        &self,
+        progress: &Progress,
+    ) -> Result<BTreeMap<RingName, u64>, StoreError> {
+        let sent = Instant::now();
+        let mut client = self.client.clone();
+        let read = client.get(self.keys.rings(), Some(GetOptions::new().with_prefix()));
+        let resp = match tokio::time::timeout(CHECK_TIMEOUT, read).await {
+            Ok(Ok(resp)) => resp,
+            Ok(Err(e)) => return Err(unavailable(e)),
+            Err(_) => {
+                return Err(StoreError::unavailable(format!(
+                    "etcd did not confirm the rings' versions within {} ms",
+                    CHECK_TIMEOUT.as_millis()
+                )))
+            }
+        };
+        if let Some(h) = resp.header() {
+            progress.confirmed(sent, h.revision());
+        }
+        let mut versions = BTreeMap::new();
+        for kv in resp.kvs() {
+            let meta: RingMeta = decode(kv.key(), kv.value())?;
+            versions.insert(self.keys.ring_of_meta(kv.key())?, meta.latest);
+        }
+        Ok(versions)
     }
 }

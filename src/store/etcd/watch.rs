@@ -1,13 +1,12 @@
 //! Turns an etcd watch on the ring meta keys into [`StoreEvent`]s, so that
 //! writes made by every ringd instance on the same etcd reach subscribers.
 //!
-//! It also tells whether the store is current: `connected` is set when etcd
-//! confirms a watch and cleared as soon as a stream ends, so while etcd is
-//! unreachable readers know that what they hold may be stale. A stream
-//! that stays open but falls behind (its member froze) is caught by
-//! `progress`, which this watch feeds and which can make it start over.
+//! It also feeds `progress`, which tells whether the store is current:
+//! the watch reports when etcd confirms it and when it breaks, and the
+//! revision up to which it has delivered every event. A stream that stays
+//! open but falls behind (its member froze) is caught there too, and made
+//! to start over.
 
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -19,7 +18,13 @@ use super::Ops;
 use crate::store::{StoreError, StoreEvent};
 
 /// Pause before re-watching after an error, so a down etcd is not hammered.
-const RETRY_DELAY: Duration = Duration::from_millis(500);
+/// Short, because the instance is not current until the watch is back.
+const RETRY_DELAY: Duration = Duration::from_millis(250);
+
+/// How long starting a watch may take. A request on a connection that a
+/// partition cut stays unanswered until TCP gives up; started again, the
+/// watch goes out on a connection the member prober has renewed.
+const START_TIMEOUT: Duration = Duration::from_secs(1);
 
 /// Why one watch stream ended.
 enum End {
@@ -34,13 +39,12 @@ enum End {
 pub(super) async fn follow(
     ops: Ops,
     events: broadcast::Sender<StoreEvent>,
-    connected: Arc<AtomicBool>,
     progress: Arc<Progress>,
     mut from: i64,
 ) {
     loop {
-        let end = watch_once(&ops, &events, &connected, &progress, &mut from).await;
-        connected.store(false, Ordering::Relaxed);
+        let end = watch_once(&ops, &events, &progress, &mut from).await;
+        progress.disconnected();
         match end {
             End::Compacted => {
                 // Events between `from` and now are gone: report every
@@ -86,19 +90,16 @@ async fn relist(ops: &Ops, events: &broadcast::Sender<StoreEvent>) -> Result<i64
 async fn watch_once(
     ops: &Ops,
     events: &broadcast::Sender<StoreEvent>,
-    connected: &AtomicBool,
     progress: &Progress,
     from: &mut i64,
 ) -> End {
     let options = WatchOptions::new().with_prefix().with_start_revision(*from);
-    let (mut requests, mut stream) = match ops
-        .client
-        .clone()
-        .watch(ops.keys.rings(), Some(options))
-        .await
-    {
-        Ok(s) => s.split(),
-        Err(e) => return End::Failed(e.to_string()),
+    let mut client = ops.client.clone();
+    let start = client.watch(ops.keys.rings(), Some(options));
+    let (mut requests, mut stream) = match tokio::time::timeout(START_TIMEOUT, start).await {
+        Ok(Ok(s)) => s.split(),
+        Ok(Err(e)) => return End::Failed(e.to_string()),
+        Err(_) => return End::Failed("etcd did not start the watch within 1 s".into()),
     };
     let mut ask = tokio::time::interval(PROGRESS_EVERY);
     ask.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -130,10 +131,10 @@ async fn watch_once(
             return End::Failed(format!("watch canceled: {}", resp.cancel_reason()));
         }
         if resp.created() {
-            // etcd answers: it is reachable again, and the events missed
-            // since `from` follow on this stream.
-            if !connected.swap(true, Ordering::Relaxed) {
-                tracing::info!(from, "etcd watch connected");
+            // etcd answers, and the events missed since `from` follow on
+            // this stream: not current until they are applied.
+            if progress.connected() {
+                tracing::info!(from, "etcd watch connected; catching up");
             }
         }
         for event in resp.events() {
