@@ -197,6 +197,9 @@ impl RingService {
         if !self.store.shared() {
             return;
         }
+        // Not current until the store has caught up once; said quietly,
+        // since every instance starts so.
+        self.barrier.currency.send_replace(false);
         let mut tick = tokio::time::interval(CURRENCY_EVERY);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {

@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 use crate::support::api::TestApi;
 use crate::support::etcd::Etcd;
 use crate::support::ringd::Ringd;
+use crate::support::sse::EventStream;
 use reqwest::{Response, StatusCode};
 use serde_json::{json, Value};
 
@@ -61,6 +62,12 @@ async fn reads_survive_an_etcd_outage_and_writes_recover() {
         .json()
         .await
         .unwrap();
+
+    // A watch stream open across the outage is told when its answers may
+    // be behind, and when they are current again.
+    let mut stream = EventStream::open(&format!("{}/v1/rings/r/watch", ringd.url), None).await;
+    let first = stream.next_event().await;
+    assert_eq!((first.event.as_str(), first.id), ("snapshot", Some(3)));
 
     etcd.stop();
     eventually(
@@ -129,6 +136,27 @@ async fn reads_survive_an_etcd_outage_and_writes_recover() {
     let s = api.get("/v1/rings/r/snapshot").await;
     assert!(!stale(&s), "still marked stale after recovery");
     assert_eq!(s.json::<Value>().await.unwrap()["version"], 4);
+    let told = stream.next_within(Duration::from_secs(5)).await;
+    assert_eq!(
+        (told.event.as_str(), &told.data),
+        ("stale", &json!({"ring": "r", "stale": true}))
+    );
+    // Current again: `stale: false`, and version 4, made once etcd was
+    // back, in whichever order the two happened; no other event.
+    let mut rest = vec![
+        stream.next_within(Duration::from_secs(5)).await,
+        stream.next_within(Duration::from_secs(5)).await,
+    ];
+    rest.sort_by_key(|e| e.event.clone());
+    assert_eq!(
+        rest.iter()
+            .map(|e| (e.event.as_str(), e.id, e.data.get("stale").cloned()))
+            .collect::<Vec<_>>(),
+        [
+            ("snapshot", Some(4), None),
+            ("stale", None, Some(json!(false)))
+        ]
+    );
     assert!(ringd.is_running(), "ringd exited during the outage");
 
     // Frozen, etcd answers nothing and refuses nothing, as behind a

@@ -94,6 +94,11 @@ async fn a_watcher_on_the_other_instance_hears_the_leaders_rollout() {
             .start()
     };
     let (a, b) = (start("a"), start("b"));
+    // Ready, each is current: a stream opened before would start marked
+    // stale and later say `stale: false`.
+    for instance in [&a, &b] {
+        instance.api().wait_ready(Duration::from_secs(10)).await;
+    }
     let view = agreed(&[&a, &b], &["a", "b"], Duration::from_secs(20)).await;
     let (leader, other) = if view["leader"]["instance"] == "a" {
         (&a, &b)

@@ -28,11 +28,17 @@ impl Pair {
     async fn start(prefix: &str) -> Self {
         let etcd = Etcd::start().await;
         let store = format!("etcd://{}", etcd.host_port);
-        Pair {
+        let pair = Pair {
             a: Ringd::on(&store).prefix(prefix).start(),
             b: Ringd::on(&store).prefix(prefix).start(),
             _etcd: etcd,
+        };
+        // Ready, each is current: a stream opened before would start
+        // marked stale and later say `stale: false`.
+        for instance in [&pair.a, &pair.b] {
+            instance.api().wait_ready(Duration::from_secs(10)).await;
         }
+        pair
     }
 
     /// Creates ring `r` through A; it is at version 1.
