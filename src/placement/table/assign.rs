@@ -377,6 +377,12 @@ pub(crate) fn assign(
     }
     for cell in stuck {
         let p = cell / r;
+        // A row with two slots stuck is listed twice under its first open
+        // slot: the second time, its next open slot is meant.
+        let Some(s) = work.row(p).iter().position(|&x| x == OPEN) else {
+            continue;
+        };
+        let cell = p * r + s;
         match work.pick(p) {
             Some(x) => work.place(cell, x),
             None => {
