@@ -1,8 +1,8 @@
 //! Which nodes hold each partition's replicas: the previous assignment,
 //! changed only as far as the new quotas and the zone rule force.
 //!
-//! Three passes, each deterministic (see `docs/placement-spec.md`,
-//! "table"):
+//! Three passes and a completion, each deterministic (see
+//! `docs/placement-spec.md`, "table"):
 //!
 //! 1. **Keep** every previous replica that may stay: its node is still
 //!    active, not already in the partition, and its zone has room there.
@@ -15,6 +15,10 @@
 //!    by a swap: a node already placed elsewhere moves into it and a short
 //!    node takes its place there, preferring places filled in this same
 //!    pass, so the swap adds no movement.
+//! 4. **Complete** whatever slots are still open along augmenting paths
+//!    of the flow network of the quotas and the zone rule (`flow.rs`):
+//!    chains of moves of any length, which exist whenever the quotas admit
+//!    an assignment at all.
 //!
 //! A node is short of exactly as many slots as it has to gain, so the
 //! replica assignments that change are those the quotas force, the ones
@@ -46,6 +50,8 @@ pub(crate) struct Assignment {
     pub cells: Vec<u32>,
     /// Cells given a node that did not hold them before.
     pub fresh: Vec<bool>,
+    /// Slots the greedy passes left open, filled along augmenting paths.
+    pub completed: usize,
 }
 
 /// Scrambles `(partition, node)` into an order that spreads a node's
@@ -166,7 +172,7 @@ impl Work<'_> {
     }
 
     /// The short node to put into an open slot of `p`, if any may go.
-    fn pick(&self, p: usize) -> Option<u32> {
+    pub(super) fn pick(&self, p: usize) -> Option<u32> {
         let (per, open) = self.counts(p);
         let row = self.row(p);
         // A partition that lost its primary takes a node with room for
@@ -375,26 +381,16 @@ pub(crate) fn assign(
             None => stuck.push(cell),
         }
     }
-    for cell in stuck {
-        let p = cell / r;
-        // A row with two slots stuck is listed twice under its first open
-        // slot: the second time, its next open slot is meant.
-        let Some(s) = work.row(p).iter().position(|&x| x == OPEN) else {
-            continue;
-        };
-        let cell = p * r + s;
-        match work.pick(p) {
-            Some(x) => work.place(cell, x),
-            None => {
-                if !work.swap_into(p, cell) {
-                    return Err(Unassignable { partition: p });
-                }
-            }
-        }
-    }
+    // 4. Complete: the stuck slots are filled by a node short of its
+    // quota, a swap, or a chain of moves, which exists whenever the quotas
+    // admit an assignment.
+    let completed = work
+        .unstick(stuck)
+        .map_err(|partition| Unassignable { partition })?;
     Ok(Assignment {
         replicas: r,
         cells: work.cells,
         fresh: work.fresh,
+        completed,
     })
 }

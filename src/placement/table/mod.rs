@@ -11,6 +11,10 @@
 
 mod assign;
 mod exact;
+mod flow;
+mod flow_graph;
+#[cfg(test)]
+mod flow_tests;
 mod moves;
 mod primary;
 mod quota;
@@ -30,11 +34,6 @@ use super::node::Node;
 pub const MIN_PARTITIONS: u32 = 1 << 8;
 /// Most partitions a table may have.
 pub const MAX_PARTITIONS: u32 = 1 << 20;
-/// The most work the exact solver is given when the greedy passes fail,
-/// as `(partitions × replicas) × (partitions × nodes)`: one shortest-path
-/// search over the whole network per replica slot. 2^28 is well under a
-/// second here; 512 partitions × 26 nodes × RF 3 is 2^24.
-const FALLBACK_LIMIT: usize = 1 << 28;
 
 /// Partitions of a table unless configured.
 pub const DEFAULT_PARTITIONS: u32 = 1 << 16;
@@ -51,7 +50,9 @@ pub struct PartitionTable {
 /// Why a table could not be computed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum TableError {
-    /// No assignment satisfies the quotas and the zone rule.
+    /// No assignment satisfies the quotas and the zone rule. The quotas
+    /// always admit one (`docs/placement-spec.md` 5.6.2), so this is a
+    /// defect, reported rather than answered with a wrong table.
     #[error("no assignment satisfies the quotas and the zone rule (partition {partition} has no node that may take a replica)")]
     Unassignable {
         /// The partition left without a replica.
@@ -204,12 +205,13 @@ impl PartitionTable {
         }
         let most_primaries: Vec<u64> = primary_bounds.iter().map(|b| b.1).collect();
         // Small tables are solved exactly; larger ones by the greedy passes,
-        // whose movement the benchmarks compare with the least possible.
+        // whose movement the benchmarks compare with the least possible,
+        // and which complete by augmenting paths where they get stuck.
         let cells = if exact {
             exact::exact(p, r, &quotas, &rule, &previous_cells, previous_replicas)
                 .ok_or(TableError::Unassignable { partition: 0 })?
         } else {
-            match assign(
+            assign(
                 p,
                 r,
                 &quotas,
@@ -219,25 +221,11 @@ impl PartitionTable {
                     drop: &drop_primary,
                     most: &most_primaries,
                 },
-            ) {
-                Ok(a) => a.cells,
-                // The greedy passes found no chain of moves for a slot (seen
-                // in rare small cases under the zone rule): the exact solver
-                // finds an assignment whenever one exists, where its network
-                // fits in memory.
-                Err(e) if (p * r).saturating_mul(p * n) <= FALLBACK_LIMIT => {
-                    exact::exact(p, r, &quotas, &rule, &previous_cells, previous_replicas).ok_or(
-                        TableError::Unassignable {
-                            partition: e.partition,
-                        },
-                    )?
-                }
-                Err(e) => {
-                    return Err(TableError::Unassignable {
-                        partition: e.partition,
-                    })
-                }
-            }
+            )
+            .map_err(|e| TableError::Unassignable {
+                partition: e.partition,
+            })?
+            .cells
         };
         let slots = primary::primaries(&cells, r, &primary_bounds, &previous_primary);
         let mut cells = cells;

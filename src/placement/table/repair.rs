@@ -1,10 +1,41 @@
 //! Repairs for the fill pass of a `table` assignment: an open slot that
 //! no short node may take is filled by moving a placed node into it and
-//! giving its old place to a short node.
+//! giving its old place to a short node, or else along a longer chain of
+//! moves (`flow.rs`).
 
 use super::assign::{Work, OPEN};
 
 impl Work<'_> {
+    /// Fills the slots the fill pass found stuck (each its row's first
+    /// open slot then), in order: by a node short of its quota that may
+    /// now take it, else by a swap, and what neither fills along
+    /// augmenting paths. Returns how many those filled, or the partition
+    /// of a slot no path reaches.
+    pub(super) fn unstick(&mut self, stuck: Vec<usize>) -> Result<usize, usize> {
+        // A failed swap has searched the whole table; rather than search it
+        // again for every slot still stuck, those are left to the
+        // completion, whose searches end at the first chain of moves found.
+        let mut swaps = true;
+        for cell in stuck {
+            let p = cell / self.r;
+            // A row with two slots stuck is listed twice under its first
+            // open slot: the second time, its next open slot is meant.
+            let Some(s) = self.row(p).iter().position(|&x| x == OPEN) else {
+                continue;
+            };
+            let cell = p * self.r + s;
+            match self.pick(p) {
+                Some(x) => self.place(cell, x),
+                None => swaps = swaps && self.swap_into(p, cell),
+            }
+        }
+        if self.cells.contains(&OPEN) {
+            self.complete()
+        } else {
+            Ok(0)
+        }
+    }
+
     /// Fills one open slot of `p` by a swap: some node `j` placed in
     /// another partition `y` moves into `p`, and a short node takes its
     /// place in `y`. Places filled in this pass are tried first (moving
@@ -123,7 +154,7 @@ impl Work<'_> {
     }
 
     /// Whether `j` held partition `p` in the previous assignment.
-    fn held_before(&self, p: usize, j: u32) -> bool {
+    pub(super) fn held_before(&self, p: usize, j: u32) -> bool {
         self.previous_replicas > 0
             && self.previous[p * self.previous_replicas..(p + 1) * self.previous_replicas]
                 .contains(&j)
