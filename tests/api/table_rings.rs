@@ -1,7 +1,8 @@
 //! `table` rings over HTTP: exact quotas in the ownership, a dry run that
 //! the apply reproduces, diffs whose moves equal a comparison of the two
-//! downloaded tables, the table kept through a restart, and a zone rule
-//! the weights cannot meet refused with its reason.
+//! downloaded tables, the table kept through a restart, a zone rule the
+//! weights cannot meet refused with its reason, and a change the greedy
+//! passes cannot finish committed with a table that meets the rules.
 #![cfg(feature = "server")]
 
 use std::collections::BTreeMap;
@@ -254,4 +255,61 @@ async fn a_zone_too_light_for_the_rule_is_refused_with_its_reason() {
         problem["detail"],
         "partitions 300 is out of range: it must be a power of two from 256 to 1048576"
     );
+}
+
+#[tokio::test]
+async fn a_node_added_to_a_light_zone_is_committed_with_a_table_that_meets_the_rules() {
+    let s = Ringd::sqlite().in_process().start();
+    let api = s.api().for_ring("t");
+    api.create_with(json!({"algorithm": "table", "partitions": 4096, "replication_factor": 4, "zone_aware": true}))
+        .await;
+    let zoned = |id: &str, weight: u32, zone: &str| json!({"op": "upsert", "node": {"id": id, "weight": weight, "zone": zone}});
+    let mut ops = vec![zoned("a0", 3, "a")];
+    for (zone, first) in [("a", 1), ("b", 0), ("c", 0)] {
+        for i in first..first + 4 {
+            ops.push(zoned(&format!("{zone}{i}"), 1, zone));
+        }
+    }
+    assert_eq!(api.change(Value::from(ops)).await, 2);
+    // Zone `b` grows from 4 to 5 of the 16 weight: it must now hold two
+    // replicas of a quarter of the partitions, `c` of none, and every
+    // slot the greedy passes cannot fill is reached by a chain of moves.
+    let r = s
+        .post(
+            "/v1/rings/t/changes",
+            json!({"ops": [{"op": "upsert", "node": {"id": "b-new", "zone": "b"}}]}),
+        )
+        .await;
+    let applied = expect_json(r, StatusCode::OK).await;
+    assert_eq!(applied["version"], 3);
+    assert_eq!(applied["summary"]["active_nodes"], 14);
+    let table = download(&api, 3).await;
+    assert_eq!(
+        Value::from(format!("{:x}", Sha256::digest(&table))),
+        applied["summary"]["fingerprint"]
+    );
+    let rows = rows(&table);
+    assert_eq!(rows.len(), 4096);
+    let mut held: BTreeMap<String, usize> = BTreeMap::new();
+    for (p, row) in rows.iter().enumerate() {
+        let mut ids = row.clone();
+        ids.sort();
+        ids.dedup();
+        assert_eq!(ids.len(), 4, "partition {p}: {row:?}");
+        // Zones are the ids' first letters: every row spans all three.
+        let mut zones: Vec<char> = row.iter().map(|id| id.chars().next().unwrap()).collect();
+        zones.sort_unstable();
+        zones.dedup();
+        assert_eq!(zones, ['a', 'b', 'c'], "partition {p}: {row:?}");
+        for id in row {
+            *held.entry(id.clone()).or_default() += 1;
+        }
+    }
+    // 16,384 slots by weight: `a0` 3/16, every other node 1/16.
+    let mut want: BTreeMap<String, usize> = held.keys().map(|id| (id.clone(), 1024)).collect();
+    want.insert("a0".into(), 3072);
+    assert_eq!(want.len(), 14);
+    assert_eq!(held, want);
+    // `b-new`'s 1,024 replicas and the 6 more the chains of moves cost.
+    assert_eq!(applied["diff"]["replicas_moved"], 1030);
 }
