@@ -32,7 +32,7 @@ use crate::store::Store;
 const BARRIER_WAIT: Duration = Duration::from_millis(750);
 
 /// How often [`RingService::follow_currency`] looks at the store.
-const CURRENCY_EVERY: Duration = Duration::from_millis(100);
+const CURRENCY_EVERY: Duration = Duration::from_millis(50);
 
 /// A write's deadline while the store is current: under 3 s, with room
 /// for the answer itself. Commits normally take tens of milliseconds, and

@@ -143,7 +143,7 @@ async fn reads_survive_an_etcd_outage_and_writes_recover() {
     );
     // Current again: `stale: false`, and version 4, made once etcd was
     // back, in whichever order the two happened; no other event.
-    let mut rest = vec![
+    let mut rest = [
         stream.next_within(Duration::from_secs(5)).await,
         stream.next_within(Duration::from_secs(5)).await,
     ];

@@ -197,13 +197,13 @@ impl Etcd {
     /// nothing answers on them, as across a network partition.
     pub(crate) fn freeze(&self) {
         let child = self.child.as_ref().expect("etcd is running");
-        super::etcd_cluster::faults::signal(child.id(), "STOP");
+        signal(child.id(), "STOP");
     }
 
     /// Lets a frozen etcd go on (SIGCONT).
     pub(crate) fn thaw(&self) {
         let child = self.child.as_ref().expect("etcd is running");
-        super::etcd_cluster::faults::signal(child.id(), "CONT");
+        signal(child.id(), "CONT");
     }
 
     /// Starts etcd again on the same data and ports after [`Etcd::stop`],
@@ -257,4 +257,14 @@ impl Drop for Etcd {
     fn drop(&mut self) {
         self.stop();
     }
+}
+
+/// Sends `name` (a `kill` signal name) to the process `pid`.
+fn signal(pid: u32, name: &str) {
+    let status = std::process::Command::new("kill")
+        .arg(format!("-{name}"))
+        .arg(pid.to_string())
+        .status()
+        .expect("run kill");
+    assert!(status.success(), "kill -{name} {pid}: {status}");
 }

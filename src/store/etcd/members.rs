@@ -16,10 +16,12 @@
 //! new connections once it answers again, the probe's and the client's
 //! both, whether or not it had been taken out of rotation.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use etcd_client::{Client, ConnectOptions};
 use futures_util::future::join_all;
+use tokio::sync::Notify;
 use tokio::time::MissedTickBehavior;
 
 /// How often every member is probed: well inside etcd's default election
@@ -50,6 +52,7 @@ pub(super) async fn follow(
     endpoints: Vec<String>,
     options: ConnectOptions,
     tls: bool,
+    renewed: Arc<Notify>,
 ) {
     // A probe must get an answer from a member without a leader too, to
     // tell "down" from "up, electing".
@@ -104,14 +107,15 @@ pub(super) async fn follow(
             } else if m.in_use && healthy && m.failed {
                 // Back after a failure while still in rotation: replace
                 // the connections the cut may have left hanging.
-                let renewed = match client.remove_endpoint(&m.uri).await {
+                let reconnected = match client.remove_endpoint(&m.uri).await {
                     Ok(()) => client.add_endpoint(&m.endpoint).await,
                     Err(e) => Err(e),
                 };
-                match renewed {
+                match reconnected {
                     Ok(()) => {
                         tracing::info!(endpoint = %m.endpoint, "etcd member answers again; reconnected");
                         m.failed = false;
+                        renewed.notify_waiters();
                     }
                     Err(e) => {
                         // Out of rotation now, or not: the next probe
@@ -126,6 +130,7 @@ pub(super) async fn follow(
                         tracing::info!(endpoint = %m.endpoint, "etcd member healthy again");
                         m.in_use = true;
                         m.failed = false;
+                        renewed.notify_waiters();
                     }
                     Err(e) => {
                         tracing::warn!(endpoint = %m.endpoint, error = %e, "could not add an etcd endpoint")

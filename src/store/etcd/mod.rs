@@ -226,11 +226,15 @@ impl EtcdStore {
         .await?;
         // Started before anything else talks to etcd, so that a member
         // already down at start-up stops getting requests within a probe.
+        // Told when a member gets new connections, so that a watch
+        // waiting to start on an old one starts over at once.
+        let renewed = Arc::new(tokio::sync::Notify::new());
         let members = tokio::spawn(members::follow(
             client.clone(),
             options.endpoints.clone(),
             probe_options,
             options.tls.is_some(),
+            renewed.clone(),
         ));
         let ops = Ops {
             client,
@@ -273,6 +277,7 @@ impl EtcdStore {
             ops.clone(),
             events.clone(),
             progress.clone(),
+            renewed,
             revision + 1,
         ));
         let checker = tokio::spawn(progress::check(ops.clone(), progress.clone()));

@@ -27,8 +27,9 @@ use tokio::time::MissedTickBehavior;
 
 use super::Ops;
 
-/// How often the watch asks etcd for its progress.
-pub(super) const PROGRESS_EVERY: Duration = Duration::from_millis(200);
+/// How often the watch asks etcd for its progress: after a heal, the
+/// watch counts as caught up only once etcd says how far it has sent.
+pub(super) const PROGRESS_EVERY: Duration = Duration::from_millis(100);
 
 /// How often the cluster's revision is read.
 const CHECK_EVERY: Duration = Duration::from_millis(200);
@@ -58,6 +59,9 @@ pub(super) struct Progress {
     state: Mutex<State>,
     /// Tells the watch to start over.
     pub(super) rewatch: Notify,
+    /// Tells the checker to read the cluster's revision now: the watch has
+    /// just connected, and is not current until a read confirms it.
+    check_now: Notify,
 }
 
 #[derive(Debug)]
@@ -78,6 +82,15 @@ struct State {
     rewatched: Instant,
 }
 
+impl State {
+    /// Drops the revisions the watch has reached.
+    fn forget_reached(&mut self, applied: i64) {
+        while self.unreached.front().is_some_and(|&(_, r)| r <= applied) {
+            self.unreached.pop_front();
+        }
+    }
+}
+
 impl Progress {
     /// Progress of a watch that has delivered everything up to `applied`
     /// and is not yet connected.
@@ -93,6 +106,7 @@ impl Progress {
                 rewatched: now,
             }),
             rewatch: Notify::new(),
+            check_now: Notify::new(),
         }
     }
 
@@ -113,6 +127,7 @@ impl Progress {
         if was_broken {
             state.connected_at = Some(Instant::now());
             state.reconnect_mark = None;
+            self.check_now.notify_one();
         }
         was_broken
     }
@@ -160,9 +175,7 @@ impl Progress {
         if applied < mark || state.confirmed.elapsed() > UNCONFIRMED_AFTER {
             return false;
         }
-        while state.unreached.front().is_some_and(|&(_, r)| r <= applied) {
-            state.unreached.pop_front();
-        }
+        state.forget_reached(applied);
         // Checked against the live `applied`, so catching up counts at once.
         state
             .unreached
@@ -175,13 +188,18 @@ impl Progress {
     fn rewatch_if_stuck(&self) {
         let applied = self.applied.load(Ordering::Relaxed);
         let mut state = self.state();
-        while state.unreached.front().is_some_and(|&(_, r)| r <= applied) {
-            state.unreached.pop_front();
-        }
+        state.forget_reached(applied);
         let Some(&(since, revision)) = state.unreached.front() else {
             return;
         };
-        if since.elapsed() > REWATCH_AFTER && state.rewatched.elapsed() > REWATCH_AFTER {
+        // A broken watch is starting over already; a new one gets its
+        // full time to replay what it missed, though the cluster had that
+        // long before: restarting it would only replay it again.
+        let Some(connected_at) = state.connected_at else {
+            return;
+        };
+        let behind_since = since.max(connected_at);
+        if behind_since.elapsed() > REWATCH_AFTER && state.rewatched.elapsed() > REWATCH_AFTER {
             tracing::warn!(
                 applied,
                 cluster = revision,
@@ -199,7 +217,10 @@ pub(super) async fn check(ops: Ops, progress: std::sync::Arc<Progress>) {
     let mut tick = tokio::time::interval(CHECK_EVERY);
     tick.set_missed_tick_behavior(MissedTickBehavior::Delay);
     loop {
-        tick.tick().await;
+        tokio::select! {
+            _ = tick.tick() => {}
+            () = progress.check_now.notified() => {}
+        }
         let sent = Instant::now();
         let mut client = ops.client.clone();
         let read = client.get(ops.keys.layout(), Some(GetOptions::new().with_count_only()));

@@ -11,7 +11,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use etcd_client::{EventType, WatchOptions};
-use tokio::sync::broadcast;
+use futures_util::StreamExt;
+use tokio::sync::{broadcast, Notify};
 
 use super::progress::{Progress, PROGRESS_EVERY};
 use super::Ops;
@@ -19,7 +20,10 @@ use crate::store::{StoreError, StoreEvent};
 
 /// Pause before re-watching after an error, so a down etcd is not hammered.
 /// Short, because the instance is not current until the watch is back.
-const RETRY_DELAY: Duration = Duration::from_millis(250);
+const RETRY_DELAY: Duration = Duration::from_millis(100);
+
+/// Versions of one watch response read at once.
+const REPLAY_READS: usize = 8;
 
 /// How long starting a watch may take. A request on a connection that a
 /// partition cut stays unanswered until TCP gives up; started again, the
@@ -40,10 +44,11 @@ pub(super) async fn follow(
     ops: Ops,
     events: broadcast::Sender<StoreEvent>,
     progress: Arc<Progress>,
+    renewed: Arc<Notify>,
     mut from: i64,
 ) {
     loop {
-        let end = watch_once(&ops, &events, &progress, &mut from).await;
+        let end = watch_once(&ops, &events, &progress, &renewed, &mut from).await;
         progress.disconnected();
         match end {
             End::Compacted => {
@@ -91,15 +96,21 @@ async fn watch_once(
     ops: &Ops,
     events: &broadcast::Sender<StoreEvent>,
     progress: &Progress,
+    renewed: &Notify,
     from: &mut i64,
 ) -> End {
     let options = WatchOptions::new().with_prefix().with_start_revision(*from);
     let mut client = ops.client.clone();
-    let start = client.watch(ops.keys.rings(), Some(options));
-    let (mut requests, mut stream) = match tokio::time::timeout(START_TIMEOUT, start).await {
-        Ok(Ok(s)) => s.split(),
-        Ok(Err(e)) => return End::Failed(e.to_string()),
-        Err(_) => return End::Failed("etcd did not start the watch within 1 s".into()),
+    let start = tokio::time::timeout(START_TIMEOUT, client.watch(ops.keys.rings(), Some(options)));
+    let (mut requests, mut stream) = tokio::select! {
+        started = start => match started {
+            Ok(Ok(s)) => s.split(),
+            Ok(Err(e)) => return End::Failed(e.to_string()),
+            Err(_) => return End::Failed("etcd did not start the watch within 1 s".into()),
+        },
+        // A member answers again on new connections: this attempt may be
+        // waiting on an old one that the partition left hanging.
+        () = renewed.notified() => return End::Failed("an etcd member was reconnected".into()),
     };
     let mut ask = tokio::time::interval(PROGRESS_EVERY);
     ask.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -137,32 +148,49 @@ async fn watch_once(
                 tracing::info!(from, "etcd watch connected; catching up");
             }
         }
-        for event in resp.events() {
-            let Some(kv) = event.kv() else { continue };
-            let revision = kv.mod_revision();
-            let ring = match ops.keys.ring_of_meta(kv.key()) {
-                Ok(r) => r,
-                Err(e) => {
+        // A watch resumed after a partition replays many versions at
+        // once, each read at its own revision: read several at a time,
+        // and deliver them in order.
+        let found: Vec<_> = resp
+            .events()
+            .iter()
+            .filter_map(|event| {
+                let kv = event.kv()?;
+                Some((
+                    kv.mod_revision(),
+                    ops.keys.ring_of_meta(kv.key()),
+                    event.event_type(),
+                ))
+            })
+            .collect();
+        let reads = futures_util::stream::iter(found).map(|(revision, ring, kind)| async move {
+            let event = match (ring, kind) {
+                (Err(e), _) => {
                     tracing::warn!(error = %e, "ignoring a malformed ring key");
-                    *from = revision + 1;
-                    continue;
+                    Ok(None)
                 }
-            };
-            let event = match event.event_type() {
-                EventType::Delete => StoreEvent::Deleted(ring),
+                (Ok(ring), EventType::Delete) => Ok(Some(StoreEvent::Deleted(ring))),
                 // The meta key changes with every commit; read the version
                 // it names at that very revision, whatever happened since.
-                EventType::Put => match ops.latest_at(&ring, revision).await {
-                    Ok(s) => StoreEvent::Committed(Arc::new(s)),
-                    Err(e @ StoreError::Unavailable { .. })
-                        if e.to_string().contains("compacted") =>
-                    {
-                        return End::Compacted
-                    }
-                    Err(e) => return End::Failed(e.to_string()),
-                },
+                (Ok(ring), EventType::Put) => ops
+                    .latest_at(&ring, revision)
+                    .await
+                    .map(|s| Some(StoreEvent::Committed(Arc::new(s)))),
             };
-            let _ = events.send(event);
+            (revision, event)
+        });
+        let mut delivered = std::pin::pin!(reads.buffered(REPLAY_READS));
+        while let Some((revision, event)) = delivered.next().await {
+            match event {
+                Ok(Some(event)) => {
+                    let _ = events.send(event);
+                }
+                Ok(None) => {}
+                Err(e @ StoreError::Unavailable { .. }) if e.to_string().contains("compacted") => {
+                    return End::Compacted
+                }
+                Err(e) => return End::Failed(e.to_string()),
+            }
             *from = revision + 1;
         }
         // Every event up to the response's revision has now been

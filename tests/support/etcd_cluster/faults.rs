@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use super::{member_client, EtcdCluster, Member};
 
 /// Sends `signal` (a `kill` signal name) to the process `pid`.
-pub(crate) fn signal(pid: u32, signal: &str) {
+fn signal(pid: u32, signal: &str) {
     let status = Command::new("kill")
         .arg(format!("-{signal}"))
         .arg(pid.to_string())
