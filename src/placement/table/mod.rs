@@ -51,7 +51,7 @@ pub struct PartitionTable {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum TableError {
     /// No assignment satisfies the quotas and the zone rule. The quotas
-    /// always admit one (`docs/placement-spec.md` 5.6.2), so this is a
+    /// always admit one (`docs/placement-spec.md` 5.6.4), so this is a
     /// defect, reported rather than answered with a wrong table.
     #[error("no assignment satisfies the quotas and the zone rule (partition {partition} has no node that may take a replica)")]
     Unassignable {
