@@ -226,7 +226,9 @@ impl RingService {
     pub fn write_deadline(&self) -> Option<Duration> {
         if !self.store.shared() {
             None
-        } else if self.store.is_current() {
+        } else if self.is_current() {
+            // As `/readyz` says: a client that saw 503 there is answered
+            // within 1 s.
             Some(WRITE_DEADLINE)
         } else {
             Some(CUT_OFF_WRITE_DEADLINE)
