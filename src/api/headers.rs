@@ -1,5 +1,6 @@
 //! The request headers the API acts on: entity tags and `If-None-Match`
-//! for reads, `If-Match` and `Idempotency-Key` for mutations.
+//! for reads, `Last-Event-ID` for watch streams, `If-Match` and
+//! `Idempotency-Key` for mutations.
 
 use axum::http::{header, HeaderMap, HeaderValue};
 
@@ -22,6 +23,27 @@ pub fn not_modified(headers: &HeaderMap, version: u64) -> bool {
         .flat_map(|v| v.split(','))
         .map(str::trim)
         .any(|tag| tag == "*" || tag.trim_start_matches("W/").trim_matches('"') == want)
+}
+
+/// Parses `Last-Event-ID`, which this API always sets to a version.
+pub fn last_event_id(headers: &HeaderMap) -> Result<Option<u64>, ApiError> {
+    let Some(value) = headers.get("last-event-id") else {
+        return Ok(None);
+    };
+    let text = value.to_str().unwrap_or("").trim();
+    if text.is_empty() {
+        // EventSource sends an empty id when it never received one.
+        return Ok(None);
+    }
+    text.parse().map(Some).map_err(|_| {
+        ApiError::invalid(
+            "Last-Event-ID",
+            format!(
+                "Last-Event-ID `{}` is not a version: resume with the id of the last event received",
+                text.chars().take(40).collect::<String>()
+            ),
+        )
+    })
 }
 
 /// The version a mutation is conditional on: `If-Match: "<version>"`

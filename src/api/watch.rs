@@ -113,27 +113,6 @@ pub async fn watch(
     )))
 }
 
-/// Parses `Last-Event-ID`, which this API always sets to a version.
-pub fn last_event_id(headers: &HeaderMap) -> Result<Option<u64>, ApiError> {
-    let Some(value) = headers.get("last-event-id") else {
-        return Ok(None);
-    };
-    let text = value.to_str().unwrap_or("").trim();
-    if text.is_empty() {
-        // EventSource sends an empty id when it never received one.
-        return Ok(None);
-    }
-    text.parse().map(Some).map_err(|_| {
-        ApiError::invalid(
-            "Last-Event-ID",
-            format!(
-                "Last-Event-ID `{}` is not a version: resume with the id of the last event received",
-                text.chars().take(40).collect::<String>()
-            ),
-        )
-    })
-}
-
 /// One watch stream's state.
 pub struct Watcher {
     state: AppState,
@@ -174,7 +153,7 @@ impl Watcher {
         headers: &HeaderMap,
     ) -> Result<Watcher, ApiError> {
         let ring = ring_name(ring)?;
-        let after = last_event_id(headers)?.or(query.after);
+        let after = super::headers::last_event_id(headers)?.or(query.after);
         // Loads the ring into memory (and so into the hub), or 404s.
         state.service.current_at_least(&ring, after).await?;
         let hub = state.service.hub().clone();

@@ -260,7 +260,7 @@ impl Drop for Etcd {
 }
 
 /// Sends `name` (a `kill` signal name) to the process `pid`.
-fn signal(pid: u32, name: &str) {
+pub(crate) fn signal(pid: u32, name: &str) {
     let status = std::process::Command::new("kill")
         .arg(format!("-{name}"))
         .arg(pid.to_string())

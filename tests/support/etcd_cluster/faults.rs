@@ -2,20 +2,10 @@
 //! (SIGSTOP, as a stalled VM or a long GC pause looks to its peers) and
 //! thawing it, and restarting a killed member on its own data directory.
 
-use std::process::Command;
 use std::time::{Duration, Instant};
 
+use super::super::etcd::signal;
 use super::{member_client, EtcdCluster, Member};
-
-/// Sends `signal` (a `kill` signal name) to the process `pid`.
-fn signal(pid: u32, signal: &str) {
-    let status = Command::new("kill")
-        .arg(format!("-{signal}"))
-        .arg(pid.to_string())
-        .status()
-        .expect("run kill");
-    assert!(status.success(), "kill -{signal} {pid}: {status}");
-}
 
 impl EtcdCluster {
     fn pid(&self, i: usize) -> u32 {
