@@ -12,7 +12,7 @@
 //! holds at least that (normally at once). That is etcd's own recipe for
 //! linearizable reads (ReadIndex), and like etcd, reads arriving together
 //! share one round trip: a reader waits for the first round sent after it
-//! arrived. A reader that cannot confirm within [`BARRIER_WAIT`] answers
+//! arrived. A reader that cannot confirm within `BARRIER_WAIT` answers
 //! anyway, marked stale, so reads keep answering during an outage.
 
 use std::collections::BTreeMap;
@@ -127,7 +127,7 @@ impl RingService {
     /// Whether an answer computed from now on about `ring` (about every
     /// ring when `None`) may be served as current: the store is current
     /// and the cache holds every version that was committed, by any
-    /// instance, before this call began. Waits at most [`BARRIER_WAIT`];
+    /// instance, before this call began. Waits at most `BARRIER_WAIT`;
     /// false means answer, marked stale.
     pub async fn confirm_current(&self, ring: Option<&RingName>) -> bool {
         if !self.store.shared() {
@@ -189,7 +189,7 @@ impl RingService {
         self.barrier.currency.subscribe()
     }
 
-    /// Follows whether the store is current, every [`CURRENCY_EVERY`],
+    /// Follows whether the store is current, every `CURRENCY_EVERY`,
     /// forever; spawn it once per service with a shared store. Coming back,
     /// it first confirms that the cache caught up: the store's events
     /// reach the cache a moment after the store counts them.
@@ -219,9 +219,9 @@ impl RingService {
 
     /// How long a write may take before it is answered 503, unless its
     /// client set its own deadline: none with an embedded store, which
-    /// no partition can cut off; [`WRITE_DEADLINE`] while the store is
+    /// no partition can cut off; `WRITE_DEADLINE` while the store is
     /// current, so that a write caught by a partition the instance has not
-    /// yet noticed is refused within 3 s; [`CUT_OFF_WRITE_DEADLINE`] once
+    /// yet noticed is refused within 3 s; `CUT_OFF_WRITE_DEADLINE` once
     /// the instance knows it is not current.
     pub fn write_deadline(&self) -> Option<Duration> {
         if !self.store.shared() {
