@@ -24,6 +24,7 @@ mod members;
 mod migrate;
 mod progress;
 mod read;
+mod replay;
 mod rollouts;
 mod session;
 mod watch;

@@ -10,20 +10,17 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use etcd_client::{EventType, WatchOptions};
-use futures_util::StreamExt;
+use etcd_client::WatchOptions;
 use tokio::sync::{broadcast, Notify};
 
 use super::progress::{Progress, PROGRESS_EVERY};
+use super::replay::replay;
 use super::Ops;
 use crate::store::{StoreError, StoreEvent};
 
 /// Pause before re-watching after an error, so a down etcd is not hammered.
 /// Short, because the instance is not current until the watch is back.
 const RETRY_DELAY: Duration = Duration::from_millis(100);
-
-/// Versions of one watch response read at once.
-const REPLAY_READS: usize = 8;
 
 /// How long starting a watch may take. A request on a connection that a
 /// partition cut stays unanswered until TCP gives up; started again, the
@@ -149,38 +146,17 @@ async fn watch_once(
             }
         }
         // A watch resumed after a partition replays many versions at
-        // once, each read at its own revision: read several at a time,
-        // and deliver them in order.
-        let found: Vec<_> = resp
-            .events()
-            .iter()
-            .filter_map(|event| {
-                let kv = event.kv()?;
-                Some((
-                    kv.mod_revision(),
-                    ops.keys.ring_of_meta(kv.key()),
-                    event.event_type(),
-                ))
-            })
-            .collect();
-        let reads = futures_util::stream::iter(found).map(|(revision, ring, kind)| async move {
-            let event = match (ring, kind) {
-                (Err(e), _) => {
-                    tracing::warn!(error = %e, "ignoring a malformed ring key");
-                    Ok(None)
-                }
-                (Ok(ring), EventType::Delete) => Ok(Some(StoreEvent::Deleted(ring))),
-                // The meta key changes with every commit; read the version
-                // it names at that very revision, whatever happened since.
-                (Ok(ring), EventType::Put) => ops
-                    .latest_at(&ring, revision)
-                    .await
-                    .map(|s| Some(StoreEvent::Committed(Arc::new(s)))),
-            };
-            (revision, event)
-        });
-        let mut delivered = std::pin::pin!(reads.buffered(REPLAY_READS));
-        while let Some((revision, event)) = delivered.next().await {
+        // once. Reading them may wait on a connection the partition left
+        // hanging: give up when the member is reconnected or the watch is
+        // found behind, and resume from the last version delivered.
+        let replayed = tokio::select! {
+            r = replay(ops, resp.events()) => r,
+            () = renewed.notified() => return End::Failed("an etcd member was reconnected".into()),
+            () = progress.rewatch.notified() => {
+                return End::Failed("the watch fell behind the cluster".into());
+            }
+        };
+        for (revision, event) in replayed {
             match event {
                 Ok(Some(event)) => {
                     let _ = events.send(event);
