@@ -147,11 +147,23 @@ async fn watch_once(
         }
         // A watch resumed after a partition replays many versions at
         // once. Reading them may wait on a connection the partition left
-        // hanging: give up when the member is reconnected or the watch is
-        // found behind, and resume from the last version delivered.
+        // hanging: give up when a member is reconnected while the instance
+        // is behind, or the watch is found stuck, and resume from the last
+        // version delivered. A current instance's replay goes on: members
+        // come back while it reads from the others.
+        let stuck_on_old_connection = async {
+            loop {
+                renewed.notified().await;
+                if !progress.keeping_up() {
+                    return;
+                }
+            }
+        };
         let replayed = tokio::select! {
             r = replay(ops, resp.events()) => r,
-            () = renewed.notified() => return End::Failed("an etcd member was reconnected".into()),
+            () = stuck_on_old_connection => {
+                return End::Failed("an etcd member was reconnected".into());
+            }
             () = progress.rewatch.notified() => {
                 return End::Failed("the watch fell behind the cluster".into());
             }
