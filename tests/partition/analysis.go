@@ -100,6 +100,18 @@ func (a *Analysis) ReadyAt(inst int, t time.Duration) int {
 	return polls[i-1].Status
 }
 
+// ReadyAfter is the status of the first /readyz poll of inst sent at or
+// after t (0 when there was none or it did not answer).
+func (a *Analysis) ReadyAfter(inst int, t time.Duration) int {
+	polls := a.ready[inst]
+	// Polls are sequential, so sorted by when they were sent too.
+	i := sort.Search(len(polls), func(i int) bool { return polls[i].Sent >= t })
+	if i == len(polls) {
+		return 0
+	}
+	return polls[i].Status
+}
+
 // hasLeaderAt says whether, by the status polls answered up to t, some
 // member reported itself etcd's leader in its latest answer.
 func hasLeaderAt(latest []*StatusPoll) bool {

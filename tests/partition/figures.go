@@ -49,10 +49,12 @@ type Figures struct {
 }
 
 // knownBound is the bound on attempt x: WriteAnswerKnown if x's instance
-// had already said 503 on /readyz when it was sent, else
-// WriteAnswerWorst.
+// had already said 503 on /readyz when it was sent and still said so to
+// the next poll, else WriteAnswerWorst. The poll after matters: an
+// instance can become current between a poll and the write, and then
+// rightly gives the write the longer deadline of a current instance.
 func (a *Analysis) knownBound(x Attempt) (bool, time.Duration) {
-	if a.ReadyAt(x.Instance, x.Sent) == 503 {
+	if a.ReadyAt(x.Instance, x.Sent) == 503 && a.ReadyAfter(x.Instance, x.Sent) == 503 {
 		return true, WriteAnswerKnown
 	}
 	return false, WriteAnswerWorst

@@ -246,6 +246,7 @@ func TestWriteChecks(t *testing.T) {
 			{ID: 1, Key: "outside", Acked: true, Version: 3, Invoke: 40 * s, Complete: 41 * s},
 			{ID: 2, Key: "no-retry-after", Acked: true, Version: 4, Invoke: 13 * s, Complete: 15 * s},
 			{ID: 3, Key: "never", Invoke: 50 * s, Complete: Never},
+			{ID: 4, Key: "turned-current", Acked: true, Version: 5, Invoke: 30*s + 20*ms, Complete: 31*s + 400*ms},
 		},
 		Attempts: []Attempt{
 			// Sent once /readyz said 503; answered 1.5 s later with 503.
@@ -258,8 +259,17 @@ func TestWriteChecks(t *testing.T) {
 			{Op: 1, Sent: 41 * s, Done: 41 * s, Status: 200, Version: 3},
 			{Op: 2, Sent: 14 * s, Done: 14*s + 100*ms, Status: 503},
 			{Op: 2, Sent: 15 * s, Done: 15 * s, Status: 200, Version: 4},
+			// Sent after a 503 poll, but the instance was current again by
+			// the next poll: a current instance's deadline applies.
+			{Op: 4, Sent: 30*s + 20*ms, Done: 31*s + 400*ms, Status: 200, Version: 5},
 		},
-		Ready: []ReadyPoll{{Instance: 0, Done: 11 * s, Status: 503}, {Instance: 0, Done: 21 * s, Status: 200}},
+		Ready: []ReadyPoll{
+			{Instance: 0, Sent: 11 * s, Done: 11 * s, Status: 503},
+			{Instance: 0, Sent: 12*s + 10*ms, Done: 12*s + 10*ms, Status: 503},
+			{Instance: 0, Sent: 21 * s, Done: 21 * s, Status: 200},
+			{Instance: 0, Sent: 30 * s, Done: 30 * s, Status: 503},
+			{Instance: 0, Sent: 30*s + 50*ms, Done: 30*s + 50*ms, Status: 200},
+		},
 	}
 	v := analysis(h).CheckAll()
 	want := map[string]string{
@@ -274,6 +284,9 @@ func TestWriteChecks(t *testing.T) {
 		if !strings.Contains(strings.Join(v.Lines[check], "\n"), line) {
 			t.Errorf("%s: want %q among %q", check, line, v.Lines[check])
 		}
+	}
+	if got := v.Lines[CheckKnown]; len(got) != 1 {
+		t.Errorf("writes over the known bound: %q, want only known-slow", got)
 	}
 	if got := v.Lines[CheckOutside]; len(got) != 1 {
 		t.Errorf("503s outside faults: %q, want only the one at 40 s", got)
