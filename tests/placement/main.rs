@@ -7,6 +7,7 @@ mod jump_runs;
 mod properties;
 mod ramps;
 mod reference;
+mod regressions;
 mod table_completion;
 mod table_properties;
 mod table_reference;
