@@ -70,7 +70,7 @@ async fn create_and_read(ringd: &Server) -> serde_json::Value {
 async fn tls_with_a_client_certificate() {
     let etcd = Etcd::start_tls().await;
     let certs = etcd.tls.as_ref().expect("TLS etcd");
-    let store = format!("etcd://{}", etcd.host_port);
+    let store = etcd.store_url();
     let path = |p: &std::path::PathBuf| p.display().to_string();
     let (ca, cert, key) = (
         path(&certs.ca),
@@ -144,7 +144,7 @@ async fn user_and_password() {
     admin.user_add("root", "root-pw", None).await.unwrap();
     admin.user_grant_role("root", "root").await.unwrap();
     admin.auth_enable().await.unwrap();
-    let store = format!("etcd://{}", etcd.host_port);
+    let store = etcd.store_url();
 
     // The password comes from the environment, as operators should pass it.
     let ringd = Ringd::on(&store)

@@ -14,7 +14,7 @@ use ringd::client::{Transport, WatchMode};
 
 async fn fails_over(mode: WatchMode, prefix: &str, id: &str) {
     let etcd = Etcd::start().await;
-    let store = format!("etcd://{}", etcd.host_port);
+    let store = etcd.store_url();
     let mut instances = [
         Some(Ringd::on(&store).prefix(prefix).start()),
         Some(Ringd::on(&store).prefix(prefix).start()),

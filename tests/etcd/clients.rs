@@ -54,7 +54,7 @@ async fn keys(etcd: &Etcd, prefix: &str) -> Vec<String> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_ack_through_one_instance_is_seen_by_the_other() {
     let etcd = Etcd::start().await;
-    let store = format!("etcd://{}", etcd.host_port);
+    let store = etcd.store_url();
     let a = Ringd::on(&store).prefix("/conv").start();
     let b = Ringd::on(&store).prefix("/conv").start();
     expect_json(a.put("/v1/rings/r", json!({})).await, StatusCode::CREATED).await;
@@ -129,7 +129,7 @@ async fn an_ack_through_one_instance_is_seen_by_the_other() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn acks_expire_on_every_instance_and_leave_etcd() {
     let etcd = Etcd::start().await;
-    let store = format!("etcd://{}", etcd.host_port);
+    let store = etcd.store_url();
     // The shortest TTL the server accepts (etcd's own minimum lease TTL,
     // about 1.5 election timeouts, is below it).
     let ttl = ["--client-ttl", "10s"];

@@ -67,7 +67,7 @@ async fn history(api: &TestApi) -> Vec<(u64, String)> {
 /// making `changes` changes; checks the outcome exactly.
 async fn contend(instances: usize, writers: usize, changes: usize) {
     let etcd = Etcd::start().await;
-    let store = format!("etcd://{}", etcd.endpoint.trim_start_matches("http://"));
+    let store = etcd.store_url();
     let servers: Vec<Server> = (0..instances)
         .map(|_| {
             Ringd::on(&store)

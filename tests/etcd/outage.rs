@@ -42,7 +42,7 @@ where
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn reads_survive_an_etcd_outage_and_writes_recover() {
     let mut etcd = Etcd::start().await;
-    let store = format!("etcd://{}", etcd.endpoint.trim_start_matches("http://"));
+    let store = etcd.store_url();
     let mut ringd = Ringd::on(&store).prefix("/o").start();
     let api = ringd.api().clone();
     eventually("ready at start", Duration::from_secs(10), || async {

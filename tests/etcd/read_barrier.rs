@@ -26,7 +26,7 @@ async fn read(api: &TestApi, path: &str) -> (StatusCode, bool, Value) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_read_through_b_right_after_a_write_through_a_sees_it() {
     let etcd = Etcd::start().await;
-    let store = format!("etcd://{}", etcd.host_port);
+    let store = etcd.store_url();
     let a = Ringd::on(&store).prefix("/barrier").start();
     let b = Ringd::on(&store).prefix("/barrier").start();
     // Ready: each has caught up with a revision etcd confirmed after its

@@ -86,7 +86,7 @@ async fn metric(server: &Server, series: &str) -> Option<String> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_watcher_on_the_other_instance_hears_the_leaders_rollout() {
     let etcd = Etcd::start().await;
-    let store = format!("etcd://{}", etcd.host_port);
+    let store = etcd.store_url();
     let start = |id: &str| {
         Ringd::on(&store)
             .prefix("/rollout-events")

@@ -36,7 +36,7 @@ const SETTLE: Duration = Duration::from_secs(20);
 /// version; returns the instances, the leader's index, the followers and
 /// the base version and fingerprint.
 async fn setup(etcd: &Etcd, prefix: &str) -> ([Option<Server>; 2], usize, Followers, u64, String) {
-    let store = format!("etcd://{}", etcd.host_port);
+    let store = etcd.store_url();
     let start = |id: &str| {
         Ringd::on(&store)
             .prefix(prefix)

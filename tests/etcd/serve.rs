@@ -14,7 +14,7 @@ use crate::support::ringd::Ringd;
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_instances_share_one_etcd() {
     let etcd = Etcd::start().await;
-    let store = format!("etcd://{}", etcd.endpoint.trim_start_matches("http://"));
+    let store = etcd.store_url();
     let a = Ringd::on(&store).prefix("/it").start();
     let b = Ringd::on(&store).prefix("/it").start();
     let created = a.put("/v1/rings/cache", json!({"algorithm": "ring"})).await;
@@ -57,7 +57,7 @@ async fn keyed_upsert(api: &TestApi, key: &str, node: &str) -> reqwest::Response
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_keyed_retry_on_another_instance_is_not_applied_twice() {
     let etcd = Etcd::start().await;
-    let store = format!("etcd://{}", etcd.host_port);
+    let store = etcd.store_url();
     let a = Ringd::on(&store).prefix("/idem").start();
     let b = Ringd::on(&store).prefix("/idem").start();
     let created = a.put("/v1/rings/cache", json!({})).await;

@@ -15,7 +15,7 @@ use crate::support::ringd::Ringd;
 #[tokio::test]
 async fn a_turn_held_by_a_gone_writer_delays_writes_but_does_not_stop_them() {
     let etcd = Etcd::start().await;
-    let store = format!("etcd://{}", etcd.endpoint.trim_start_matches("http://"));
+    let store = etcd.store_url();
     let server = Ringd::on(&store).prefix("/t").start();
     // Until it is ready an instance refuses a write it cannot commit
     // within 0.8 s, and these wait out the turn for longer.

@@ -27,7 +27,7 @@ struct Pair {
 impl Pair {
     async fn start(prefix: &str) -> Self {
         let etcd = Etcd::start().await;
-        let store = format!("etcd://{}", etcd.host_port);
+        let store = etcd.store_url();
         let pair = Pair {
             a: Ringd::on(&store).prefix(prefix).start(),
             b: Ringd::on(&store).prefix(prefix).start(),

@@ -79,7 +79,7 @@ async fn latest_version(api: &TestApi) -> u64 {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn concurrent_writers_through_two_instances_share_one_history() {
     let etcd = Etcd::start().await;
-    let store = format!("etcd://{}", etcd.endpoint.trim_start_matches("http://"));
+    let store = etcd.store_url();
     // Retention above the number of versions, so the whole history is kept.
     let a = Ringd::on(&store)
         .prefix("/w")

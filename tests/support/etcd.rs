@@ -185,6 +185,12 @@ impl Etcd {
         self.child = Some(child);
     }
 
+    /// `etcd://127.0.0.1:<client port>`, in the form `ringd serve --store`
+    /// takes.
+    pub(crate) fn store_url(&self) -> String {
+        format!("etcd://{}", self.host_port)
+    }
+
     /// Kills etcd, keeping its data directory and ports for [`Etcd::restart`].
     pub(crate) fn stop(&mut self) {
         if let Some(mut child) = self.child.take() {
