@@ -23,7 +23,8 @@ pub use policy::{
     GATE_TIMEOUT, MAX_STEPS, MIN_DWELL,
 };
 pub use record::{
-    AppliedStep, Direction, PlannedStep, RolloutEvent, RolloutId, RolloutRecord, RolloutState,
+    AppliedStep, Direction, PlannedRollout, PlannedStep, RolloutEvent, RolloutId, RolloutRecord,
+    RolloutState,
 };
 pub use step::{Plan, PlanStep};
 

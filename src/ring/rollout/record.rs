@@ -197,7 +197,70 @@ pub struct RolloutRecord {
     pub revision: u64,
 }
 
+/// What a new rollout is made of: everything its record holds before its
+/// driver has done anything.
+#[derive(Debug, Clone)]
+pub struct PlannedRollout {
+    /// The ring.
+    pub ring: RingName,
+    /// When it is created.
+    pub created_at: OffsetDateTime,
+    /// Who creates it.
+    pub role: Role,
+    /// The operator's reason.
+    pub reason: Option<String>,
+    /// The change, as its direct version would record it.
+    pub ops: Vec<ChangeOp>,
+    /// The pacing.
+    pub policy: RolloutPolicy,
+    /// The version it starts from.
+    pub base_version: u64,
+    /// That version's fingerprint.
+    pub base_fingerprint: Fingerprint,
+    /// The fingerprint the change gives.
+    pub target_fingerprint: Fingerprint,
+    /// The change's moved fraction at once.
+    pub direct_moved_fraction: f64,
+    /// The steps.
+    pub steps: Vec<PlannedStep>,
+    /// What the plan says about this algorithm's steps.
+    pub notes: Vec<String>,
+}
+
 impl RolloutRecord {
+    /// The record of a rollout that has not started: not yet numbered (the
+    /// store numbers it), at no step, walking forward, with nothing applied
+    /// or logged.
+    pub fn planned(p: PlannedRollout) -> Self {
+        Self {
+            id: RolloutId(0),
+            ring: p.ring,
+            created_at: p.created_at,
+            role: p.role,
+            reason: p.reason,
+            ops: p.ops,
+            policy: p.policy,
+            base_version: p.base_version,
+            base_fingerprint: p.base_fingerprint,
+            target_fingerprint: p.target_fingerprint,
+            direct_moved_fraction: p.direct_moved_fraction,
+            steps: p.steps,
+            notes: p.notes,
+            state: RolloutState::Planned,
+            direction: Direction::Forward,
+            position: 0,
+            gate_pending: false,
+            skip_gate: false,
+            immediate: false,
+            rebase: false,
+            applied: Vec::new(),
+            pause_reason: None,
+            finished_at: None,
+            events: Vec::new(),
+            revision: 0,
+        }
+    }
+
     /// The number of steps.
     pub fn step_count(&self) -> u32 {
         self.steps.len() as u32

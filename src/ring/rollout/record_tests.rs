@@ -16,37 +16,29 @@ fn t(s: i64) -> OffsetDateTime {
 fn record(steps: u32, policy: RolloutPolicy) -> RolloutRecord {
     RolloutRecord {
         id: RolloutId(7),
-        ring: RingName::new("cache").unwrap(),
-        created_at: t(0),
-        role: Role::Admin,
-        reason: Some("add cache-k".into()),
-        ops: Vec::new(),
-        policy,
-        base_version: 12,
-        base_fingerprint: Fingerprint([0; 32]),
-        target_fingerprint: Fingerprint([9; 32]),
-        direct_moved_fraction: 0.1,
-        steps: (1..=steps)
-            .map(|i| PlannedStep {
-                summary: format!("cache-k at {}%", i * 100 / steps),
-                ops: Vec::new(),
-                fingerprint: Fingerprint([i as u8; 32]),
-                moved_fraction: 0.02,
-            })
-            .collect(),
-        notes: Vec::new(),
         state: RolloutState::Running,
-        direction: Direction::Forward,
-        position: 0,
-        gate_pending: false,
-        skip_gate: false,
-        immediate: false,
-        rebase: false,
-        applied: Vec::new(),
-        pause_reason: None,
-        finished_at: None,
-        events: Vec::new(),
         revision: 1,
+        ..RolloutRecord::planned(PlannedRollout {
+            ring: RingName::new("cache").unwrap(),
+            created_at: t(0),
+            role: Role::Admin,
+            reason: Some("add cache-k".into()),
+            ops: Vec::new(),
+            policy,
+            base_version: 12,
+            base_fingerprint: Fingerprint([0; 32]),
+            target_fingerprint: Fingerprint([9; 32]),
+            direct_moved_fraction: 0.1,
+            steps: (1..=steps)
+                .map(|i| PlannedStep {
+                    summary: format!("cache-k at {}%", i * 100 / steps),
+                    ops: Vec::new(),
+                    fingerprint: Fingerprint([i as u8; 32]),
+                    moved_fraction: 0.02,
+                })
+                .collect(),
+            notes: Vec::new(),
+        })
     }
 }
 

@@ -17,8 +17,8 @@ use std::sync::Arc;
 
 use super::{Current, RingService, ServiceError};
 use crate::ring::rollout::{
-    Direction, Plan, PlannedStep, RolloutId, RolloutPolicy, RolloutPolicySpec, RolloutRecord,
-    RolloutState,
+    Direction, Plan, PlannedRollout, PlannedStep, RolloutId, RolloutPolicy, RolloutPolicySpec,
+    RolloutRecord, RolloutState,
 };
 use crate::ring::{RequestedOp, RingName, Role};
 use crate::store::StoreError;
@@ -121,8 +121,7 @@ impl RingService {
                 policy,
             });
         }
-        let record = RolloutRecord {
-            id: RolloutId(0),
+        let record = RolloutRecord::planned(PlannedRollout {
             ring: ring.clone(),
             created_at: now,
             role,
@@ -144,19 +143,7 @@ impl RingService {
                 })
                 .collect(),
             notes: plan.notes.clone(),
-            state: RolloutState::Planned,
-            direction: Direction::Forward,
-            position: 0,
-            gate_pending: false,
-            skip_gate: false,
-            immediate: false,
-            rebase: false,
-            applied: Vec::new(),
-            pause_reason: None,
-            finished_at: None,
-            events: Vec::new(),
-            revision: 0,
-        };
+        });
         let mut record = record;
         let steps = record.step_count();
         record.log(

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use ringd::placement::Fingerprint;
 use ringd::ring::rollout::{
-    Direction, OnGateTimeout, RolloutId, RolloutPolicy, RolloutRecord, RolloutState,
+    OnGateTimeout, PlannedRollout, RolloutId, RolloutPolicy, RolloutRecord, RolloutState,
 };
 use ringd::ring::{RingName, Role};
 use ringd::store::{Store, StoreError};
@@ -15,39 +15,29 @@ use super::{at, first, name};
 
 fn record(ring: &RingName) -> RolloutRecord {
     RolloutRecord {
-        id: RolloutId(0),
-        ring: ring.clone(),
-        created_at: at(5),
-        role: Role::Admin,
-        reason: Some("add cache-k".into()),
-        ops: Vec::new(),
-        policy: RolloutPolicy {
-            steps: Some(5),
-            max_moved_fraction_per_step: None,
-            min_dwell: Duration::from_secs(2),
-            gate: 0.95,
-            gate_timeout: Duration::from_secs(60),
-            on_gate_timeout: OnGateTimeout::Pause,
-            max_moves_per_node_per_step: None,
-        },
-        base_version: 1,
-        base_fingerprint: Fingerprint([1; 32]),
-        target_fingerprint: Fingerprint([2; 32]),
-        direct_moved_fraction: 0.1,
-        steps: Vec::new(),
-        notes: vec!["a note".into()],
         state: RolloutState::Running,
-        direction: Direction::Forward,
-        position: 0,
-        gate_pending: false,
-        skip_gate: false,
-        immediate: false,
-        rebase: false,
-        applied: Vec::new(),
-        pause_reason: None,
-        finished_at: None,
-        events: Vec::new(),
-        revision: 0,
+        ..RolloutRecord::planned(PlannedRollout {
+            ring: ring.clone(),
+            created_at: at(5),
+            role: Role::Admin,
+            reason: Some("add cache-k".into()),
+            ops: Vec::new(),
+            policy: RolloutPolicy {
+                steps: Some(5),
+                max_moved_fraction_per_step: None,
+                min_dwell: Duration::from_secs(2),
+                gate: 0.95,
+                gate_timeout: Duration::from_secs(60),
+                on_gate_timeout: OnGateTimeout::Pause,
+                max_moves_per_node_per_step: None,
+            },
+            base_version: 1,
+            base_fingerprint: Fingerprint([1; 32]),
+            target_fingerprint: Fingerprint([2; 32]),
+            direct_moved_fraction: 0.1,
+            steps: Vec::new(),
+            notes: vec!["a note".into()],
+        })
     }
 }
 
