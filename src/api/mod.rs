@@ -38,9 +38,6 @@ pub mod rollouts;
 pub mod schemas;
 pub mod snapshots;
 pub mod watch;
-pub mod watch_events;
-pub mod watch_feeds;
-pub mod watch_rings;
 
 use std::any::Any;
 use std::sync::atomic::AtomicBool;
@@ -146,7 +143,6 @@ pub fn routes() -> OpenApiRouter<AppState> {
         .merge(snapshots::routes())
         .merge(inspection::routes())
         .merge(watch::routes())
-        .merge(watch_rings::routes())
         .merge(clients::routes())
         .merge(cluster::routes())
         .merge(health::routes())

@@ -4,7 +4,7 @@
 use std::sync::OnceLock;
 
 use super::continuum::Continuum;
-use super::jump_runs;
+use super::jump::runs::{BucketRuns, RunsBuilder, HOLE};
 use super::nodeset::{active_sorted, zones_of};
 use super::{config, hash, jump, ketama, maglev, vnode};
 use super::{Algorithm, Layout, Node, NodeId, Placement, PlacementError, RingConfig};
@@ -121,7 +121,7 @@ impl Placement {
 
     /// Refuses a bucket table longer than [`config::MAX_POINTS`] (holes
     /// count: every bucket is encoded).
-    fn checked_len(runs: jump_runs::BucketRuns) -> Result<jump_runs::BucketRuns, PlacementError> {
+    fn checked_len(runs: BucketRuns) -> Result<BucketRuns, PlacementError> {
         let total = u64::from(runs.len());
         if total > config::MAX_POINTS {
             return Err(PlacementError::TooManyPoints {
@@ -138,9 +138,9 @@ impl Placement {
     fn bucket_indices<'a>(
         active: &[Node],
         order: impl IntoIterator<Item = (Option<&'a NodeId>, u32)>,
-    ) -> Result<jump_runs::BucketRuns, PlacementError> {
+    ) -> Result<BucketRuns, PlacementError> {
         let mut counts = vec![0u64; active.len()];
-        let mut runs = jump_runs::RunsBuilder::default();
+        let mut runs = RunsBuilder::default();
         let mut total = 0u64;
         let mut last_is_hole = false;
         // The last active node found, since neighbouring runs mostly repeat it.
@@ -159,7 +159,7 @@ impl Placement {
             }
             last_is_hole = owner.is_none();
             let Some(id) = owner else {
-                runs.push(jump_runs::HOLE, count.into());
+                runs.push(HOLE, count.into());
                 continue;
             };
             let i = match last {

@@ -19,7 +19,12 @@ pub const DEFAULT_REPLICATION_FACTOR: u32 = 3;
 pub const MAX_REPLICATION_FACTOR: u32 = 64;
 /// Cap on materialized ring points, ketama points or jump buckets.
 pub const MAX_POINTS: u64 = 1 << 23;
-pub use super::table::{DEFAULT_PARTITIONS, MAX_PARTITIONS, MIN_PARTITIONS};
+/// Fewest partitions a `table` may have.
+pub const MIN_PARTITIONS: u32 = 1 << 8;
+/// Most partitions a `table` may have.
+pub const MAX_PARTITIONS: u32 = 1 << 20;
+/// Partitions of a `table` unless configured.
+pub const DEFAULT_PARTITIONS: u32 = 1 << 16;
 
 /// Everything that decides placement apart from the node set.
 ///

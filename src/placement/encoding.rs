@@ -234,7 +234,7 @@ impl Placement {
             Layout::Jump(b) => b.len() as usize * 4,
             Layout::Rendezvous { node_hashes, .. } => node_hashes.len() * 8,
             Layout::Table(t) => {
-                5 + t.cells().len() * super::table_layout::index_width(self.nodes.len())
+                5 + t.cells().len() * super::table::layout::index_width(self.nodes.len())
             }
         }
     }

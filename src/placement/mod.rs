@@ -17,8 +17,6 @@ pub mod error;
 pub mod hash;
 pub mod json_integer;
 pub mod jump;
-mod jump_hash;
-mod jump_runs;
 pub mod ketama;
 mod lookup;
 pub mod maglev;
@@ -30,7 +28,6 @@ mod ramp;
 pub mod rendezvous;
 mod repeated_sum;
 pub mod table;
-mod table_layout;
 pub mod vnode;
 
 use std::sync::OnceLock;
@@ -51,7 +48,7 @@ enum Layout {
     Ring(Continuum),
     Ketama(Continuum),
     Maglev(Vec<u32>),
-    Jump(jump_runs::BucketRuns),
+    Jump(jump::runs::BucketRuns),
     Rendezvous {
         node_hashes: Vec<u64>,
         /// `weight × ramp` (parts of 65,536) per node.
@@ -113,7 +110,7 @@ impl Placement {
     pub fn bucket_runs(&self) -> Option<impl Iterator<Item = (Option<&NodeId>, u32)> + '_> {
         match &self.layout {
             Layout::Jump(b) => Some(b.runs().map(|(owner, count)| {
-                let id = (owner != jump_runs::HOLE).then(|| &self.nodes[owner as usize].id);
+                let id = (owner != jump::runs::HOLE).then(|| &self.nodes[owner as usize].id);
                 (id, count)
             })),
             _ => None,

@@ -2,7 +2,7 @@
 
 use serde::{Serialize, Serializer};
 
-use super::jump_runs::HOLE;
+use super::jump::runs::HOLE;
 use super::{Layout, Node, NodeId, Placement};
 
 /// What the ownership units count.

@@ -17,7 +17,7 @@
 use std::collections::BTreeMap;
 
 use super::tally::{Tally, NONE};
-use crate::placement::jump_runs::{BucketRuns, HOLE};
+use crate::placement::jump::runs::{BucketRuns, HOLE};
 use crate::placement::repeated_sum::repeated_sum;
 use crate::placement::{Layout, NodeId, Placement};
 

@@ -15,6 +15,7 @@ mod flow;
 mod flow_graph;
 #[cfg(test)]
 mod flow_tests;
+pub(crate) mod layout;
 mod moves;
 mod primary;
 mod quota;
@@ -30,13 +31,10 @@ use quota::{apportion, bounds, Claim};
 
 use super::node::Node;
 
-/// Fewest partitions a table may have.
-pub const MIN_PARTITIONS: u32 = 1 << 8;
-/// Most partitions a table may have.
-pub const MAX_PARTITIONS: u32 = 1 << 20;
-
-/// Partitions of a table unless configured.
-pub const DEFAULT_PARTITIONS: u32 = 1 << 16;
+// The bounds of a table's size live with the other bounds in `config`,
+// which must not depend on the table: the table's layout uses `nodeset`,
+// which uses `config`.
+pub use super::config::{DEFAULT_PARTITIONS, MAX_PARTITIONS, MIN_PARTITIONS};
 
 /// A partition table: `replicas` node indices per partition (indices into
 /// the placement's nodes, in id order), the primary first.

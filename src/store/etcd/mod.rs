@@ -15,12 +15,12 @@
 
 mod acks;
 mod election;
+mod endpoint_health;
 mod layout;
 mod lease_keys;
 mod lease_view;
 mod leases;
 mod lock;
-mod members;
 mod migrate;
 mod progress;
 mod read;
@@ -236,7 +236,7 @@ impl EtcdStore {
         // Told when a member gets new connections, so that a watch
         // waiting to start on an old one starts over at once.
         let renewed = Arc::new(tokio::sync::Notify::new());
-        let members = tokio::spawn(members::follow(
+        let members = tokio::spawn(endpoint_health::follow(
             client.clone(),
             options.endpoints.clone(),
             probe_options,

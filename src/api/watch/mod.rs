@@ -8,6 +8,10 @@
 //! again and finds itself more than [`RECENT_VERSIONS`] behind, it sends
 //! one `reset` with the newest snapshot instead of the backlog.
 
+pub mod events;
+pub mod feeds;
+pub mod rings;
+
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
@@ -24,16 +28,14 @@ use super::paths::ring_name;
 use super::problem::{ApiError, Problem};
 use super::responses::ReadErrors;
 use super::schemas::RingNameSchema;
-use super::watch_events::{
-    event_stream, frame, full_data, health_frame, light_data, WatchEventSchema,
-};
-use super::watch_feeds::{next_health, next_rollout, RolloutFeed};
 use super::AppState;
 use crate::hub::{GaugeGuard, Head, Published, PublishedHealth, RECENT_VERSIONS};
 use crate::ring::{RingName, Snapshot};
 use crate::service::ServiceError;
 use crate::wire::schema::VersionCursorSchema;
 use crate::wire::{EventDetail, KeepaliveEvent, StaleEvent, WatchQuery};
+use events::{event_stream, frame, full_data, health_frame, light_data, WatchEventSchema};
+use feeds::{next_health, next_rollout, RolloutFeed};
 
 /// Watch a ring.
 ///
@@ -392,5 +394,7 @@ impl Watcher {
 
 /// The routes of `/v1/rings/{ring}/watch`, each with its OpenAPI operation.
 pub(super) fn routes() -> utoipa_axum::router::OpenApiRouter<AppState> {
-    utoipa_axum::router::OpenApiRouter::new().routes(utoipa_axum::routes!(watch))
+    utoipa_axum::router::OpenApiRouter::new()
+        .routes(utoipa_axum::routes!(watch))
+        .merge(rings::routes())
 }

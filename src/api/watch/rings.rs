@@ -16,11 +16,11 @@ use utoipa::openapi::schema::OneOfBuilder;
 use utoipa::openapi::{RefOr, Schema};
 use utoipa::ToSchema;
 
-use super::auth::Reader;
-use super::problem::ApiError;
-use super::responses::{ReadTokenError, StoreUnreachable};
-use super::watch_events::{event_stream, event_variant, frame};
-use super::AppState;
+use super::events::{event_stream, event_variant, frame};
+use crate::api::auth::Reader;
+use crate::api::problem::ApiError;
+use crate::api::responses::{ReadTokenError, StoreUnreachable};
+use crate::api::AppState;
 use crate::hub::{GaugeGuard, RingsChange};
 use crate::ring::{RingName, Snapshot};
 use crate::wire::KeepaliveEvent;
@@ -163,7 +163,7 @@ impl RingsFeed {
 }
 
 /// The schema of one event of `GET /v1/watch`, as event-stream parsers
-/// present it (see [`super::watch_events::WatchEventSchema`]).
+/// present it (see [`super::events::WatchEventSchema`]).
 pub struct RingsWatchEventSchema;
 
 impl utoipa::PartialSchema for RingsWatchEventSchema {

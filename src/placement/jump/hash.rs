@@ -1,5 +1,5 @@
 //! The jump hash function itself, shared by the bucket-order rules
-//! (`jump.rs`) and the run table's lookup (`jump_runs.rs`).
+//! (`mod.rs`) and the run table's lookup (`runs.rs`).
 
 /// The golden-ratio increment added before re-hashing past a hole.
 pub const REHASH_INCREMENT: u64 = 0x9E37_79B9_7F4A_7C15;

@@ -9,12 +9,12 @@
 //! on runs instead; only the canonical encoding and the persisted order,
 //! which are defined per bucket, still expand them.
 
-use super::hash::fmix64;
-use super::jump_hash::{jump_hash, REHASH_INCREMENT};
+use super::hash::{jump_hash, REHASH_INCREMENT};
+use crate::placement::hash::fmix64;
 
 /// Owner number of a run of holes: the number the canonical encoding
 /// writes for a hole, so runs encode without translation.
-pub(crate) const HOLE: u32 = super::encoding::HOLE;
+pub(crate) const HOLE: u32 = crate::placement::encoding::HOLE;
 
 /// A bucket table as maximal runs. Invariants: adjacent runs have
 /// different owners, no run is empty and the last run is not a hole.

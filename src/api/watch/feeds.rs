@@ -8,8 +8,8 @@ use std::sync::Arc;
 use bytes::Bytes;
 use tokio::sync::broadcast;
 
-use super::watch_events::rollout_frame;
-use super::AppState;
+use super::events::rollout_frame;
+use crate::api::AppState;
 use crate::hub::{PublishedHealth, PublishedRollout, RolloutMark};
 use crate::ring::RingName;
 

@@ -16,9 +16,12 @@
 //! evenly over the live buckets, at the price of an expected
 //! `buckets / live` jumps per lookup while holes remain.
 
-pub use super::jump_hash::{jump_hash, REHASH_INCREMENT};
-use super::jump_runs::{BucketRuns, RunsBuilder, HOLE};
+mod hash;
+pub(crate) mod runs;
+
 use super::node::{Node, NodeId};
+pub use hash::{jump_hash, REHASH_INCREMENT};
+use runs::{BucketRuns, RunsBuilder, HOLE};
 
 /// The bucket order for a fresh ring: nodes in id order, each taking as
 /// many consecutive buckets as its weight. This and [`next_order`] follow

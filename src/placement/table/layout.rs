@@ -6,9 +6,9 @@
 //! placement's nodes (id order), in 16 bits when there are at most 65,535
 //! nodes and in 32 bits otherwise (`docs/placement-spec.md`, "table").
 
-use super::nodeset::{active_sorted, zones_of};
-use super::table::{PartitionTable, TableError};
-use super::{Layout, Node, NodeId, Placement, PlacementError, RingConfig};
+use super::{PartitionTable, TableError};
+use crate::placement::nodeset::{active_sorted, zones_of};
+use crate::placement::{Layout, Node, NodeId, Placement, PlacementError, RingConfig};
 
 /// Most nodes whose indices fit the 16-bit form.
 const NARROW_NODES: usize = u16::MAX as usize;
@@ -145,7 +145,7 @@ impl Placement {
         nodes: &[Node],
         body: &[u8],
     ) -> Result<Self, PlacementError> {
-        if config.algorithm != super::Algorithm::Table {
+        if config.algorithm != crate::placement::Algorithm::Table {
             return Self::build(config, nodes);
         }
         let active = active_sorted(config, nodes)?;
@@ -272,7 +272,7 @@ impl Placement {
             let from = (partition < before.partitions() && usize::from(slot) < before.replicas())
                 .then(|| before.row(partition as usize)[usize::from(slot)])
                 .map(|x| self.nodes[x as usize].id.clone());
-            list.push(super::table::Move {
+            list.push(super::Move {
                 partition,
                 slot,
                 from,
