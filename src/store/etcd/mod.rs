@@ -14,6 +14,7 @@
 //! (`lock`), and a checker (`progress`) tells when the watch lags.
 
 mod acks;
+mod deadlines;
 mod election;
 mod endpoint_health;
 mod layout;
@@ -32,7 +33,6 @@ mod write;
 
 use std::collections::BTreeMap;
 use std::fmt;
-use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -44,6 +44,7 @@ use tokio::task::JoinHandle;
 use super::leadership::{Fence, Instance, Leadership};
 use super::{HistoryEntry, Store, StoreError, StoreEvent, WriteTurn, DEFAULT_RETENTION};
 use crate::ring::{ClientAck, RingName, Snapshot};
+use deadlines::{timed, OP_TIMEOUT};
 use layout::Keys;
 
 pub use layout::MAX_TXN_BYTES;
@@ -57,26 +58,6 @@ pub const DEFAULT_MAX_TXN_OPS: usize = 128;
 
 /// Events buffered per subscriber before a slow one starts missing them.
 const EVENT_CAPACITY: usize = 1024;
-
-/// How long a start-up step (connecting, migrating, the first read of
-/// every lease) may wait on etcd before the instance gives up starting.
-const OP_TIMEOUT: Duration = Duration::from_secs(10);
-
-/// How long an operation that serves a request may wait on etcd before it
-/// is reported unavailable: a reader, like a writer (docs/api.md), gets its
-/// 503 within 3 s at worst, however many requests the operation sends
-/// (each has a shorter bound of its own and is retried). A read sent just
-/// before a partition otherwise waited for each of them in turn.
-const SERVE_TIMEOUT: Duration = Duration::from_secs(3);
-
-/// The same limit for a commit, which holds the ring's queue of writers:
-/// its reads (at most about 3 s each, with their retries) and its
-/// transaction (3 s) normally leave it far inside this.
-const COMMIT_TIMEOUT: Duration = Duration::from_secs(6);
-
-/// The same limit while the watch has lost etcd ([`Store::is_current`] is
-/// false): etcd is most likely down, so callers learn it quickly.
-const DOWN_TIMEOUT: Duration = Duration::from_secs(3);
 
 /// How to reach etcd and how to lay data out in it.
 #[derive(Debug, Clone)]
@@ -326,44 +307,6 @@ impl fmt::Debug for EtcdStore {
             .field("retention", &self.ops.retention)
             .finish_non_exhaustive()
     }
-}
-
-impl EtcdStore {
-    /// Runs `op` with [`SERVE_TIMEOUT`], so no request waits long on a
-    /// partitioned cluster.
-    async fn bounded<T>(
-        &self,
-        op: impl Future<Output = Result<T, StoreError>>,
-    ) -> Result<T, StoreError> {
-        timed(SERVE_TIMEOUT, op).await
-    }
-
-    /// Runs a commit with [`COMMIT_TIMEOUT`], or [`DOWN_TIMEOUT`] while the
-    /// watch has lost etcd: a commit holds the ring's queue of writers.
-    async fn commit_within(
-        &self,
-        op: impl Future<Output = Result<(), StoreError>>,
-    ) -> Result<(), StoreError> {
-        let limit = if self.progress.is_connected() {
-            COMMIT_TIMEOUT
-        } else {
-            DOWN_TIMEOUT
-        };
-        timed(limit, op).await
-    }
-}
-
-/// Runs `op`, reporting etcd unavailable if it takes longer than `limit`.
-async fn timed<T>(
-    limit: Duration,
-    op: impl Future<Output = Result<T, StoreError>>,
-) -> Result<T, StoreError> {
-    tokio::time::timeout(limit, op).await.unwrap_or_else(|_| {
-        Err(StoreError::unavailable(format!(
-            "etcd did not answer within {} s",
-            limit.as_secs()
-        )))
-    })
 }
 
 #[async_trait]
