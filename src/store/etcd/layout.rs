@@ -4,6 +4,8 @@
 //! Every value is JSON. Ring names cannot contain `/`, so the per-ring
 //! prefixes below never overlap (`nodes/a/` is not a prefix of `nodes/a-1/`).
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 
@@ -203,6 +205,17 @@ impl VersionRecord {
             table_moves: self.table_moves,
             change: self.change,
         }
+    }
+}
+
+/// Turns `nodes`, the nodes of a version, into those of the version
+/// before it, given the before-images that version recorded.
+pub(super) fn undo(nodes: &mut BTreeMap<NodeId, NodeRecord>, before: Vec<BeforeImage>) {
+    for b in before {
+        match b.node {
+            Some(node) => nodes.insert(b.id, node),
+            None => nodes.remove(&b.id),
+        };
     }
 }
 

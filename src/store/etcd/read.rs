@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use etcd_client::{Client, GetOptions, KeyValue};
 
-use super::layout::{corrupt, decode, RingMeta, VersionRecord};
+use super::layout::{corrupt, decode, undo, RingMeta, VersionRecord};
 use super::progress::{Progress, CHECK_TIMEOUT};
 use super::{unavailable, Ops};
 use crate::placement::NodeId;
@@ -298,12 +298,7 @@ impl Ops {
         let mut records = self.versions(ring, version, latest, m.revision).await?;
         while records.len() > 1 {
             let newer = records.pop().ok_or_else(|| corrupt("versions", "empty"))?;
-            for b in newer.before {
-                match b.node {
-                    Some(node) => nodes.insert(b.id, node),
-                    None => nodes.remove(&b.id),
-                };
-            }
+            undo(&mut nodes, newer.before);
         }
         let record = records.pop().ok_or_else(|| corrupt("versions", "empty"))?;
         Ok(record.into_snapshot(ring.clone(), nodes.into_values().collect()))

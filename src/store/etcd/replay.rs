@@ -17,7 +17,7 @@ use std::sync::Arc;
 use etcd_client::{Event, EventType};
 use futures_util::StreamExt;
 
-use super::layout::{decode, RingMeta, VersionRecord};
+use super::layout::{decode, undo, RingMeta, VersionRecord};
 use super::Ops;
 use crate::placement::NodeId;
 use crate::ring::{NodeRecord, RingName, Snapshot};
@@ -170,12 +170,7 @@ fn rebuild_from(
             let list = nodes.values().cloned().collect();
             out.push((revision, record.into_snapshot(ring.clone(), list)));
         }
-        for b in before {
-            match b.node {
-                Some(node) => nodes.insert(b.id, node),
-                None => nodes.remove(&b.id),
-            };
-        }
+        undo(&mut nodes, before);
     }
     if out.len() != named.len() {
         return Err(StoreError::corrupt(format!(
