@@ -9,12 +9,12 @@ use serde::Deserialize;
 
 use super::auth::Writer;
 use super::config_body::{listing_membership, split_membership};
+use super::error_responses::{IdempotencyError, JsonBodyErrors, WriteErrors};
 use super::extract::{from_value, ApiJson};
 use super::headers::{etag, expected_version, idempotency_key};
 use super::paths::RingPath;
 use super::problem::{ApiError, Problem};
 use super::reason::check_reason;
-use super::responses::{IdempotencyError, JsonBodyErrors, WriteErrors};
 use super::schemas::{IdempotencyKeySchema, RingNameSchema, VersionTagSchema};
 use super::AppState;
 use crate::placement::{json_integer, NodeId, RingConfig, RingConfigSpec};

@@ -10,10 +10,10 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 
 use super::auth::Reader;
+use super::error_responses::{ReadErrors, StoreUnreachable};
 use super::extract::ApiJson;
 use super::paths::{RingClientPath, RingPath};
 use super::problem::{ApiError, Problem};
-use super::responses::{ReadErrors, StoreUnreachable};
 use super::schemas::{ClientIdSchema, RingNameSchema, CLIENT_ID_RULES};
 use super::AppState;
 use crate::placement::Fingerprint;

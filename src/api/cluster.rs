@@ -5,8 +5,8 @@ use axum::extract::State;
 use axum::Json;
 
 use super::auth::Reader;
+use super::error_responses::{ReadTokenError, StoreUnreachable};
 use super::problem::ApiError;
-use super::responses::{ReadTokenError, StoreUnreachable};
 use super::AppState;
 use crate::store::leadership::ClusterState;
 use crate::wire::{ClusterLeaderView, ClusterView, InstanceView, StoreKindName};

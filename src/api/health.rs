@@ -10,8 +10,8 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 use super::auth::Reader;
+use super::error_responses::ReadTokenError;
 use super::problem::{ApiError, Problem, ProblemKind};
-use super::responses::ReadTokenError;
 use super::AppState;
 use crate::service::rollouts::gate_of;
 

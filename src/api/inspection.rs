@@ -5,12 +5,12 @@ use axum::extract::State;
 use axum::Json;
 
 use super::auth::Reader;
+use super::error_responses::{JsonBodyErrors, ReadTokenError, VersionedReadErrors};
 use super::extract::{ApiJson, ApiQuery};
 use super::keys::MAX_LOOKUP_KEYS;
 use super::keys::{self, LookupKey};
 use super::paths::{optional_version, RingPath};
 use super::problem::{ApiError, Problem, ProblemKind};
-use super::responses::{JsonBodyErrors, ReadTokenError, VersionedReadErrors};
 use super::schemas::RingNameSchema;
 use super::AppState;
 use crate::placement::config::MAX_REPLICATION_FACTOR;

@@ -11,10 +11,10 @@ use axum::Json;
 use utoipa::IntoResponses;
 
 use super::auth::Writer;
+use super::error_responses::{JsonBodyErrors, WriteErrors};
 use super::extract::ApiJson;
 use super::paths::{RingNodeLeasePath, RingNodePath};
 use super::problem::{ApiError, Problem, ProblemKind};
-use super::responses::{JsonBodyErrors, WriteErrors};
 use super::schemas::RingNameSchema;
 use super::AppState;
 use crate::placement::NodeId;

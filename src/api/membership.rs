@@ -7,9 +7,9 @@ use axum::http::StatusCode;
 use axum::response::Response;
 
 use super::auth::Writer;
+use super::error_responses::WriteErrors;
 use super::paths::RingNodePath;
 use super::problem::{ApiError, Problem};
-use super::responses::WriteErrors;
 use super::schemas::RingNameSchema;
 use super::AppState;
 use crate::ring::Snapshot;

@@ -10,11 +10,11 @@ use serde::Deserialize;
 
 use super::auth::{Reader, Writer};
 use super::changes::parse_ops;
+use super::error_responses::{JsonBodyErrors, ReadErrors, WriteErrors};
 use super::extract::{from_value, ApiJson};
 use super::paths::{RingPath, RingRolloutPath};
 use super::problem::{ApiError, Problem, ProblemKind};
 use super::reason::check_reason;
-use super::responses::{JsonBodyErrors, ReadErrors, WriteErrors};
 use super::schemas::RingNameSchema;
 use super::AppState;
 use crate::placement::json_integer;

@@ -1,25 +1,31 @@
-//! Snapshots and history: the latest version, any retained version, its
-//! canonical binary placement table, and the list of versions.
+//! Snapshots and history: the latest version (at once, or long-polled
+//! with `?after=N&wait=D`), any retained version, its canonical binary
+//! placement table, and the list of versions.
+
+use std::time::Duration;
 
 use axum::extract::State;
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
+use tokio::time::Instant;
 
 use super::auth::Reader;
+use super::error_responses::{ReadErrors, VersionedReadErrors};
 use super::extract::ApiQuery;
 use super::headers::{etag, not_modified};
 use super::paths::{RingPath, RingVersionPath};
 use super::problem::{ApiError, Problem};
-use super::respond::snapshot_body;
-use super::responses::{ReadErrors, VersionedReadErrors};
 use super::schemas::{PlacementTableSchema, RingNameSchema};
 use super::AppState;
-use crate::ring::Snapshot;
+use crate::hub::{GaugeGuard, Head};
+use crate::ring::{RingName, Snapshot};
+use crate::service::ServiceError;
+use crate::store::StoreError;
 use crate::wire::schema::VersionSchema;
 use crate::wire::{HistoryEntryView, HistoryView, OpView, SnapshotQuery, SnapshotView};
 
-pub use crate::wire::headers::FINGERPRINT_HEADER;
+pub use crate::wire::headers::{FINGERPRINT_HEADER, RESET_HEADER};
 
 fn snapshot_response(headers: &HeaderMap, snapshot: &Snapshot) -> Response {
     if not_modified(headers, snapshot.version) {
@@ -65,9 +71,7 @@ pub async fn latest_snapshot(
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
     match (query.after, &query.wait) {
-        (Some(after), wait) => {
-            return super::respond::long_poll(&state, &ring, after, wait.as_deref()).await
-        }
+        (Some(after), wait) => return long_poll(&state, &ring, after, wait.as_deref()).await,
         (None, Some(_)) => {
             return Err(ApiError::invalid(
                 "wait",
@@ -78,6 +82,74 @@ pub async fn latest_snapshot(
     }
     let current = state.service.current(&ring).await?;
     Ok(snapshot_response(&headers, &current.snapshot))
+}
+
+/// `GET …/snapshot?after=N&wait=D`: answers at once with the current
+/// snapshot if the ring is past N (or, with [`RESET_HEADER`], below it);
+/// otherwise waits up to `wait` (within [`LONG_POLL_WAIT`](crate::ring::durations::LONG_POLL_WAIT), plus up to 1/16
+/// of it as jitter) for a newer version, and answers 304 if none came.
+async fn long_poll(
+    state: &AppState,
+    ring: &RingName,
+    after: u64,
+    wait: Option<&str>,
+) -> Result<Response, ApiError> {
+    let wait = wait.map(parse_wait).transpose()?;
+    let current = state.service.current_at_least(ring, Some(after)).await?;
+    let hub = state.service.hub().clone();
+    let mut head = hub.subscribe(ring);
+    let mut newest = current.snapshot.clone();
+    let _waiting = wait.map(|_| GaugeGuard::enter(hub.clone(), |s| &s.long_polls_waiting));
+    let deadline = wait.map(|w| Instant::now() + w + crate::jitter::random_below(w / 16));
+    loop {
+        if let Head::At(p) = &*head.borrow_and_update() {
+            newest = p.snapshot.clone();
+        }
+        if newest.version > after {
+            return Ok(long_poll_answer(&newest, false));
+        }
+        if newest.version < after {
+            return Ok(long_poll_answer(&newest, true));
+        }
+        match *head.borrow() {
+            Head::Deleted => {
+                return Err(ServiceError::from(StoreError::RingNotFound(ring.clone())).into())
+            }
+            // Shutting down: answer now, the client polls again elsewhere.
+            Head::Closing => break,
+            _ => {}
+        }
+        let Some(deadline) = deadline else { break };
+        match tokio::time::timeout_at(deadline, head.changed()).await {
+            Ok(Ok(())) => continue,
+            _ => break,
+        }
+    }
+    Ok((StatusCode::NOT_MODIFIED, [(header::ETAG, etag(after))]).into_response())
+}
+
+/// 200 with the snapshot and its version as the ETag.
+fn snapshot_body(snapshot: &Snapshot) -> Response {
+    let tag = etag(snapshot.version);
+    ([(header::ETAG, tag)], Json(SnapshotView::from(snapshot))).into_response()
+}
+
+/// The long-poll's 200, with [`RESET_HEADER`] when the ring went back
+/// below the client's version.
+fn long_poll_answer(snapshot: &Snapshot, reset: bool) -> Response {
+    let mut response = snapshot_body(snapshot);
+    if reset {
+        response
+            .headers_mut()
+            .insert(RESET_HEADER, HeaderValue::from_static("true"));
+    }
+    response
+}
+
+/// Parses `wait`: a duration such as `30s`, `500ms` or `2m`, within
+/// [`LONG_POLL_WAIT`](crate::ring::durations::LONG_POLL_WAIT).
+fn parse_wait(text: &str) -> Result<Duration, ApiError> {
+    crate::wire::duration::parse_wait(text).map_err(|e| ApiError::invalid("wait", e.named()))
 }
 
 /// Read a retained version.

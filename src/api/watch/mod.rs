@@ -23,10 +23,10 @@ use tokio::sync::{broadcast, watch};
 use tokio::time::Instant;
 
 use super::auth::Reader;
+use super::error_responses::ReadErrors;
 use super::extract::{ApiPath, ApiQuery};
 use super::paths::ring_name;
 use super::problem::{ApiError, Problem};
-use super::responses::ReadErrors;
 use super::schemas::RingNameSchema;
 use super::AppState;
 use crate::hub::{GaugeGuard, Head, Published, PublishedHealth, RECENT_VERSIONS};
