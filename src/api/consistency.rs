@@ -66,6 +66,10 @@ fn is_read(method: &Method, path: &str) -> bool {
     }
 }
 
+/// The `Ringd-Timeout` header as a refusal's problem names it, in the
+/// case the documentation writes it.
+const TIMEOUT_FIELD: &str = "Ringd-Timeout";
+
 /// Answers a write 503 (with `Retry-After`) once its deadline passes: the
 /// client's own, sent as `Ringd-Timeout`, or the service's
 /// ([`crate::service::RingService::write_deadline`]). The write is
@@ -84,10 +88,12 @@ pub(super) async fn bound_writes(
         None => None,
         Some(value) => match value.to_str().map(|v| WRITE_TIMEOUT.parse(v)) {
             Ok(Ok(d)) => Some(d),
-            Ok(Err(e)) => return ApiError::invalid(WRITE_TIMEOUT.name, e.named()).into_response(),
+            Ok(Err(e)) => {
+                return ApiError::invalid(TIMEOUT_FIELD, e.named(TIMEOUT_FIELD)).into_response()
+            }
             Err(_) => {
                 return ApiError::invalid(
-                    WRITE_TIMEOUT.name,
+                    TIMEOUT_FIELD,
                     "Ringd-Timeout is not text: send a duration such as `10s`",
                 )
                 .into_response()

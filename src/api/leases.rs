@@ -120,7 +120,7 @@ pub fn parse_registration(
         None => DEFAULT_LEASE_TTL,
         Some(serde_json::Value::String(text)) => LEASE_TTL
             .parse(&text)
-            .map_err(|e| ApiError::invalid("ttl", e.named()))?,
+            .map_err(|e| ApiError::invalid("ttl", e.named("ttl")))?,
         Some(other) => {
             return Err(ApiError::invalid(
                 "ttl",

@@ -55,6 +55,7 @@ use utoipa_axum::router::OpenApiRouter;
 use self::auth::AuthConfig;
 use self::metrics::Metrics;
 use self::problem::{ApiError, ProblemKind};
+use crate::ring::durations::{DEFAULT_CLIENT_TTL, DEFAULT_WATCH_KEEPALIVE};
 use crate::service::RingService;
 
 /// What the `Idempotency-Key` header does, for the OpenAPI descriptions.
@@ -84,13 +85,6 @@ pub struct AppState {
     pub settings: Arc<Settings>,
 }
 
-/// How often an idle watch stream gets a keep-alive event, unless
-/// configured (`--watch-keepalive`).
-pub const DEFAULT_KEEPALIVE: std::time::Duration = std::time::Duration::from_secs(15);
-
-/// How long a client's ack counts, unless configured (`--client-ttl`).
-pub const DEFAULT_CLIENT_TTL: std::time::Duration = std::time::Duration::from_secs(5 * 60);
-
 /// Tunables of the notification and convergence endpoints, and where the
 /// console's files come from.
 #[derive(Debug, Clone)]
@@ -107,7 +101,7 @@ pub struct Settings {
 impl Default for Settings {
     fn default() -> Self {
         Self {
-            keepalive: DEFAULT_KEEPALIVE,
+            keepalive: DEFAULT_WATCH_KEEPALIVE,
             client_ttl: DEFAULT_CLIENT_TTL,
             console_dir: None,
         }

@@ -86,8 +86,9 @@ pub async fn latest_snapshot(
 
 /// `GET …/snapshot?after=N&wait=D`: answers at once with the current
 /// snapshot if the ring is past N (or, with [`RESET_HEADER`], below it);
-/// otherwise waits up to `wait` (within [`LONG_POLL_WAIT`](crate::ring::durations::LONG_POLL_WAIT), plus up to 1/16
-/// of it as jitter) for a newer version, and answers 304 if none came.
+/// otherwise waits up to `wait` (within
+/// [`LONG_POLL_WAIT`](crate::ring::durations::LONG_POLL_WAIT), plus up to
+/// 1/16 of it as jitter) for a newer version, and answers 304 if none came.
 async fn long_poll(
     state: &AppState,
     ring: &RingName,
@@ -149,7 +150,7 @@ fn long_poll_answer(snapshot: &Snapshot, reset: bool) -> Response {
 /// Parses `wait`: a duration such as `30s`, `500ms` or `2m`, within
 /// [`LONG_POLL_WAIT`](crate::ring::durations::LONG_POLL_WAIT).
 fn parse_wait(text: &str) -> Result<Duration, ApiError> {
-    crate::wire::duration::parse_wait(text).map_err(|e| ApiError::invalid("wait", e.named()))
+    crate::wire::duration::parse_wait(text).map_err(|e| ApiError::invalid("wait", e.named("wait")))
 }
 
 /// Read a retained version.

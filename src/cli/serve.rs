@@ -12,8 +12,8 @@ use crate::ring::durations::{
 };
 use crate::server::{
     check_advertise_url, check_election_ttl, EtcdAccess, LogFormat, Secret, ServeConfig, TlsFiles,
-    DEFAULT_CLIENT_TTL, DEFAULT_ELECTION_TTL, DEFAULT_KEEPALIVE, DEFAULT_LISTEN, DEFAULT_PREFIX,
-    DEFAULT_RETENTION, DEFAULT_STORE,
+    DEFAULT_CLIENT_TTL, DEFAULT_ELECTION_TTL, DEFAULT_LISTEN, DEFAULT_PREFIX, DEFAULT_RETENTION,
+    DEFAULT_STORE, DEFAULT_WATCH_KEEPALIVE,
 };
 use crate::store::leadership::InstanceId;
 
@@ -81,7 +81,7 @@ pub struct ServeArgs {
     )]
     pub tls_client_ca: Option<PathBuf>,
     /// How often an idle watch stream gets a keep-alive event.
-    #[arg(long, env = "RINGD_WATCH_KEEPALIVE", default_value = default_text(&KEEPALIVE_TEXT, DEFAULT_KEEPALIVE), value_name = "DURATION",
+    #[arg(long, env = "RINGD_WATCH_KEEPALIVE", default_value = default_text(&KEEPALIVE_TEXT, DEFAULT_WATCH_KEEPALIVE), value_name = "DURATION",
           value_parser = |t: &str| WATCH_KEEPALIVE.parse(t),
           help = bounded_help("How often an idle watch stream gets a keep-alive event", &WATCH_KEEPALIVE))]
     pub watch_keepalive: Duration,

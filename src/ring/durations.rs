@@ -1,83 +1,88 @@
-//! Every duration ringd accepts, from a flag of `ringd serve` or a query
-//! parameter of the API, with its allowed range. The ranges live here,
-//! once, so the server's start-up checks, the API's 400 answers, the
-//! client library's settings, `--help` and the docs cannot disagree.
+//! Every duration ringd accepts, from a flag of `ringd serve`, a query
+//! parameter, header or body field of the API, with its allowed range and,
+//! where it has one, its default. The ranges live here, once, so the
+//! server's start-up checks, the API's 400 answers, the client library's
+//! settings, the CLI's help and the docs cannot disagree. What a duration is
+//! called where it is given (a flag, a parameter) belongs to the layer
+//! that reads it, which names it in its messages: see
+//! [`DurationError::named`].
 
 use std::time::Duration;
 
 /// The range a duration setting or parameter must fall in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct DurationBounds {
-    /// What it is called where it is given: a flag or a query parameter.
-    pub name: &'static str,
     /// Shortest accepted.
     pub min: Duration,
     /// Longest accepted.
     pub max: Duration,
 }
 
-/// `--watch-keepalive`: 1 s to 5 min. Below a second, keep-alives become
-/// traffic of their own (at zero the server would send them in a busy
-/// loop); above five minutes, proxies with common idle timeouts close the
-/// stream and clients cannot tell a quiet stream from a dead one.
+/// How often an idle watch stream gets a keep-alive event: 1 s to 5 min.
+/// Below a second, keep-alives become traffic of their own (at zero the
+/// server would send them in a busy loop); above five minutes, proxies
+/// with common idle timeouts close the stream and clients cannot tell a
+/// quiet stream from a dead one.
 pub const WATCH_KEEPALIVE: DurationBounds = DurationBounds {
-    name: "--watch-keepalive",
     min: Duration::from_secs(1),
     max: Duration::from_secs(5 * 60),
 };
 
-/// `--client-ttl`: 10 s to 24 h. Below ten seconds a client that acks on
-/// time still flickers in and out of the list; beyond a day, clients that
-/// are long gone are counted as diverging.
+/// The watch keep-alive interval unless the server is configured otherwise.
+pub const DEFAULT_WATCH_KEEPALIVE: Duration = Duration::from_secs(15);
+
+/// How long a client's ack counts: 10 s to 24 h. Below ten seconds a
+/// client that acks on time still flickers in and out of the list; beyond
+/// a day, clients that are long gone are counted as diverging.
 pub const CLIENT_TTL: DurationBounds = DurationBounds {
-    name: "--client-ttl",
     min: Duration::from_secs(10),
     max: Duration::from_secs(24 * 3600),
 };
 
-/// Long-poll `wait=`: 1 ms to 5 min. Longer waits are better served by
+/// How long a client's ack counts unless the server is configured
+/// otherwise.
+pub const DEFAULT_CLIENT_TTL: Duration = Duration::from_secs(5 * 60);
+
+/// A long-poll's wait: 1 ms to 5 min. Longer waits are better served by
 /// polling again (or a watch stream), and they pin a request for longer
 /// than many proxies allow.
 pub const LONG_POLL_WAIT: DurationBounds = DurationBounds {
-    name: "wait",
     min: Duration::from_millis(1),
     max: Duration::from_secs(5 * 60),
 };
 
-/// A write's `Ringd-Timeout`: 100 ms to 5 min. Shorter, and a healthy
-/// commit would not fit; longer waits pin a request for longer than many
-/// proxies allow, as with `wait`.
+/// A write's own deadline: 100 ms to 5 min. Shorter, and a healthy commit
+/// would not fit; longer waits pin a request for longer than many proxies
+/// allow, as with a long-poll's wait.
 pub const WRITE_TIMEOUT: DurationBounds = DurationBounds {
-    name: "Ringd-Timeout",
     min: Duration::from_millis(100),
     max: Duration::from_secs(5 * 60),
 };
 
-/// A lease's `ttl`: 1 s to 1 h. Below a second, renewals become most of a
+/// A lease's TTL: 1 s to 1 h. Below a second, renewals become most of a
 /// node's traffic and one slow round trip costs it its health; beyond an
 /// hour, a dead node goes unnoticed for longer than anyone waits.
 pub const LEASE_TTL: DurationBounds = DurationBounds {
-    name: "ttl",
     min: Duration::from_secs(1),
     max: Duration::from_secs(3600),
 };
 
-/// `--election-ttl`: 2 s to 1 min, in whole seconds (etcd's leases count
-/// seconds). etcd stretches shorter leases to one and a half of its own
-/// election timeout (2 s with its defaults), so a shorter TTL would not
-/// mean what it says; beyond a minute, a dead decision-maker holds up every
-/// automatic change for minutes.
+/// A lease's TTL when the registration gives none.
+pub const DEFAULT_LEASE_TTL: Duration = Duration::from_secs(10);
+
+/// The decision-maker's session TTL with etcd: 2 s to 1 min, in whole
+/// seconds (etcd's leases count seconds). etcd stretches shorter leases to
+/// one and a half of its own election timeout (2 s with its defaults), so a
+/// shorter TTL would not mean what it says; beyond a minute, a dead
+/// decision-maker holds up every automatic change for minutes.
 pub const ELECTION_TTL: DurationBounds = DurationBounds {
-    name: "--election-ttl",
     min: Duration::from_secs(2),
     max: Duration::from_secs(60),
 };
 
-/// The decision-maker's session TTL unless configured (`--election-ttl`).
+/// The decision-maker's session TTL unless the server is configured
+/// otherwise.
 pub const DEFAULT_ELECTION_TTL: Duration = Duration::from_secs(5);
-
-/// A lease's `ttl` when the registration gives none.
-pub const DEFAULT_LEASE_TTL: Duration = Duration::from_secs(10);
 
 impl DurationBounds {
     /// Parses `text` (see [`parse_duration`]) and checks it is in range.
@@ -110,7 +115,7 @@ impl DurationBounds {
 
 /// Why a duration was refused. The message does not name the setting, so
 /// that callers which already do (clap, a problem's `field`) need not
-/// repeat it; [`DurationError::named`] adds it.
+/// repeat it; [`DurationError::named`] adds the name the caller gives.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum DurationError {
     /// Not a duration at all.
@@ -133,12 +138,13 @@ pub enum DurationError {
 }
 
 impl DurationError {
-    /// The message with the setting's name in front of a range error, for
-    /// places where nothing else names it.
-    pub fn named(&self) -> String {
+    /// The message with `name`, what the setting is called where it was
+    /// given, in front of a range error, for places where nothing else
+    /// names it.
+    pub fn named(&self, name: &str) -> String {
         match self {
             Self::Syntax(m) => m.clone(),
-            Self::OutOfRange { bounds, .. } => format!("{} {self}", bounds.name),
+            Self::OutOfRange { .. } => format!("{name} {self}"),
         }
     }
 }
@@ -189,6 +195,8 @@ mod tests {
         assert_eq!(LONG_POLL_WAIT.range(), "1ms to 5m");
         assert_eq!(WRITE_TIMEOUT.range(), "100ms to 5m");
         assert_eq!(LEASE_TTL.range(), "1s to 1h");
+        assert!(WATCH_KEEPALIVE.contains(DEFAULT_WATCH_KEEPALIVE));
+        assert!(CLIENT_TTL.contains(DEFAULT_CLIENT_TTL));
         assert!(LEASE_TTL.contains(DEFAULT_LEASE_TTL));
         assert_eq!(ELECTION_TTL.range(), "2s to 1m");
         assert!(ELECTION_TTL.contains(DEFAULT_ELECTION_TTL));
@@ -219,11 +227,11 @@ mod tests {
             "`300001ms` is above the 5m maximum; use 1s to 5m"
         );
         assert_eq!(
-            b.parse(" 0 ").unwrap_err().named(),
-            "--watch-keepalive `0` is below the 1s minimum; use 1s to 5m"
+            b.parse(" 0 ").unwrap_err().named("keepalive"),
+            "keepalive `0` is below the 1s minimum; use 1s to 5m"
         );
         assert_eq!(
-            b.parse("soon").unwrap_err().named(),
+            b.parse("soon").unwrap_err().named("keepalive"),
             "`soon` is not a duration: use e.g. 500ms, 15s, 5m or 1h"
         );
         assert!(b.contains(b.min) && b.contains(b.max));

@@ -17,7 +17,6 @@ use crate::placement::json_integer::JsonU64;
 /// decision-maker's tick (250 ms) is a large part of it; beyond a month a
 /// dead node is effectively never acted on, which `null` says better.
 pub const POLICY_DELAY: DurationBounds = DurationBounds {
-    name: "membership delay",
     min: Duration::from_secs(1),
     max: Duration::from_secs(30 * 24 * 3600),
 };

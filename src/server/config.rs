@@ -6,10 +6,12 @@ use crate::api::Settings;
 use crate::ring::durations::{format_duration, CLIENT_TTL, ELECTION_TTL, WATCH_KEEPALIVE};
 use crate::store::leadership::InstanceId;
 
-// The defaults the API and the store define, so that `ringd serve`'s flags
-// and a `ServeConfig` built in code name every default from here.
-pub use crate::api::{DEFAULT_CLIENT_TTL, DEFAULT_KEEPALIVE};
-pub use crate::ring::durations::DEFAULT_ELECTION_TTL;
+// The defaults the durations' bounds and the store define, so that `ringd
+// serve`'s flags and a `ServeConfig` built in code name every default from
+// here.
+pub use crate::ring::durations::{
+    DEFAULT_CLIENT_TTL, DEFAULT_ELECTION_TTL, DEFAULT_WATCH_KEEPALIVE,
+};
 pub use crate::store::etcd::DEFAULT_PREFIX;
 pub use crate::store::DEFAULT_RETENTION;
 
@@ -89,8 +91,7 @@ impl Default for ServeConfig {
 pub fn check_election_ttl(ttl: std::time::Duration) -> Result<(), String> {
     if !ELECTION_TTL.contains(ttl) || ttl.subsec_nanos() != 0 {
         return Err(format!(
-            "{} of {} is not allowed: use whole seconds from {}",
-            ELECTION_TTL.name,
+            "--election-ttl of {} is not allowed: use whole seconds from {}",
             format_duration(ttl),
             ELECTION_TTL.range()
         ));
@@ -125,14 +126,13 @@ pub(super) fn check_settings(config: &ServeConfig) -> Result<(), ServeError> {
         check_advertise_url(url).map_err(ServeError::Setting)?;
     }
     let settings = &config.settings;
-    for (bounds, value) in [
-        (WATCH_KEEPALIVE, settings.keepalive),
-        (CLIENT_TTL, settings.client_ttl),
+    for (flag, bounds, value) in [
+        ("--watch-keepalive", WATCH_KEEPALIVE, settings.keepalive),
+        ("--client-ttl", CLIENT_TTL, settings.client_ttl),
     ] {
         if !bounds.contains(value) {
             return Err(ServeError::Setting(format!(
-                "{} of {} is outside its bounds: use {}",
-                bounds.name,
+                "{flag} of {} is outside its bounds: use {}",
                 format_duration(value),
                 bounds.range()
             )));

@@ -24,8 +24,8 @@ pub mod tls;
 
 pub use config::{
     check_advertise_url, check_election_ttl, LogFormat, ServeConfig, DEFAULT_CLIENT_TTL,
-    DEFAULT_ELECTION_TTL, DEFAULT_KEEPALIVE, DEFAULT_LISTEN, DEFAULT_PREFIX, DEFAULT_RETENTION,
-    DEFAULT_STORE,
+    DEFAULT_ELECTION_TTL, DEFAULT_LISTEN, DEFAULT_PREFIX, DEFAULT_RETENTION, DEFAULT_STORE,
+    DEFAULT_WATCH_KEEPALIVE,
 };
 pub use error::ServeError;
 pub use secret::Secret;

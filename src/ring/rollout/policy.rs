@@ -14,14 +14,12 @@ pub const MAX_STEPS: u32 = 100;
 
 /// `min_dwell`: 0 to 24 h between one step's commit and the next.
 pub const MIN_DWELL: DurationBounds = DurationBounds {
-    name: "min_dwell",
     min: Duration::ZERO,
     max: Duration::from_secs(24 * 3600),
 };
 
 /// `gate_timeout`: 1 s to 7 days of waiting on one step's gate.
 pub const GATE_TIMEOUT: DurationBounds = DurationBounds {
-    name: "gate_timeout",
     min: Duration::from_secs(1),
     max: Duration::from_secs(7 * 24 * 3600),
 };
@@ -95,6 +93,7 @@ fn out_of_range(field: &'static str, detail: String) -> RolloutError {
 }
 
 fn duration(
+    field: &'static str,
     bounds: &DurationBounds,
     text: Option<&str>,
     default: Duration,
@@ -102,10 +101,10 @@ fn duration(
     let Some(text) = text else {
         return Ok(default);
     };
-    let d = parse_duration(text).map_err(|e| out_of_range(bounds.name, e))?;
+    let d = parse_duration(text).map_err(|e| out_of_range(field, e))?;
     if !bounds.contains(d) {
         return Err(out_of_range(
-            bounds.name,
+            field,
             format!("`{text}` is out of range; use {}", bounds.range()),
         ));
     }
@@ -178,9 +177,15 @@ impl RolloutPolicy {
         Ok(Self {
             steps,
             max_moved_fraction_per_step: max_moved,
-            min_dwell: duration(&MIN_DWELL, spec.min_dwell.as_deref(), Duration::ZERO)?,
+            min_dwell: duration(
+                "min_dwell",
+                &MIN_DWELL,
+                spec.min_dwell.as_deref(),
+                Duration::ZERO,
+            )?,
             gate,
             gate_timeout: duration(
+                "gate_timeout",
                 &GATE_TIMEOUT,
                 spec.gate_timeout.as_deref(),
                 DEFAULT_GATE_TIMEOUT,
