@@ -1,11 +1,12 @@
-"""Placement inputs: the ring config (spec 2.1), nodes (2.2) and the
-normalization and validation every build starts with (2.3, 2.4)."""
+"""Placement inputs: the ring config (spec 2.1) and nodes (2.2), each
+checked as it is made (2.4 check 1, and each node's own fields); the checks
+across a node set are in `nodeset`."""
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Dict, Mapping, Optional
 
 from .errors import PlacementError
 from .hashes import HASH_CODES
@@ -163,63 +164,3 @@ class Node:
                    weight=get("weight", 1), zone=obj.get("zone"),
                    hash_key=obj.get("hash_key"), state=get("state", "active"),
                    ramp=get("ramp", RAMP_FULL))
-
-
-def ramped(active: Sequence[Node]) -> bool:
-    """Whether some active node is below full ramp (2.2)."""
-    return any(n.ramp != RAMP_FULL for n in active)
-
-
-def zone_numbers(zone_aware: bool, active: Sequence[Node]) -> Optional[Tuple[List[int], int]]:
-    """Each active node's zone number and the zone count (2.3 step 4), or
-    None without zone awareness. Sorting str compares code points, which for
-    ASCII names is byte order."""
-    if not zone_aware:
-        return None
-    names = sorted({n.zone for n in active if n.zone is not None})
-    number = {z: i for i, z in enumerate(names)}
-    return [number[n.zone] for n in active if n.zone is not None], len(names)
-
-
-def ketama_digests(active: Sequence[Node]) -> List[int]:
-    from .ketama import digest_count  # ketama owns the float rule
-    total = sum(n.weight for n in active)
-    return [digest_count(n.weight, total, len(active)) for n in active]
-
-
-def normalize(config: RingConfig, nodes: Sequence[Node]) -> List[Node]:
-    """Checks 2 to 6 of 2.4 in their order; returns the active nodes sorted
-    by id in byte order (ids are ASCII, so str order is byte order).
-    Check 7 belongs to the server computing a table, which a client never does."""
-    every = sorted(nodes, key=lambda n: n.id)
-    for a, b in zip(every, every[1:]):
-        if a.id == b.id:
-            raise PlacementError("DuplicateNodeId", a.id)
-    active = [n for n in every if n.state == "active"]
-    if config.zone_aware:
-        for n in active:
-            if n.zone is None:
-                raise PlacementError("MissingZone", n.id)
-    if config.algorithm in ("ketama", "jump", "table"):
-        for n in active:
-            if n.ramp != RAMP_FULL:
-                raise PlacementError("RampNotSupported",
-                                     f"{n.id} at ramp {n.ramp} under {config.algorithm}")
-    if config.algorithm == "table":
-        cells = config.partitions * min(config.replication_factor, len(active))
-        if cells > MAX_POINTS:
-            raise PlacementError("TableTooLarge", f"{cells} cells > {MAX_POINTS}")
-    points = 0
-    if config.algorithm == "ring":
-        # Full points, whatever the ramp (2.4 step 5).
-        points = config.vnodes_per_weight * sum(n.weight for n in active)
-    elif config.algorithm == "ketama":
-        points = 4 * sum(ketama_digests(active))
-    elif config.algorithm == "jump":
-        points = sum(n.weight for n in active)
-    if points > MAX_POINTS:
-        raise PlacementError("TooManyPoints", f"{points} > {MAX_POINTS}")
-    if config.algorithm == "maglev" and config.table_size < len(active):
-        raise PlacementError("TableSizeOutOfRange",
-                             f"table_size {config.table_size} < {len(active)} active nodes")
-    return active

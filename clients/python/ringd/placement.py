@@ -14,7 +14,8 @@ from .encoding import decode_header, encode_header, fingerprint_of, header_lengt
 from .errors import FingerprintMismatch, InvalidEncoding, InvalidTable, TableRequired
 from .hashes import HASHES, Hash64, md5_32
 from .layout import Layout
-from .model import Node, RingConfig, normalize, ramped, zone_numbers
+from .model import Node, RingConfig
+from .nodeset import normalize, ramped, zone_numbers
 from .preference import select
 
 Key = Union[bytes, str]
