@@ -7,84 +7,44 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures::StreamExt;
 use serde_json::json;
 
 use crate::support::api::TestApi;
 use crate::support::client::{client, wait_status, Events, GUARD};
+use crate::support::proxy::Proxy;
 use crate::support::ringd::Ringd;
 use ringd::client::{Transport, WatchMode};
 
 /// A streaming proxy in front of `upstream` that adds `health=true` to
 /// every watch request and counts the `health` events it passes on.
 async fn health_proxy(upstream: String) -> (String, Arc<AtomicUsize>) {
-    use axum::body::{to_bytes, Body};
-    use axum::extract::Request;
-    use axum::response::Response;
-
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let url = format!("http://{}", listener.local_addr().expect("addr"));
     let seen = Arc::new(AtomicUsize::new(0));
     let counter = seen.clone();
-    let http = reqwest::Client::new();
-    let app = axum::Router::new().fallback(move |req: Request| {
-        let (http, upstream, counter) = (http.clone(), upstream.clone(), counter.clone());
-        async move {
-            let mut target = format!(
-                "{upstream}{}",
-                req.uri().path_and_query().map_or("/", |p| p.as_str())
-            );
-            let watch = req.uri().path().ends_with("/watch");
-            if watch {
-                target.push(if req.uri().query().is_some() {
-                    '&'
-                } else {
-                    '?'
-                });
-                target.push_str("health=true");
+    let url = Proxy::to(&upstream)
+        .forwarding_to(|uri| {
+            let target = uri.path_and_query().map_or("/", |p| p.as_str());
+            if !uri.path().ends_with("/watch") {
+                return target.to_owned();
             }
-            let method =
-                reqwest::Method::from_bytes(req.method().as_str().as_bytes()).expect("method");
-            let mut out = http.request(method, target);
-            for (k, v) in req.headers() {
-                if k.as_str() != "host" {
-                    out = out.header(k.as_str(), v.as_bytes());
-                }
-            }
-            let body = to_bytes(req.into_body(), 1 << 20).await.expect("body");
-            let Ok(resp) = out.body(body.to_vec()).send().await else {
-                return Response::builder()
-                    .status(502)
-                    .body(Body::empty())
-                    .expect("response");
-            };
-            let mut back = Response::builder().status(resp.status().as_u16());
-            for (k, v) in resp.headers() {
-                if !matches!(
-                    k.as_str(),
-                    "content-length" | "transfer-encoding" | "connection"
-                ) {
-                    back = back.header(k.as_str(), v.as_bytes());
-                }
+            let glue = if uri.query().is_some() { '&' } else { '?' };
+            format!("{target}{glue}health=true")
+        })
+        .tapping(move |uri| {
+            if !uri.path().ends_with("/watch") {
+                return None;
             }
             // Frames are counted on the text so far, so one split across
             // chunks is still counted once.
-            let mut text = String::new();
-            let stream = resp.bytes_stream().map(move |chunk| {
-                if let Ok(bytes) = &chunk {
-                    let before = text.matches("event: health\n").count();
-                    text.push_str(&String::from_utf8_lossy(bytes));
-                    let after = text.matches("event: health\n").count();
-                    counter.fetch_add(after - before, Ordering::SeqCst);
-                }
-                chunk
-            });
-            back.body(Body::from_stream(stream)).expect("response")
-        }
-    });
-    tokio::spawn(async move { axum::serve(listener, app).await.expect("proxy") });
+            let (counter, mut text) = (counter.clone(), String::new());
+            Some(Box::new(move |bytes: &[u8]| {
+                let before = text.matches("event: health\n").count();
+                text.push_str(&String::from_utf8_lossy(bytes));
+                let after = text.matches("event: health\n").count();
+                counter.fetch_add(after - before, Ordering::SeqCst);
+            }))
+        })
+        .start()
+        .await;
     (url, seen)
 }
 

@@ -12,6 +12,7 @@ use std::time::Duration;
 
 use crate::support::api::TestApi;
 use crate::support::client::{client, keys, wait_status, Events, GUARD};
+use crate::support::proxy::Proxy;
 use crate::support::ringd::Ringd;
 use ringd::client::{RingClient, Transport, WatchMode};
 
@@ -236,8 +237,7 @@ async fn the_ack_status_starts_over_with_a_recreated_ring() {
 /// A proxy in front of `upstream` that forwards every request except the
 /// watch route, which it answers with a bare 404 (no problem document),
 /// as a proxy that does not know the route would, and acks while
-/// `refuse_acks` is set (503). Responses are forwarded whole, so streams
-/// could not pass anyway. Returns its URL and the number of watch
+/// `refuse_acks` is set (503). Returns its URL and the number of watch
 /// requests it refused.
 async fn refusing_proxy(
     upstream: String,
@@ -253,75 +253,41 @@ async fn proxy(
     silent: bool,
     refuse_acks: Arc<AtomicBool>,
 ) -> (String, Arc<AtomicUsize>) {
-    use axum::body::{to_bytes, Body};
-    use axum::extract::Request;
+    use axum::body::Body;
     use axum::response::Response;
 
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let url = format!("http://{}", listener.local_addr().expect("addr"));
     let refused = Arc::new(AtomicUsize::new(0));
     let counter = refused.clone();
-    let http = reqwest::Client::new();
-    let app = axum::Router::new().fallback(move |req: Request| {
-        let (http, upstream, counter) = (http.clone(), upstream.clone(), counter.clone());
-        let refuse_acks = refuse_acks.clone();
-        async move {
-            if req.uri().path().ends_with("/ack") && refuse_acks.load(Ordering::SeqCst) {
-                return Response::builder()
-                    .status(503)
-                    .body(Body::empty())
-                    .expect("response");
+    let url = Proxy::to(&upstream)
+        .answering(move |req| {
+            let path = req.uri().path();
+            if path.ends_with("/ack") && refuse_acks.load(Ordering::SeqCst) {
+                return Some(
+                    Response::builder()
+                        .status(503)
+                        .body(Body::empty())
+                        .expect("response"),
+                );
             }
-            if req.uri().path().ends_with("/watch") {
-                counter.fetch_add(1, Ordering::SeqCst);
-                if silent {
-                    let never = futures::stream::pending::<Result<Vec<u8>, std::io::Error>>();
-                    return Response::builder()
-                        .header("content-type", "text/event-stream")
-                        .body(Body::from_stream(never))
-                        .expect("response");
-                }
-                return Response::builder()
+            if !path.ends_with("/watch") {
+                return None;
+            }
+            counter.fetch_add(1, Ordering::SeqCst);
+            let answer = if silent {
+                let never = futures::stream::pending::<Result<Vec<u8>, std::io::Error>>();
+                Response::builder()
+                    .header("content-type", "text/event-stream")
+                    .body(Body::from_stream(never))
+            } else {
+                Response::builder()
                     .status(404)
                     .header("content-type", "text/plain")
                     .body(Body::from("no such route"))
-                    .expect("response");
-            }
-            let target = format!(
-                "{upstream}{}",
-                req.uri().path_and_query().map_or("/", |p| p.as_str())
-            );
-            let method =
-                reqwest::Method::from_bytes(req.method().as_str().as_bytes()).expect("method");
-            let mut out = http.request(method, target);
-            for (k, v) in req.headers() {
-                if k.as_str() != "host" {
-                    out = out.header(k.as_str(), v.as_bytes());
-                }
-            }
-            let body = to_bytes(req.into_body(), 1 << 20).await.expect("body");
-            let Ok(resp) = out.body(body.to_vec()).send().await else {
-                return Response::builder()
-                    .status(502)
-                    .body(Body::empty())
-                    .expect("response");
             };
-            let mut back = Response::builder().status(resp.status().as_u16());
-            for (k, v) in resp.headers() {
-                if !matches!(
-                    k.as_str(),
-                    "content-length" | "transfer-encoding" | "connection"
-                ) {
-                    back = back.header(k.as_str(), v.as_bytes());
-                }
-            }
-            let bytes = resp.bytes().await.unwrap_or_default();
-            back.body(Body::from(bytes)).expect("response")
-        }
-    });
-    tokio::spawn(async move { axum::serve(listener, app).await.expect("proxy") });
+            Some(answer.expect("response"))
+        })
+        .start()
+        .await;
     (url, refused)
 }
 

@@ -2,9 +2,9 @@
 //! process, or in this process), typed HTTP requests, the problem
 //! assertion, the SSE reader, the etcd processes, the CLI's golden-file
 //! checks, `ringd follow` client processes and the rollout checks they
-//! serve, and a double of the server's read routes. Each test binary
-//! declares this module once; the client-only build gets the parts it can
-//! compile.
+//! serve, a double of the server's read routes, and a forwarding proxy to
+//! put in front of a server. Each test binary declares this module once;
+//! the client-only build gets the parts it can compile.
 
 pub(crate) mod api;
 #[cfg(feature = "server")]
@@ -23,6 +23,8 @@ pub(crate) mod in_process;
 pub(crate) mod membership;
 #[cfg(feature = "server")]
 pub(crate) mod problem;
+#[cfg(feature = "server")]
+pub(crate) mod proxy;
 pub(crate) mod ringd;
 #[cfg(feature = "server")]
 pub(crate) mod rollouts;
