@@ -61,6 +61,7 @@ impl ChangeResult {
                 current,
                 diff,
                 base_config,
+                ..
             } => (
                 false,
                 true,

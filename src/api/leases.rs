@@ -20,7 +20,7 @@ use super::AppState;
 use crate::placement::NodeId;
 use crate::ring::durations::{format_duration, DEFAULT_LEASE_TTL, LEASE_TTL};
 use crate::ring::{NodeRecord, NodeRecordSpec, RingName};
-use crate::service::{ChangeOutcome, Lease};
+use crate::service::{Effect, LeaseOutcome};
 use crate::wire::schema::{LeaseIdSchema, NodeIdSchema};
 use crate::wire::{LeaseInput, LeaseView};
 
@@ -82,31 +82,15 @@ pub async fn register_lease(
     ApiJson(body): ApiJson<serde_json::Map<String, serde_json::Value>>,
 ) -> Result<Response, ApiError> {
     let (record, ttl) = parse_registration(body, node.clone())?;
-    let existed = state
-        .service
-        .current(&ring)
-        .await?
-        .snapshot
-        .nodes
-        .iter()
-        .any(|n| n.id == node);
-    let (lease, outcome) = state
+    let outcome = state
         .service
         .register_lease(&ring, record, ttl, role)
         .await?;
-    let (version, changed) = match &outcome {
-        ChangeOutcome::Committed { current, .. } => (current.snapshot.version, true),
-        ChangeOutcome::Unchanged { current } => (current.snapshot.version, false),
-        ChangeOutcome::Replayed { snapshot, .. } => (snapshot.version, false),
-        ChangeOutcome::Preview { base_version, .. } => (*base_version, false),
+    let status = match outcome.effect {
+        Effect::Created => StatusCode::CREATED,
+        Effect::Changed | Effect::Unchanged => StatusCode::OK,
     };
-    let status = if changed && !existed {
-        StatusCode::CREATED
-    } else {
-        StatusCode::OK
-    };
-    let view = view(&state, &ring, &node, &lease, version, changed);
-    Ok((status, Json(view)).into_response())
+    Ok((status, Json(view(&state, &ring, &node, &outcome))).into_response())
 }
 
 /// Reads a registration's body (a JSON object) into `node`'s record and
@@ -176,9 +160,8 @@ pub async fn renew_lease(
     _: Writer,
     RingNodeLeasePath(ring, node, id): RingNodeLeasePath,
 ) -> Result<Response, ApiError> {
-    let lease = state.service.renew_lease(&ring, &node, id).await?;
-    let version = state.service.current(&ring).await?.snapshot.version;
-    Ok(Json(view(&state, &ring, &node, &lease, version, false)).into_response())
+    let outcome = state.service.renew_lease(&ring, &node, id).await?;
+    Ok(Json(view(&state, &ring, &node, &outcome)).into_response())
 }
 
 /// Release a lease: a graceful leave.
@@ -205,29 +188,16 @@ pub async fn release_lease(
     _: Writer,
     RingNodeLeasePath(ring, node, id): RingNodeLeasePath,
 ) -> Result<Response, ApiError> {
-    let before = state.service.current(&ring).await?.snapshot.version;
-    let lease = state.service.release_lease(&ring, &node, id).await?;
-    // `on_leave` may have removed or drained the node: a version.
-    let version = state.service.current(&ring).await?.snapshot.version;
-    Ok(Json(view(
-        &state,
-        &ring,
-        &node,
-        &lease,
-        version,
-        version != before,
-    ))
-    .into_response())
+    // Whether `on_leave` removed or drained the node (a version) is the
+    // release's own outcome: a commit by another writer meanwhile is not
+    // this release's change.
+    let outcome = state.service.release_lease(&ring, &node, id).await?;
+    Ok(Json(view(&state, &ring, &node, &outcome)).into_response())
 }
 
-fn view(
-    state: &AppState,
-    ring: &RingName,
-    node: &NodeId,
-    lease: &Lease,
-    version: u64,
-    changed: bool,
-) -> LeaseView {
+/// The body every lease operation answers with.
+fn view(state: &AppState, ring: &RingName, node: &NodeId, outcome: &LeaseOutcome) -> LeaseView {
+    let lease = &outcome.lease;
     LeaseView {
         ring: ring.to_string(),
         node: node.to_string(),
@@ -236,8 +206,8 @@ fn view(
         deadline: lease.deadline,
         last_heartbeat: lease.last_heartbeat,
         health: lease.health(state.service.now()).into(),
-        version,
-        changed,
+        version: outcome.version,
+        changed: outcome.effect != Effect::Unchanged,
     }
 }
 

@@ -18,7 +18,7 @@ use super::reason::check_reason;
 use super::schemas::{IdempotencyKeySchema, RingNameSchema, VersionTagSchema};
 use super::AppState;
 use crate::ring::{ChangeOp, NodeHealth, NodeRecord, NodeRecordSpec, RingName, Role};
-use crate::service::{ChangeOutcome, ChangeRequest, Lease};
+use crate::service::{ChangeOutcome, ChangeRequest, Effect, Lease};
 use crate::wire::schema::NodeIdSchema;
 use crate::wire::{ChangeResult, NodeChangeQuery, NodeInput, NodeList, NodeView};
 
@@ -149,19 +149,12 @@ pub async fn put_node(
     let record = spec.into_new_record(Some(id.clone()))?;
     // Before the precondition: a missing ring is a 404 whatever it says
     // (RFC 9110 §13.2.1).
-    let existed = state
-        .service
-        .current(&ring)
-        .await?
-        .snapshot
-        .nodes
-        .iter()
-        .any(|n| n.id == id);
+    state.service.current(&ring).await?;
     let op = ChangeOp::Upsert { node: record };
     let outcome = one_op_change(&state, &ring, op, query, &headers, role).await?;
-    let status = match outcome {
-        ChangeOutcome::Committed { .. } if !existed => StatusCode::CREATED,
-        _ => StatusCode::OK,
+    let status = match outcome.effect_on(&id) {
+        Effect::Created => StatusCode::CREATED,
+        Effect::Changed | Effect::Unchanged => StatusCode::OK,
     };
     Ok(ChangeResult::from_outcome(&ring, &outcome).respond(status))
 }

@@ -11,7 +11,8 @@ use super::{
     BaseConfig, ChangeOutcome, ChangeRequest, Current, RingService, ServiceError, CONTENDED_FOR,
     MAX_RETRIES,
 };
-use crate::ring::{RingName, Role};
+use crate::placement::NodeId;
+use crate::ring::{ChangeOp, RingName, Role, Snapshot};
 use crate::store::leadership::Fence;
 use crate::store::{StoreError, WriteTurn};
 
@@ -153,6 +154,7 @@ impl RingService {
             match self.commit_in_term(&proposal.snapshot, fence).await {
                 Ok(()) => {
                     contention.last_committed = proposal.snapshot.version;
+                    let created = created_nodes(&current.snapshot, &proposal.snapshot);
                     self.forget_removed_leases(ring, &proposal.snapshot.change.ops)
                         .await;
                     let next = Arc::new(Current {
@@ -164,6 +166,7 @@ impl RingService {
                         current: next,
                         diff: proposal.diff,
                         base_config: BaseConfig::of(&current.snapshot),
+                        created,
                     });
                 }
                 Err(StoreError::VersionConflict {
@@ -195,6 +198,26 @@ impl RingService {
         }
         Err(ServiceError::TooMuchContention(MAX_RETRIES))
     }
+}
+
+/// The nodes `next` upserts that `base`, the version it was computed
+/// against, lacks. Both hold their nodes sorted by id.
+fn created_nodes(base: &Snapshot, next: &Snapshot) -> Vec<NodeId> {
+    let holds = |s: &Snapshot, id: &NodeId| s.nodes.binary_search_by(|n| n.id.cmp(id)).is_ok();
+    let mut created: Vec<NodeId> = next
+        .change
+        .ops
+        .iter()
+        .filter_map(|op| match op {
+            ChangeOp::Upsert { node } => Some(&node.id),
+            _ => None,
+        })
+        .filter(|id| !holds(base, id) && holds(next, id))
+        .cloned()
+        .collect();
+    created.sort();
+    created.dedup();
+    created
 }
 
 /// A random pause of up to `attempt` × 5 ms (at most 50 ms).

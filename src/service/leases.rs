@@ -9,10 +9,24 @@
 use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
 
-use super::{ChangeOutcome, ChangeRequest, RingService, ServiceError};
+use super::{ChangeOutcome, ChangeRequest, Effect, RingService, ServiceError};
 use crate::placement::NodeId;
 use crate::ring::{ChangeOp, LeaseId, NodeHealth, NodeRecord, RingName, Role, Snapshot};
 use crate::store::{Lease, LeaseError};
+
+/// What a registration, renewal or release did: the lease as it now
+/// stands, and the ring as the request left it.
+#[derive(Debug, Clone)]
+pub struct LeaseOutcome {
+    /// The lease.
+    pub lease: Lease,
+    /// The ring's version after the request: the one it committed, or the
+    /// one it found when it committed none.
+    pub version: u64,
+    /// What the request did to the node's record. A release is `Changed`
+    /// when the ring's `on_leave` committed a version for it.
+    pub effect: Effect,
+}
 
 impl RingService {
     /// Registers `record` in `ring` with a lease of `ttl`. A new or changed
@@ -25,7 +39,7 @@ impl RingService {
         record: NodeRecord,
         ttl: Duration,
         role: Role,
-    ) -> Result<(Lease, ChangeOutcome), ServiceError> {
+    ) -> Result<LeaseOutcome, ServiceError> {
         let node = record.id.clone();
         // What change to make: the policy decides the state it joins or
         // comes back in.
@@ -46,7 +60,11 @@ impl RingService {
             .grant_lease(ring, &node, ttl, self.now())
             .await
             .map_err(|e| refusal(e, ring, &node, None))?;
-        Ok((lease, outcome))
+        Ok(LeaseOutcome {
+            lease,
+            version: outcome.version(),
+            effect: outcome.effect_on(&node),
+        })
     }
 
     /// Extends `node`'s lease `id` by its TTL. Never a version.
@@ -55,8 +73,8 @@ impl RingService {
         ring: &RingName,
         node: &NodeId,
         id: LeaseId,
-    ) -> Result<Lease, ServiceError> {
-        let current = self.current(ring).await?;
+    ) -> Result<LeaseOutcome, ServiceError> {
+        let mut current = self.current(ring).await?;
         let lease = self
             .store
             .renew_lease(ring, node, id, self.now())
@@ -65,8 +83,8 @@ impl RingService {
         if !current.snapshot.nodes.iter().any(|n| &n.id == node) {
             // Another instance may have committed the node's registration
             // after this one last heard: read the ring before concluding.
-            let latest = self.refresh(ring).await?;
-            if !latest.snapshot.nodes.iter().any(|n| &n.id == node) {
+            current = self.refresh(ring).await?;
+            if !current.snapshot.nodes.iter().any(|n| &n.id == node) {
                 // Removed by an operator since it registered: the lease
                 // names a node that is gone, so it is gone too.
                 self.store
@@ -75,7 +93,11 @@ impl RingService {
                 return Err(refusal(LeaseError::NotFound, ring, node, Some(id)));
             }
         }
-        Ok(lease)
+        Ok(LeaseOutcome {
+            lease,
+            version: current.snapshot.version,
+            effect: Effect::Unchanged,
+        })
     }
 
     /// Releases `node`'s lease `id`: the node left on purpose and is
@@ -86,8 +108,8 @@ impl RingService {
         ring: &RingName,
         node: &NodeId,
         id: LeaseId,
-    ) -> Result<Lease, ServiceError> {
-        self.current(ring).await?;
+    ) -> Result<LeaseOutcome, ServiceError> {
+        let found = self.current(ring).await?.snapshot.version;
         // Record the lease: released.
         let released = self
             .store
@@ -96,8 +118,12 @@ impl RingService {
             .map_err(|e| refusal(e, ring, node, Some(id)))?;
         // What change to make: the policy's `on_leave`, one change with its
         // reason.
-        self.apply_leave(ring, node, &released).await;
-        Ok(released)
+        let left = self.apply_leave(ring, node, &released).await;
+        Ok(LeaseOutcome {
+            lease: released,
+            version: left.as_ref().map_or(found, ChangeOutcome::version),
+            effect: left.map_or(Effect::Unchanged, |o| o.effect_on(node)),
+        })
     }
 
     /// The leases of `ring`'s nodes, by node; a node without one is

@@ -33,9 +33,10 @@ pub use crate::store::Lease;
 pub use convergence::{ClientStatus, Convergence, ConvergenceSummary};
 pub use error::ServiceError;
 pub use leadership::Term;
+pub use leases::LeaseOutcome;
 pub use membership::{MembershipStatus, Transition, TransitionKind};
 pub use rollouts::{RolloutControl, RolloutOutcome, RolloutRequest};
-pub use types::{BaseConfig, ChangeOutcome, ChangeRequest, Created, Current};
+pub use types::{BaseConfig, ChangeOutcome, ChangeRequest, Created, Current, Effect};
 
 use idempotency::KeyIndex;
 

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use crate::placement::{Placement, PlacementDiff, RingConfig};
+use crate::placement::{NodeId, Placement, PlacementDiff, RingConfig};
 use crate::ring::{ExactLayout, IdempotencyKey, MembershipPolicy, RequestedOp, Snapshot};
 
 /// A version's whole config: placement and membership policy.
@@ -71,6 +71,9 @@ pub enum ChangeOutcome {
         diff: PlacementDiff,
         /// The previous version's config.
         base_config: BaseConfig,
+        /// The nodes the new version added: absent from the version the
+        /// change was computed against, present after it.
+        created: Vec<NodeId>,
     },
     /// The change altered nothing; no version was created.
     Unchanged {
@@ -100,6 +103,44 @@ pub enum ChangeOutcome {
         /// That version's config.
         base_config: BaseConfig,
     },
+}
+
+impl ChangeOutcome {
+    /// The ring's version as the request left it: the version it committed
+    /// (or replayed), or the one it found unchanged or previewed against.
+    pub fn version(&self) -> u64 {
+        match self {
+            Self::Committed { current, .. } | Self::Unchanged { current } => {
+                current.snapshot.version
+            }
+            Self::Replayed { snapshot, .. } => snapshot.version,
+            Self::Preview { base_version, .. } => *base_version,
+        }
+    }
+
+    /// What the request did to `node`'s ring, decided from what this
+    /// request committed, never from a later read of the ring: another
+    /// writer's commit meanwhile does not make it `Changed`.
+    pub fn effect_on(&self, node: &NodeId) -> Effect {
+        match self {
+            Self::Committed { created, .. } if created.contains(node) => Effect::Created,
+            Self::Committed { .. } => Effect::Changed,
+            // An earlier attempt of this very request committed it.
+            Self::Replayed { .. } => Effect::Changed,
+            Self::Unchanged { .. } | Self::Preview { .. } => Effect::Unchanged,
+        }
+    }
+}
+
+/// What a request did to the ring, as seen from the one node it concerns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Effect {
+    /// It committed a version that added the node.
+    Created,
+    /// It committed a version (or an earlier attempt of it did).
+    Changed,
+    /// It committed nothing.
+    Unchanged,
 }
 
 /// Whether `create_ring` made a ring or found an identical one.

@@ -32,6 +32,7 @@ mod membership_policy_input;
 mod openapi_constraints;
 mod openapi_drift;
 mod preconditions;
+mod raced_writes;
 mod rollout_events;
 mod rollout_refusals;
 mod rollouts;

@@ -22,7 +22,7 @@ async fn register(service: &RingService, ring: &RingName, id: &str) -> Lease {
         .register_lease(ring, record, TTL, Role::Admin)
         .await
         .unwrap()
-        .0
+        .lease
 }
 
 async fn change(service: &RingService, ring: &RingName, op: crate::ring::RequestedOp) {

@@ -12,11 +12,9 @@ fn record(id: &str, weight: u64) -> NodeRecord {
     }
 }
 
-fn version(outcome: &ChangeOutcome) -> Option<u64> {
-    match outcome {
-        ChangeOutcome::Committed { current, .. } => Some(current.snapshot.version),
-        _ => None,
-    }
+/// The version and effect an outcome reports.
+fn reported(outcome: &LeaseOutcome) -> (u64, Effect) {
+    (outcome.version, outcome.effect)
 }
 
 const TTL: Duration = Duration::from_secs(10);
@@ -25,27 +23,29 @@ const TTL: Duration = Duration::from_secs(10);
 async fn only_a_new_or_changed_record_makes_a_version() {
     let (service, clock, _dir) = service(100);
     let ring = create(&service, "r").await;
-    let (first, outcome) = service
+    let outcome = service
         .register_lease(&ring, record("a", 1), TTL, Role::Admin)
         .await
         .unwrap();
-    assert_eq!(version(&outcome), Some(2));
+    assert_eq!(reported(&outcome), (2, Effect::Created));
+    let first = outcome.lease;
     assert_eq!(first.deadline, at(10, 0));
     assert_eq!(first.last_heartbeat, at(0, 0));
     clock.advance(time::Duration::seconds(4));
-    let (again, outcome) = service
+    let outcome = service
         .register_lease(&ring, record("a", 1), TTL, Role::Admin)
         .await
         .unwrap();
-    assert!(matches!(outcome, ChangeOutcome::Unchanged { .. }));
+    assert_eq!(reported(&outcome), (2, Effect::Unchanged));
+    let again = outcome.lease;
     assert_eq!(again.id, first.id, "a live lease keeps its id");
     assert_eq!(again.deadline, at(14, 0));
-    let (changed, outcome) = service
+    let outcome = service
         .register_lease(&ring, record("a", 2), TTL, Role::Admin)
         .await
         .unwrap();
-    assert_eq!(version(&outcome), Some(3));
-    assert_eq!(changed.id, first.id);
+    assert_eq!(reported(&outcome), (3, Effect::Changed));
+    assert_eq!(outcome.lease.id, first.id);
     let current = service.current(&ring).await.unwrap();
     assert_eq!(current.snapshot.version, 3);
     assert_eq!(current.snapshot.nodes, vec![record("a", 2)]);
@@ -56,12 +56,15 @@ async fn health_follows_the_deadline_and_renewals_make_no_version() {
     let (service, clock, _dir) = service(100);
     let ring = create(&service, "r").await;
     let a = NodeId::new("a").unwrap();
-    let (lease, _) = service
+    let lease = service
         .register_lease(&ring, record("a", 1), TTL, Role::Admin)
         .await
-        .unwrap();
+        .unwrap()
+        .lease;
     clock.set(at(10, 0));
-    let renewed = service.renew_lease(&ring, &a, lease.id).await.unwrap();
+    let outcome = service.renew_lease(&ring, &a, lease.id).await.unwrap();
+    assert_eq!(reported(&outcome), (2, Effect::Unchanged));
+    let renewed = outcome.lease;
     assert_eq!(renewed.deadline, at(20, 0));
     assert_eq!(renewed.last_heartbeat, at(10, 0));
     assert_eq!(service.current(&ring).await.unwrap().snapshot.version, 2);
@@ -89,12 +92,12 @@ async fn health_follows_the_deadline_and_renewals_make_no_version() {
         )
     );
     // An expired lease is replaced by a new one on registering again.
-    let (fresh, outcome) = service
+    let outcome = service
         .register_lease(&ring, record("a", 1), TTL, Role::Admin)
         .await
         .unwrap();
-    assert!(matches!(outcome, ChangeOutcome::Unchanged { .. }));
-    assert_ne!(fresh.id, lease.id);
+    assert_eq!(reported(&outcome), (2, Effect::Unchanged));
+    assert_ne!(outcome.lease.id, lease.id);
 }
 
 #[tokio::test]
@@ -102,10 +105,11 @@ async fn a_release_leaves_and_a_lease_is_only_its_own_nodes() {
     let (service, clock, _dir) = service(100);
     let ring = create(&service, "r").await;
     let (a, b) = (NodeId::new("a").unwrap(), NodeId::new("b").unwrap());
-    let (lease_a, _) = service
+    let lease_a = service
         .register_lease(&ring, record("a", 1), TTL, Role::Admin)
         .await
-        .unwrap();
+        .unwrap()
+        .lease;
     service
         .register_lease(&ring, record("b", 1), TTL, Role::Admin)
         .await
@@ -122,7 +126,9 @@ async fn a_release_leaves_and_a_lease_is_only_its_own_nodes() {
     let err = service.release_lease(&ring, &a, unknown).await.unwrap_err();
     assert!(matches!(err, ServiceError::LeaseNotFound { .. }), "{err:?}");
     clock.advance(time::Duration::seconds(3));
-    let released = service.release_lease(&ring, &a, lease_a.id).await.unwrap();
+    let outcome = service.release_lease(&ring, &a, lease_a.id).await.unwrap();
+    assert_eq!(reported(&outcome), (4, Effect::Changed));
+    let released = outcome.lease;
     assert!(released.released);
     assert_eq!(released.deadline, at(3, 0));
     let snapshot = service.current(&ring).await.unwrap().snapshot.clone();
@@ -146,10 +152,11 @@ async fn a_removed_node_loses_its_lease() {
     let (service, _clock, _dir) = service(100);
     let ring = create(&service, "r").await;
     let a = NodeId::new("a").unwrap();
-    let (lease, _) = service
+    let lease = service
         .register_lease(&ring, record("a", 1), TTL, Role::Admin)
         .await
-        .unwrap();
+        .unwrap()
+        .lease;
     let request = |op: crate::ring::RequestedOp| ChangeRequest {
         ops: vec![op],
         expected_version: None,

@@ -376,17 +376,17 @@ impl RingService {
 
     /// Applies `on_leave` to `node` after its lease `lease` was released,
     /// when this instance decides; otherwise the decision-maker's next
-    /// tick does. A failure is logged: the next tick retries it.
-    pub(super) async fn apply_leave(&self, ring: &RingName, node: &NodeId, lease: &Lease) {
-        let Some(term) = self.leader_term() else {
-            return;
-        };
-        let Ok(current) = self.current(ring).await else {
-            return;
-        };
-        let Some(record) = current.snapshot.nodes.iter().find(|n| &n.id == node) else {
-            return;
-        };
+    /// tick does. What it did, `None` when it did not try or failed; a
+    /// failure is logged: the next tick retries it.
+    pub(super) async fn apply_leave(
+        &self,
+        ring: &RingName,
+        node: &NodeId,
+        lease: &Lease,
+    ) -> Option<ChangeOutcome> {
+        let term = self.leader_term()?;
+        let current = self.current(ring).await.ok()?;
+        let record = current.snapshot.nodes.iter().find(|n| &n.id == node)?;
         let (op, reason) = leave(&current.snapshot.membership, record, lease);
         let request = ChangeRequest {
             ops: vec![op.into()],
@@ -397,8 +397,12 @@ impl RingService {
             force: true,
             layout: None,
         };
-        if let Err(e) = self.apply_as_leader(ring, request, term).await {
-            tracing::debug!(ring = %ring, node = %node, error = %e, "on_leave not applied; the next tick retries");
+        match self.apply_as_leader(ring, request, term).await {
+            Ok(outcome) => Some(outcome),
+            Err(e) => {
+                tracing::debug!(ring = %ring, node = %node, error = %e, "on_leave not applied; the next tick retries");
+                None
+            }
         }
     }
 }
