@@ -8,17 +8,13 @@ use std::time::Duration;
 
 use crate::support::api::TestApi;
 use crate::support::client::{client, wait_status, Events, GUARD};
-use crate::support::etcd::Etcd;
-use crate::support::ringd::Ringd;
+use crate::support::etcd_pair::EtcdPair;
 use ringd::client::{Transport, WatchMode};
 
 async fn fails_over(mode: WatchMode, prefix: &str, id: &str) {
-    let etcd = Etcd::start().await;
-    let store = etcd.store_url();
-    let mut instances = [
-        Some(Ringd::on(&store).prefix(prefix).start()),
-        Some(Ringd::on(&store).prefix(prefix).start()),
-    ];
+    // The instances move out; their etcd stays in `pair` and outlives them.
+    let pair = EtcdPair::start(prefix).await;
+    let mut instances = [Some(pair.a), Some(pair.b)];
     let urls: Vec<String> = instances
         .iter()
         .map(|i| i.as_ref().unwrap().url.clone())

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use crate::support::api::expect_json;
 use crate::support::etcd::Etcd;
-use crate::support::ringd::Ringd;
+use crate::support::etcd_pair::EtcdPair;
 use etcd_client::GetOptions;
 use reqwest::StatusCode;
 use serde_json::{json, Value};
@@ -53,10 +53,8 @@ async fn keys(etcd: &Etcd, prefix: &str) -> Vec<String> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_ack_through_one_instance_is_seen_by_the_other() {
-    let etcd = Etcd::start().await;
-    let store = etcd.store_url();
-    let a = Ringd::on(&store).prefix("/conv").start();
-    let b = Ringd::on(&store).prefix("/conv").start();
+    let pair = EtcdPair::start("/conv").await;
+    let (a, b, etcd) = (&pair.a, &pair.b, &pair.etcd);
     expect_json(a.put("/v1/rings/r", json!({})).await, StatusCode::CREATED).await;
     // B holds version 1 in memory before A commits version 2.
     assert_eq!(b.clients().await["version"], 1);
@@ -105,13 +103,13 @@ async fn an_ack_through_one_instance_is_seen_by_the_other() {
         }
     }
     assert_eq!(
-        keys(&etcd, "/conv/acks/").await,
+        keys(etcd, "/conv/acks/").await,
         ["/conv/acks/r/web-1", "/conv/acks/r/web-2"]
     );
 
     // Deleting the ring through A deletes its acks for everyone.
     a.delete_ring().await;
-    assert_eq!(keys(&etcd, "/conv/acks/").await, Vec::<String>::new());
+    assert_eq!(keys(etcd, "/conv/acks/").await, Vec::<String>::new());
     let gone = expect_json(
         b.post(
             "/v1/rings/r/clients/web-1/ack",
@@ -128,13 +126,10 @@ async fn an_ack_through_one_instance_is_seen_by_the_other() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn acks_expire_on_every_instance_and_leave_etcd() {
-    let etcd = Etcd::start().await;
-    let store = etcd.store_url();
     // The shortest TTL the server accepts (etcd's own minimum lease TTL,
     // about 1.5 election timeouts, is below it).
-    let ttl = ["--client-ttl", "10s"];
-    let a = Ringd::on(&store).prefix("/ttl").args(&ttl).start();
-    let b = Ringd::on(&store).prefix("/ttl").args(&ttl).start();
+    let pair = EtcdPair::start_each("/ttl", |r, _| r.args(&["--client-ttl", "10s"])).await;
+    let (a, b, etcd) = (&pair.a, &pair.b, &pair.etcd);
     let created = expect_json(a.put("/v1/rings/r", json!({})).await, StatusCode::CREATED).await;
     let fp = created["fingerprint"].as_str().unwrap().to_owned();
     let acked = Instant::now();
@@ -155,7 +150,7 @@ async fn acks_expire_on_every_instance_and_leave_etcd() {
     }
     // etcd drops the key when the shared lease (TTL plus a 1 s window) ends.
     let deadline = Instant::now() + Duration::from_secs(15);
-    while !keys(&etcd, "/ttl/acks/").await.is_empty() {
+    while !keys(etcd, "/ttl/acks/").await.is_empty() {
         assert!(Instant::now() < deadline, "the ack key outlived its lease");
         tokio::time::sleep(Duration::from_millis(200)).await;
     }

@@ -10,10 +10,10 @@ use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
 use crate::support::api::{expect_json, TestApi};
-use crate::support::etcd::Etcd;
 use crate::support::etcd_cluster::EtcdCluster;
+use crate::support::etcd_pair::EtcdPair;
 use crate::support::problem::{assert_problem, Problem};
-use crate::support::ringd::{Ringd, Server};
+use crate::support::ringd::Ringd;
 
 /// How long a lease event may take to reach the other instance (through
 /// its etcd watch) on this slow, shared VM.
@@ -21,25 +21,10 @@ const ACROSS: Duration = Duration::from_secs(10);
 
 /// A test's etcd and two instances on it, with ring `r` holding the
 /// operator's node `a`.
-struct Pair {
-    // Dropped first (fields drop in order), before their etcd.
-    a: Server,
-    b: Server,
-    _etcd: Etcd,
-}
-
-impl Pair {
-    async fn start(prefix: &str) -> Self {
-        let etcd = Etcd::start().await;
-        let store = etcd.store_url();
-        let pair = Pair {
-            a: Ringd::on(&store).prefix(prefix).start(),
-            b: Ringd::on(&store).prefix(prefix).start(),
-            _etcd: etcd,
-        };
-        pair.a.ring_with("r", &["a"]).await;
-        pair
-    }
+async fn pair_with_ring(prefix: &str) -> EtcdPair {
+    let pair = EtcdPair::start(prefix).await;
+    pair.a.ring_with("r", &["a"]).await;
+    pair
 }
 
 async fn register(s: &TestApi, node: &str, body: Value) -> Value {
@@ -92,7 +77,7 @@ async fn await_health(s: &TestApi, node: &str, health: &str, limit: Duration) ->
 
 #[tokio::test]
 async fn a_lease_made_through_one_instance_renews_through_the_other() {
-    let p = Pair::start("/leases-across").await;
+    let p = pair_with_ring("/leases-across").await;
     let made = register(&p.a, "c", json!({"address": "10.0.0.3:1", "ttl": "10s"})).await;
     let id = made["lease_id"].as_str().unwrap().to_owned();
     assert_eq!(
@@ -156,7 +141,7 @@ async fn a_lease_made_through_one_instance_renews_through_the_other() {
 
 #[tokio::test]
 async fn an_expired_lease_is_unhealthy_on_both_instances() {
-    let p = Pair::start("/leases-expiry").await;
+    let p = pair_with_ring("/leases-expiry").await;
     let made = register(&p.a, "c", json!({"ttl": "2s"})).await;
     let id = made["lease_id"].as_str().unwrap().to_owned();
     await_health(&p.b, "c", "healthy", ACROSS).await;
@@ -195,7 +180,7 @@ async fn an_expired_lease_is_unhealthy_on_both_instances() {
 
 #[tokio::test]
 async fn a_release_through_one_instance_is_left_on_the_other() {
-    let p = Pair::start("/leases-release").await;
+    let p = pair_with_ring("/leases-release").await;
     let made = register(&p.a, "c", json!({"ttl": "10s"})).await;
     let id = made["lease_id"].as_str().unwrap().to_owned();
     let r = p.b.delete(&format!("/v1/rings/r/nodes/c/lease/{id}")).await;

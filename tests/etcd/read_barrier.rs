@@ -4,14 +4,11 @@
 //! etcd watch.
 #![cfg(feature = "server")]
 
-use std::time::Duration;
-
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 
 use crate::support::api::{expect_json, TestApi};
-use crate::support::etcd::Etcd;
-use crate::support::ringd::Ringd;
+use crate::support::etcd_pair::EtcdPair;
 
 /// Changes made through A, each read back through B at once.
 const ROUNDS: u64 = 60;
@@ -25,15 +22,9 @@ async fn read(api: &TestApi, path: &str) -> (StatusCode, bool, Value) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_read_through_b_right_after_a_write_through_a_sees_it() {
-    let etcd = Etcd::start().await;
-    let store = etcd.store_url();
-    let a = Ringd::on(&store).prefix("/barrier").start();
-    let b = Ringd::on(&store).prefix("/barrier").start();
-    // Ready: each has caught up with a revision etcd confirmed after its
-    // watch connected.
-    for instance in [&a, &b] {
-        instance.api().wait_ready(Duration::from_secs(10)).await;
-    }
+    let pair = EtcdPair::start("/barrier").await;
+    pair.wait_ready().await;
+    let (a, b) = (&pair.a, &pair.b);
     let created = a.put("/v1/rings/cache", json!({"algorithm": "ring"})).await;
     expect_json(created, StatusCode::CREATED).await;
     // B holds the ring in memory from here on, so what it answers below

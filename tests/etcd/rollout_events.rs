@@ -11,8 +11,8 @@ use serde_json::{json, Value};
 
 use crate::leader::agreed;
 use crate::support::api::{expect_json, TestApi};
-use crate::support::etcd::Etcd;
-use crate::support::ringd::{Ringd, Server};
+use crate::support::etcd_pair::EtcdPair;
+use crate::support::ringd::Server;
 use crate::support::sse::{Event, EventStream};
 
 /// How long the next rollout event may take on the other instance: its
@@ -85,21 +85,13 @@ async fn metric(server: &Server, series: &str) -> Option<String> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_watcher_on_the_other_instance_hears_the_leaders_rollout() {
-    let etcd = Etcd::start().await;
-    let store = etcd.store_url();
-    let start = |id: &str| {
-        Ringd::on(&store)
-            .prefix("/rollout-events")
-            .args(&["--instance-id", id])
-            .start()
-    };
-    let (a, b) = (start("a"), start("b"));
+    let pair =
+        EtcdPair::start_each("/rollout-events", |r, id| r.args(&["--instance-id", id])).await;
     // Ready, each is current: a stream opened before would start marked
     // stale and later say `stale: false`.
-    for instance in [&a, &b] {
-        instance.api().wait_ready(Duration::from_secs(10)).await;
-    }
-    let view = agreed(&[&a, &b], &["a", "b"], Duration::from_secs(20)).await;
+    pair.wait_ready().await;
+    let (a, b) = (&pair.a, &pair.b);
+    let view = agreed(&[a, b], &["a", "b"], Duration::from_secs(20)).await;
     let (leader, other) = if view["leader"]["instance"] == "a" {
         (&a, &b)
     } else {

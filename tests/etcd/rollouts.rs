@@ -15,7 +15,7 @@ use serde_json::{json, Value};
 
 use crate::leader::agreed;
 use crate::support::api::{expect_json, TestApi};
-use crate::support::etcd::Etcd;
+use crate::support::etcd_pair::EtcdPair;
 use crate::support::followers::Followers;
 use crate::support::ringd::{Ringd, Server};
 use crate::support::rollouts::{
@@ -31,32 +31,29 @@ const TTL: Duration = Duration::from_secs(3);
 /// How long the first election may take.
 const SETTLE: Duration = Duration::from_secs(20);
 
-/// Two instances `r0` and `r1` on `etcd` agreeing on a leader, ring
+/// How each instance is started: a candidate with [`TTL`] under its name.
+fn elected(ringd: Ringd, name: &str) -> Ringd {
+    ringd.args(&["--election-ttl", "3s", "--instance-id", name])
+}
+
+/// Instances `a` and `b` (started [`elected`]) agreeing on a leader, ring
 /// `cache` of ten nodes, and the three followers listed on its base
 /// version; returns the instances, the leader's index, the followers and
 /// the base version and fingerprint.
-async fn setup(etcd: &Etcd, prefix: &str) -> ([Option<Server>; 2], usize, Followers, u64, String) {
-    let store = etcd.store_url();
-    let start = |id: &str| {
-        Ringd::on(&store)
-            .prefix(prefix)
-            .args(&["--election-ttl", "3s", "--instance-id", id])
-            .start()
-    };
-    let (a, b) = (start("r0"), start("r1"));
-    let view = agreed(&[&a, &b], &["r0", "r1"], SETTLE).await;
+async fn setup(a: Server, b: Server) -> ([Option<Server>; 2], usize, Followers, u64, String) {
+    let view = agreed(&[&a, &b], &["a", "b"], SETTLE).await;
     let leader = match view["leader"]["instance"].as_str() {
-        Some("r0") => 0,
-        Some("r1") => 1,
+        Some("a") => 0,
+        Some("b") => 1,
         other => panic!("leader {other:?}: {view}"),
     };
     let api = a.api().for_ring("cache");
     let base = ten_nodes(&api).await;
-    // r1 hears of the base through its watch of etcd, a moment later; a
+    // b hears of the base through its watch of etcd, a moment later; a
     // follower that connected to it before would print version 1 first.
     let deadline = Instant::now() + SETTLE;
     while b.state_of("cache").await.0 < base {
-        assert!(Instant::now() < deadline, "r1 never served v{base}");
+        assert!(Instant::now() < deadline, "b never served v{base}");
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     let (ab, ba) = (
@@ -73,8 +70,9 @@ async fn setup(etcd: &Etcd, prefix: &str) -> ([Option<Server>; 2], usize, Follow
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_rollout_on_two_instances_waits_for_three_client_processes() {
-    let etcd = Etcd::start().await;
-    let (servers, _, mut followers, base, base_fp) = setup(&etcd, "/rollout").await;
+    let pair = EtcdPair::start_each("/rollout", elected).await;
+    // The instances move out; their etcd stays in `pair` and outlives them.
+    let (servers, _, mut followers, base, base_fp) = setup(pair.a, pair.b).await;
     let [Some(a), Some(b)] = &servers else {
         unreachable!("both started")
     };
@@ -168,10 +166,11 @@ async fn commit_step_three_by_hand(api: &TestApi, plan: &Value, base: u64, survi
 /// survivor takes office within twice the TTL and finishes the rollout,
 /// and the ring's history holds each step exactly once.
 async fn leader_killed(prefix: &str, when: Kill) {
-    let etcd = Etcd::start().await;
-    let (mut servers, leader, mut followers, base, base_fp) = setup(&etcd, prefix).await;
+    let pair = EtcdPair::start_each(prefix, elected).await;
+    // The instances move out; their etcd stays in `pair` and outlives them.
+    let (mut servers, leader, mut followers, base, base_fp) = setup(pair.a, pair.b).await;
     let survivor_ix = 1 - leader;
-    let survivor_id = ["r0", "r1"][survivor_ix];
+    let survivor_id = ["a", "b"][survivor_ix];
     let on_survivor = servers[survivor_ix]
         .as_ref()
         .unwrap()

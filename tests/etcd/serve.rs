@@ -8,15 +8,12 @@ use reqwest::StatusCode;
 use serde_json::{json, Value};
 
 use crate::support::api::{expect_json, TestApi};
-use crate::support::etcd::Etcd;
-use crate::support::ringd::Ringd;
+use crate::support::etcd_pair::EtcdPair;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_instances_share_one_etcd() {
-    let etcd = Etcd::start().await;
-    let store = etcd.store_url();
-    let a = Ringd::on(&store).prefix("/it").start();
-    let b = Ringd::on(&store).prefix("/it").start();
+    let pair = EtcdPair::start("/it").await;
+    let (a, b) = (&pair.a, &pair.b);
     let created = a.put("/v1/rings/cache", json!({"algorithm": "ring"})).await;
     expect_json(created, StatusCode::CREATED).await;
     // B reads version 1 first, so it holds the ring in memory: seeing
@@ -56,15 +53,13 @@ async fn keyed_upsert(api: &TestApi, key: &str, node: &str) -> reqwest::Response
 /// attempts racing through both instances commit it once.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_keyed_retry_on_another_instance_is_not_applied_twice() {
-    let etcd = Etcd::start().await;
-    let store = etcd.store_url();
-    let a = Ringd::on(&store).prefix("/idem").start();
-    let b = Ringd::on(&store).prefix("/idem").start();
+    let pair = EtcdPair::start("/idem").await;
+    let (a, b) = (&pair.a, &pair.b);
     let created = a.put("/v1/rings/cache", json!({})).await;
     assert_eq!(created.status(), 201);
-    let first = expect_json(keyed_upsert(&a, "add-n1", "n1").await, StatusCode::OK).await;
+    let first = expect_json(keyed_upsert(a, "add-n1", "n1").await, StatusCode::OK).await;
     assert_eq!(first["version"], 2, "{first}");
-    let retry = expect_json(keyed_upsert(&b, "add-n1", "n1").await, StatusCode::OK).await;
+    let retry = expect_json(keyed_upsert(b, "add-n1", "n1").await, StatusCode::OK).await;
     assert_eq!(
         (&retry["version"], &retry["replayed"]),
         (&json!(2), &json!(true)),

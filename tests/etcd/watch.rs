@@ -4,10 +4,10 @@
 //! watch on another instance without a gap.
 #![cfg(feature = "server")]
 
+use std::ops::Deref;
 use std::time::{Duration, Instant};
 
-use crate::support::etcd::Etcd;
-use crate::support::ringd::{Ringd, Server};
+use crate::support::etcd_pair::EtcdPair;
 use crate::support::sse::{Event, EventStream};
 use serde_json::{json, Value};
 
@@ -16,29 +16,24 @@ use serde_json::{json, Value};
 /// etcd watch, and this VM is slow and shared.
 const ACROSS: Duration = Duration::from_secs(10);
 
-/// A test's etcd and its two instances; `a` takes the writes.
-struct Pair {
-    // Dropped last (fields drop in order), after both instances.
-    a: Server,
-    b: Server,
-    _etcd: Etcd,
+/// A test's etcd and its two instances, both ready; `a` takes the writes.
+struct Pair(EtcdPair);
+
+impl Deref for Pair {
+    type Target = EtcdPair;
+
+    fn deref(&self) -> &EtcdPair {
+        &self.0
+    }
 }
 
 impl Pair {
     async fn start(prefix: &str) -> Self {
-        let etcd = Etcd::start().await;
-        let store = etcd.store_url();
-        let pair = Pair {
-            a: Ringd::on(&store).prefix(prefix).start(),
-            b: Ringd::on(&store).prefix(prefix).start(),
-            _etcd: etcd,
-        };
+        let pair = EtcdPair::start(prefix).await;
         // Ready, each is current: a stream opened before would start
         // marked stale and later say `stale: false`.
-        for instance in [&pair.a, &pair.b] {
-            instance.api().wait_ready(Duration::from_secs(10)).await;
-        }
-        pair
+        pair.wait_ready().await;
+        Self(pair)
     }
 
     /// Creates ring `r` through A; it is at version 1.

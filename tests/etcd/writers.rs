@@ -9,8 +9,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use crate::support::api::TestApi;
-use crate::support::etcd::Etcd;
-use crate::support::ringd::Ringd;
+use crate::support::etcd_pair::EtcdPair;
 
 /// Writer tasks per instance.
 const TASKS: usize = 4;
@@ -78,17 +77,9 @@ async fn latest_version(api: &TestApi) -> u64 {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn concurrent_writers_through_two_instances_share_one_history() {
-    let etcd = Etcd::start().await;
-    let store = etcd.store_url();
     // Retention above the number of versions, so the whole history is kept.
-    let a = Ringd::on(&store)
-        .prefix("/w")
-        .args(&["--retention", "10000"])
-        .start();
-    let b = Ringd::on(&store)
-        .prefix("/w")
-        .args(&["--retention", "10000"])
-        .start();
+    let pair = EtcdPair::start_each("/w", |r, _| r.args(&["--retention", "10000"])).await;
+    let (a, b) = (&pair.a, &pair.b);
     let created = a
         .put("/v1/rings/w", json!({"algorithm": "rendezvous"}))
         .await;
