@@ -186,6 +186,7 @@ impl From<ServeArgs> for ServeConfig {
             election_ttl: a.election_ttl,
             instance_id: a.instance_id,
             advertise_url: a.advertise_url,
+            ..ServeConfig::default()
         }
     }
 }

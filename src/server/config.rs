@@ -1,9 +1,12 @@
 //! What `ringd serve` is configured with, and the checks a configuration
 //! built in code gets too.
 
+use std::sync::Arc;
+
 use super::{EtcdAccess, Secret, ServeError, TlsFiles};
 use crate::api::Settings;
 use crate::ring::durations::{format_duration, CLIENT_TTL, ELECTION_TTL, WATCH_KEEPALIVE};
+use crate::ring::{Clock, SystemClock};
 use crate::store::leadership::InstanceId;
 
 // The defaults the durations' bounds and the store define, so that `ringd
@@ -64,6 +67,10 @@ pub struct ServeConfig {
     /// The URL other instances and operators reach this one at; `http(s)://`
     /// and the bound listen address when none.
     pub advertise_url: Option<String>,
+    /// Where the service and its store read the time: the system's wall
+    /// clock, unless a test sets another ([`crate::ring::ManualClock`]).
+    /// Nothing below the server reads the wall clock itself.
+    pub clock: Arc<dyn Clock>,
 }
 
 impl Default for ServeConfig {
@@ -83,6 +90,7 @@ impl Default for ServeConfig {
             election_ttl: DEFAULT_ELECTION_TTL,
             instance_id: None,
             advertise_url: None,
+            clock: Arc::new(SystemClock),
         }
     }
 }

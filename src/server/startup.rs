@@ -18,7 +18,6 @@ use super::tls::{self, Tls};
 use super::{connection, Secret, ServeConfig, ServeError};
 use crate::api::auth::AuthConfig;
 use crate::api::{router, AppState};
-use crate::ring::SystemClock;
 use crate::service::RingService;
 use crate::store::leadership::{Instance, InstanceId};
 
@@ -85,11 +84,11 @@ impl Server {
                 .clone()
                 .unwrap_or_else(|| format!("{scheme}://{local_addr}")),
             version: env!("CARGO_PKG_VERSION").to_owned(),
-            started_at: time::OffsetDateTime::now_utc(),
+            started_at: config.clock.now(),
         };
         tracing::info!(instance = %me.id, url = %me.url, "joining the cluster");
         let leadership = store.elect(me, config.election_ttl);
-        let service = RingService::with_leadership(store, Arc::new(SystemClock), leadership);
+        let service = RingService::with_leadership(store, config.clock.clone(), leadership);
         background.0.push(tokio::spawn(service.clone().follow()));
         background
             .0

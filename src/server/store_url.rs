@@ -107,10 +107,12 @@ pub(super) async fn open_store(config: &ServeConfig) -> Result<Arc<dyn Store>, S
     match parse_store_url(&config.store_url)? {
         StoreUrl::Sqlite(path) => {
             // Opening creates directories and runs migrations: blocking work.
-            let store = tokio::task::spawn_blocking(move || SqliteStore::open(&path, retention))
-                .await
-                .map_err(|e| io::Error::other(format!("store open task failed: {e}")))?
-                .map_err(failed)?;
+            let clock = config.clock.clone();
+            let store =
+                tokio::task::spawn_blocking(move || SqliteStore::open(&path, retention, &*clock))
+                    .await
+                    .map_err(|e| io::Error::other(format!("store open task failed: {e}")))?
+                    .map_err(failed)?;
             Ok(Arc::new(store))
         }
         StoreUrl::Etcd(endpoints) => {
@@ -126,7 +128,8 @@ pub(super) async fn open_store(config: &ServeConfig) -> Result<Arc<dyn Store>, S
                     .clone()
                     .zip(access.password.as_ref().map(|p| p.expose().to_owned())),
             };
-            Ok(Arc::new(EtcdStore::connect(options).await.map_err(failed)?))
+            let store = EtcdStore::connect(options, config.clock.clone()).await;
+            Ok(Arc::new(store.map_err(failed)?))
         }
     }
 }

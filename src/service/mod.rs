@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 
 use crate::hub::Hub;
 use crate::placement::Placement;
-use crate::ring::{Clock, RingName, SystemClock};
+use crate::ring::{Clock, RingName};
 use crate::store::leadership::{Instance, InstanceId, Leadership, SoleLeader};
 use crate::store::Store;
 
@@ -91,12 +91,6 @@ pub struct RingService {
 }
 
 impl RingService {
-    /// A service over `store`. Call [`RingService::follow`] to keep its
-    /// cache in step with writes made elsewhere.
-    pub fn new(store: Arc<dyn Store>) -> Arc<Self> {
-        Self::with_clock(store, Arc::new(SystemClock))
-    }
-
     /// A service over `store` that reads the time from `clock`: commit
     /// times, ack times and ack expiry all come from it.
     pub fn with_clock(store: Arc<dyn Store>, clock: Arc<dyn Clock>) -> Arc<Self> {

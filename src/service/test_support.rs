@@ -20,8 +20,9 @@ pub(super) fn at(secs: i64, micros: i64) -> OffsetDateTime {
 /// holds its store, which lives as long as the directory does.
 pub(super) fn service(retention: u64) -> (Arc<RingService>, Arc<ManualClock>, tempfile::TempDir) {
     let dir = tempfile::tempdir().expect("a temporary directory");
-    let store = SqliteStore::open(&dir.path().join("ringd.db"), retention).expect("the store");
     let clock = Arc::new(ManualClock::new(at(0, 0)));
+    let store =
+        SqliteStore::open(&dir.path().join("ringd.db"), retention, &*clock).expect("the store");
     let service = RingService::with_clock(Arc::new(store), clock.clone());
     (service, clock, dir)
 }

@@ -16,6 +16,7 @@ use ringd::placement::{Algorithm, NodeId, RingConfig};
 use ringd::ring::rollout::{RolloutId, RolloutRecord};
 use ringd::ring::{
     ChangeOp, ClientAck, LeaseId, MembershipPolicy, NodeRecord, OnLeave, RingName, Role, Snapshot,
+    SystemClock,
 };
 use ringd::service::{ChangeRequest, RingService};
 use ringd::store::leadership::Fence;
@@ -240,11 +241,11 @@ impl Store for RacingStore {
 async fn serve(membership: MembershipPolicy) -> (Arc<RacingStore>, TestApi, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
     let store = Arc::new(RacingStore {
-        inner: SqliteStore::open(&dir.path().join("ringd.db"), 100).unwrap(),
+        inner: SqliteStore::open(&dir.path().join("ringd.db"), 100, &SystemClock).unwrap(),
         service: Mutex::new(Weak::new()),
         race: Mutex::new(None),
     });
-    let service = RingService::new(store.clone());
+    let service = RingService::with_clock(store.clone(), Arc::new(SystemClock));
     *store.service.lock().unwrap() = Arc::downgrade(&service);
     service
         .create_ring_with(

@@ -210,7 +210,11 @@ async fn a_deposed_leaders_fenced_write_is_refused() {
     let connect = || async {
         let mut options = EtcdOptions::new(vec![etcd.endpoint.clone()]);
         options.prefix = "/fence".into();
-        let store: Arc<dyn Store> = Arc::new(EtcdStore::connect(options).await.unwrap());
+        let store: Arc<dyn Store> = Arc::new(
+            EtcdStore::connect(options, Arc::new(SystemClock))
+                .await
+                .unwrap(),
+        );
         store
     };
     let (store_a, store_b) = (connect().await, connect().await);
@@ -304,7 +308,11 @@ async fn a_leader_that_cannot_reach_etcd_stops_deciding_within_its_ttl() {
     let mut etcd = Etcd::start().await;
     let mut options = EtcdOptions::new(vec![etcd.endpoint.clone()]);
     options.prefix = "/outage".into();
-    let store: Arc<dyn Store> = Arc::new(EtcdStore::connect(options).await.unwrap());
+    let store: Arc<dyn Store> = Arc::new(
+        EtcdStore::connect(options, Arc::new(SystemClock))
+            .await
+            .unwrap(),
+    );
     let leadership = store.elect(instance("alone"), TTL);
     let term = in_office(leadership.as_ref()).await;
     let mut office = leadership.office();

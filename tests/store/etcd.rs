@@ -8,9 +8,9 @@ use std::time::Duration;
 use crate::conformance::{add_node, chain, first, name, store_all};
 use crate::support::etcd::Etcd;
 use ringd::placement::{Algorithm, NodeId, Weight, Zone};
-use ringd::ring::{ChangeOp, NodeRecord, Role, Snapshot};
+use ringd::ring::{ChangeOp, Clock, ManualClock, NodeRecord, Role, Snapshot, SystemClock};
 use ringd::store::etcd::{EtcdOptions, EtcdStore, LAYOUT_VERSION};
-use ringd::store::{Store, StoreError, StoreEvent};
+use ringd::store::{Lease, LeaseStore, Store, StoreError, StoreEvent};
 
 /// Options for the store on `etcd` under the default prefix.
 fn options(etcd: &Etcd, retention: u64) -> EtcdOptions {
@@ -22,7 +22,7 @@ fn options(etcd: &Etcd, retention: u64) -> EtcdOptions {
 /// A fresh store on its own etcd, stopped with the guard.
 async fn open(retention: u64) -> (Etcd, Arc<dyn Store>) {
     let etcd = Etcd::start().await;
-    let store = EtcdStore::connect(options(&etcd, retention))
+    let store = EtcdStore::connect(options(&etcd, retention), Arc::new(SystemClock))
         .await
         .expect("connect");
     (etcd, Arc::new(store))
@@ -34,7 +34,11 @@ store_conformance_tests!(open);
 async fn too_new_layout_is_refused() {
     let etcd = Etcd::start().await;
     let mut client = etcd.client().await;
-    drop(EtcdStore::connect(options(&etcd, 10)).await.unwrap());
+    drop(
+        EtcdStore::connect(options(&etcd, 10), Arc::new(SystemClock))
+            .await
+            .unwrap(),
+    );
     let layout = client.get("/ringd/layout", None).await.unwrap();
     assert_eq!(
         layout.kvs()[0].value_str().unwrap(),
@@ -46,7 +50,9 @@ async fn too_new_layout_is_refused() {
         .put("/ringd/layout", newer.as_str(), None)
         .await
         .unwrap();
-    let err = EtcdStore::connect(options(&etcd, 10)).await.unwrap_err();
+    let err = EtcdStore::connect(options(&etcd, 10), Arc::new(SystemClock))
+        .await
+        .unwrap_err();
     assert!(
         matches!(err, StoreError::SchemaTooNew { found, supported }
             if found == LAYOUT_VERSION + 1 && supported == LAYOUT_VERSION),
@@ -60,7 +66,9 @@ async fn too_new_layout_is_refused() {
     // Another prefix is another deployment, with its own layout.
     let mut other = options(&etcd, 10);
     other.prefix = "/other/ringd".into();
-    let store = EtcdStore::connect(other).await.unwrap();
+    let store = EtcdStore::connect(other, Arc::new(SystemClock))
+        .await
+        .unwrap();
     assert_eq!(store.list_rings().await.unwrap(), vec![]);
 }
 
@@ -104,7 +112,9 @@ fn apply(prev: &Snapshot, ops: Vec<ChangeOp>) -> Snapshot {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ten_thousand_node_ring() {
     let etcd = Etcd::start().await;
-    let store = EtcdStore::connect(options(&etcd, 1000)).await.unwrap();
+    let store = EtcdStore::connect(options(&etcd, 1000), Arc::new(SystemClock))
+        .await
+        .unwrap();
     let (mut s, _) = first("big");
     store.create_ring(&s).await.unwrap();
     // 100 upserts per change stays within etcd's default 128 ops per txn.
@@ -173,8 +183,12 @@ async fn next_event(rx: &mut tokio::sync::broadcast::Receiver<StoreEvent>) -> St
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn commits_through_one_client_reach_another() {
     let etcd = Etcd::start().await;
-    let a = EtcdStore::connect(options(&etcd, 1000)).await.unwrap();
-    let b = EtcdStore::connect(options(&etcd, 1000)).await.unwrap();
+    let a = EtcdStore::connect(options(&etcd, 1000), Arc::new(SystemClock))
+        .await
+        .unwrap();
+    let b = EtcdStore::connect(options(&etcd, 1000), Arc::new(SystemClock))
+        .await
+        .unwrap();
     let mut rx = b.subscribe();
     let versions = chain("cache", 3);
     store_all(&a, &versions).await;
@@ -216,6 +230,56 @@ async fn commits_through_one_client_reach_another() {
     assert_eq!(b.latest(&name("other")).await.unwrap(), winner);
 }
 
+/// Leases made through another instance are dated by this one's clock
+/// when it learns of them, whether from its read at start-up or from its
+/// watch: granted at the clock's now, one TTL to their deadline.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn leases_learnt_from_another_instance_are_dated_by_this_ones_clock() {
+    let etcd = Etcd::start().await;
+    let ring = name("cache");
+    let ttl = Duration::from_secs(30);
+    let a = EtcdStore::connect(options(&etcd, 10), Arc::new(SystemClock))
+        .await
+        .unwrap();
+    a.create_ring(&first("cache").0).await.unwrap();
+    let node = |id: &str| NodeId::new(id).unwrap();
+    let before = a
+        .grant_lease(&ring, &node("before"), ttl, SystemClock.now())
+        .await
+        .unwrap();
+    let clock = Arc::new(ManualClock::new(crate::conformance::at(0)));
+    let b = EtcdStore::connect(options(&etcd, 10), clock.clone())
+        .await
+        .unwrap();
+    let after = a
+        .grant_lease(&ring, &node("after"), ttl, SystemClock.now())
+        .await
+        .unwrap();
+    let now = clock.now();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while b.leases(&ring, now).len() < 2 {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the watch never brought the lease"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let dated = |id| Lease {
+        id,
+        ttl,
+        deadline: now + ttl,
+        last_heartbeat: now,
+        released: false,
+    };
+    let seen = b.leases(&ring, now);
+    assert_eq!(seen[&node("before")], dated(before.id), "read at start-up");
+    assert_eq!(
+        seen[&node("after")],
+        dated(after.id),
+        "brought by the watch"
+    );
+}
+
 /// Version 4 of `jump_chain("heavy")` as its version record holds it: the
 /// bucket order as runs.
 const RUNS_VALUE: &str = r#"{"version":4,"created_at":"2025-06-15T15:06:43.123456789Z","config":{"algorithm":"jump","hash":"xxh3","vnodes_per_weight":160,"replication_factor":3,"zone_aware":false},"fingerprint":"fcb34de3d0f9a18d8a1918bca10104dc84b12cafed5e2adc14970f1b7b203426","bucket_runs":[[null,2],["node-3",3]],"change":{"ops":[{"op":"remove","id":"node-2"}],"reason":"remove node-2","role":"admin","moved_fraction":0.4000000000000001},"before":[{"id":"node-2","node":{"id":"node-2","address":"node-2.internal:11211","weight":2,"labels":{"rack":"r1"},"state":"active"}}]}"#;
@@ -231,7 +295,9 @@ async fn jump_orders_are_stored_as_runs_and_old_per_bucket_values_still_read() {
     let etcd = Etcd::start().await;
     let versions = crate::conformance::jump_chain("heavy");
     store_all(
-        &EtcdStore::connect(options(&etcd, 10)).await.unwrap(),
+        &EtcdStore::connect(options(&etcd, 10), Arc::new(SystemClock))
+            .await
+            .unwrap(),
         &versions,
     )
     .await;
@@ -240,7 +306,9 @@ async fn jump_orders_are_stored_as_runs_and_old_per_bucket_values_still_read() {
     assert_eq!(stored.kvs()[0].value_str().unwrap(), RUNS_VALUE);
 
     client.put(VERSION_4, PER_BUCKET_VALUE, None).await.unwrap();
-    let store = EtcdStore::connect(options(&etcd, 10)).await.unwrap();
+    let store = EtcdStore::connect(options(&etcd, 10), Arc::new(SystemClock))
+        .await
+        .unwrap();
     let ring = name("heavy");
     let read = store.snapshot(&ring, 4).await.unwrap();
     assert_eq!(read, versions[3]);
@@ -256,7 +324,9 @@ async fn jump_orders_are_stored_as_runs_and_old_per_bucket_values_still_read() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn heavy_jump_ring_fits_in_etcd() {
     let etcd = Etcd::start().await;
-    let store = EtcdStore::connect(options(&etcd, 10)).await.unwrap();
+    let store = EtcdStore::connect(options(&etcd, 10), Arc::new(SystemClock))
+        .await
+        .unwrap();
     let (mut s, mut placement) = crate::conformance::first_with("heavy", Algorithm::Jump);
     store.create_ring(&s).await.unwrap();
     for i in 0..5 {

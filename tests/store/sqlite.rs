@@ -6,20 +6,27 @@ use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::Arc;
+use std::time::Duration;
 
-use crate::conformance::{add_node, chain, first, name, store_all};
+use crate::conformance::{add_node, at, chain, first, name, store_all};
+use ringd::placement::NodeId;
+use ringd::ring::{Clock, ManualClock, SystemClock};
 use ringd::store::sqlite::{SqliteStore, SCHEMA_VERSION};
-use ringd::store::{Store, StoreError, DEFAULT_RETENTION};
+use ringd::store::{Lease, LeaseStore, Store, StoreError, DEFAULT_RETENTION};
 use tempfile::TempDir;
 
 /// A fresh store in its own temporary directory, deleted with the guard.
 async fn open(retention: u64) -> (TempDir, Arc<dyn Store>) {
     let dir = tempfile::tempdir().unwrap();
-    let store = SqliteStore::open(&dir.path().join("ringd.db"), retention).unwrap();
+    let store = SqliteStore::open(&dir.path().join("ringd.db"), retention, &SystemClock).unwrap();
     (dir, Arc::new(store))
 }
 
 store_conformance_tests!(open);
+
+fn node(id: &str) -> NodeId {
+    NodeId::new(id).unwrap()
+}
 
 /// Sets a column of one stored version directly in the file.
 fn tamper(db: &Path, column: &str, version: i64, value: &str) {
@@ -38,13 +45,13 @@ async fn data_survives_reopen() {
     let db = dir.path().join("ringd.db");
     let versions = chain("cache", 5);
     {
-        let store = SqliteStore::open(&db, 3).unwrap();
+        let store = SqliteStore::open(&db, 3, &SystemClock).unwrap();
         store_all(&store, &versions).await;
         let (other, _) = first("other");
         store.create_ring(&other).await.unwrap();
     }
     // A larger retention does not bring pruned versions back.
-    let store = SqliteStore::open(&db, DEFAULT_RETENTION).unwrap();
+    let store = SqliteStore::open(&db, DEFAULT_RETENTION, &SystemClock).unwrap();
     assert_eq!(store.latest(&name("cache")).await.unwrap(), versions[4]);
     let kept: Vec<u64> = store
         .history(&name("cache"))
@@ -72,7 +79,7 @@ async fn data_survives_reopen() {
     drop(store);
 
     // A smaller retention applies from the next commit.
-    let store = SqliteStore::open(&db, 2).unwrap();
+    let store = SqliteStore::open(&db, 2, &SystemClock).unwrap();
     let (v6, _) = add_node(&versions[4], &versions[4].placement().unwrap(), "node-6");
     store.commit(&v6).await.unwrap();
     let kept: Vec<u64> = store
@@ -85,11 +92,58 @@ async fn data_survives_reopen() {
     assert_eq!(kept, vec![5, 6]);
 }
 
+/// Reopening gives every stored live lease a fresh deadline of one TTL
+/// from the store's clock (the grace after a restart); a released lease
+/// keeps its release time.
+#[tokio::test]
+async fn a_reopened_store_dates_the_grace_of_live_leases_by_its_clock() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("ringd.db");
+    let (ring, kept, left) = (name("cache"), node("kept"), node("left"));
+    let ttl = Duration::from_secs(10);
+    let clock = ManualClock::new(at(0));
+    let (kept_id, left_id) = {
+        let store = SqliteStore::open(&db, DEFAULT_RETENTION, &clock).unwrap();
+        store.create_ring(&first("cache").0).await.unwrap();
+        let a = store.grant_lease(&ring, &kept, ttl, at(0)).await.unwrap();
+        let b = store.grant_lease(&ring, &left, ttl, at(0)).await.unwrap();
+        store
+            .release_lease(&ring, &left, b.id, at(3))
+            .await
+            .unwrap();
+        (a.id, b.id)
+    };
+    clock.set(at(500));
+    let store = SqliteStore::open(&db, DEFAULT_RETENTION, &clock).unwrap();
+    let restarted = clock.now();
+    let leases = store.leases(&ring, restarted);
+    assert_eq!(
+        leases[&kept],
+        Lease {
+            id: kept_id,
+            ttl,
+            deadline: restarted + ttl,
+            last_heartbeat: restarted,
+            released: false,
+        }
+    );
+    assert_eq!(
+        leases[&left],
+        Lease {
+            id: left_id,
+            ttl,
+            deadline: at(3),
+            last_heartbeat: at(3),
+            released: true,
+        }
+    );
+}
+
 #[tokio::test]
 async fn too_new_schema_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("ringd.db");
-    drop(SqliteStore::open(&db, DEFAULT_RETENTION).unwrap());
+    drop(SqliteStore::open(&db, DEFAULT_RETENTION, &SystemClock).unwrap());
     // Four migrations: the rings and snapshots, client acks, leases,
     // rollouts.
     assert_eq!(SCHEMA_VERSION, 4);
@@ -97,7 +151,7 @@ async fn too_new_schema_is_refused() {
     conn.pragma_update(None, "user_version", 5).unwrap();
     drop(conn);
 
-    let err = SqliteStore::open(&db, DEFAULT_RETENTION).unwrap_err();
+    let err = SqliteStore::open(&db, DEFAULT_RETENTION, &SystemClock).unwrap_err();
     assert!(
         matches!(
             err,
@@ -121,7 +175,7 @@ async fn too_new_schema_is_refused() {
 async fn open_creates_missing_parent_directories() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("var/lib/ringd/ringd.db");
-    let store = SqliteStore::open(&db, DEFAULT_RETENTION).unwrap();
+    let store = SqliteStore::open(&db, DEFAULT_RETENTION, &SystemClock).unwrap();
     assert!(db.is_file());
     assert_eq!(store.path(), db);
     assert_eq!(store.list_rings().await.unwrap(), vec![]);
@@ -133,7 +187,7 @@ async fn damaged_rows_are_reported_as_corrupt() {
     let db = dir.path().join("ringd.db");
     let versions = chain("cache", 3);
     store_all(
-        &SqliteStore::open(&db, DEFAULT_RETENTION).unwrap(),
+        &SqliteStore::open(&db, DEFAULT_RETENTION, &SystemClock).unwrap(),
         &versions,
     )
     .await;
@@ -147,7 +201,7 @@ async fn damaged_rows_are_reported_as_corrupt() {
         &serde_json::to_string(&versions[2]).unwrap(),
     );
 
-    let store = SqliteStore::open(&db, DEFAULT_RETENTION).unwrap();
+    let store = SqliteStore::open(&db, DEFAULT_RETENTION, &SystemClock).unwrap();
     let ring = name("cache");
     for v in [1, 2] {
         let err = store.snapshot(&ring, v).await.unwrap_err();
@@ -166,7 +220,7 @@ fn a_file_that_is_not_a_database_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("ringd.db");
     std::fs::write(&db, vec![b'x'; 4096]).unwrap();
-    let err = SqliteStore::open(&db, DEFAULT_RETENTION).unwrap_err();
+    let err = SqliteStore::open(&db, DEFAULT_RETENTION, &SystemClock).unwrap_err();
     // The cause is SQLite's own error, kept whole.
     let cause = match &err {
         StoreError::Corrupt {
@@ -192,7 +246,7 @@ async fn child_commits_until_it_is_killed() {
     let Some(db) = std::env::var_os(WRITER_DB) else {
         return;
     };
-    let store = SqliteStore::open(Path::new(&db), DEFAULT_RETENTION).unwrap();
+    let store = SqliteStore::open(Path::new(&db), DEFAULT_RETENTION, &SystemClock).unwrap();
     let (mut snapshot, mut placement) = first("cache");
     store.create_ring(&snapshot).await.unwrap();
     println!("acked 1");
@@ -243,7 +297,7 @@ fn acknowledged_commits_survive_kill() {
 
     let rt = tokio::runtime::Runtime::new().unwrap();
     rt.block_on(async {
-        let store = SqliteStore::open(&db, DEFAULT_RETENTION).unwrap();
+        let store = SqliteStore::open(&db, DEFAULT_RETENTION, &SystemClock).unwrap();
         let ring = name("cache");
         let latest = store.latest(&ring).await.unwrap();
         // At most one commit can have landed without being printed.
@@ -307,14 +361,14 @@ async fn jump_orders_are_stored_as_runs_and_old_per_bucket_rows_still_read() {
     let db = dir.path().join("ringd.db");
     let versions = crate::conformance::jump_chain("heavy");
     store_all(
-        &SqliteStore::open(&db, DEFAULT_RETENTION).unwrap(),
+        &SqliteStore::open(&db, DEFAULT_RETENTION, &SystemClock).unwrap(),
         &versions,
     )
     .await;
     assert_eq!(stored_row(&db, 4), RUNS_ROW);
 
     tamper(&db, "snapshot", 4, PER_BUCKET_ROW);
-    let store = SqliteStore::open(&db, DEFAULT_RETENTION).unwrap();
+    let store = SqliteStore::open(&db, DEFAULT_RETENTION, &SystemClock).unwrap();
     let ring = name("heavy");
     let read = store.latest(&ring).await.unwrap();
     assert_eq!(read, versions[3]);

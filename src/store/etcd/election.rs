@@ -14,6 +14,11 @@
 //! renewed the lease after that moment, so it cannot expire earlier. When etcd
 //! cannot be reached, office therefore ends at the latest when the lease
 //! could have expired, before anyone else can win.
+//!
+//! That reckoning is in real time (tokio's `Instant`), never the
+//! injected clock: etcd keeps the lease's TTL by its own clock, and
+//! office must end before etcd could let the lease go, whatever a test
+//! sets the clock to. The clock only dates when office was taken.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -30,6 +35,7 @@ use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
 use super::{timed, unavailable, Ops};
+use crate::ring::Clock;
 use crate::store::leadership::{
     ClusterState, Fence, Instance, InstanceId, Leader, Leadership, Office, Term,
 };
@@ -68,6 +74,8 @@ struct Shared {
     office: watch::Sender<Office>,
     /// The current session's lease, for revoking it on resignation.
     lease: Mutex<Option<i64>>,
+    /// Dates when office was taken.
+    clock: Arc<dyn Clock>,
 }
 
 #[derive(Clone)]
@@ -101,6 +109,7 @@ impl Ops {
             held: Mutex::new(None),
             office: watch::Sender::new(None),
             lease: Mutex::new(None),
+            clock: self.clock.clone(),
         });
         let task = tokio::spawn(campaign_forever(shared.clone()));
         EtcdElection { shared, task }
@@ -217,7 +226,7 @@ async fn session(shared: &Shared) -> Result<(), StoreError> {
                     .map_err(unavailable)?
                     .take_leader()
                     .ok_or_else(|| StoreError::unavailable("etcd's campaign answer named no leader key"))?;
-                let since = OffsetDateTime::now_utc();
+                let since = shared.clock.now();
                 let announce = ProclaimOptions::new().with_leader(key.clone());
                 bounded(client.election_client().proclaim(shared.candidate(Some(since)), Some(announce))).await?;
                 if Instant::now() >= valid_until {

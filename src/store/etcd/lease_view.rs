@@ -19,7 +19,7 @@ use super::layout::decode;
 use super::lease_keys::{bad_value, Alive, LeaseKey, LeaseRecord};
 use super::Ops;
 use crate::placement::NodeId;
-use crate::ring::{Clock, LeaseId, RingName, SystemClock};
+use crate::ring::{LeaseId, RingName};
 use crate::store::{span, Lease, LeaseTable, StoreError};
 
 /// Pause before re-watching after an error.
@@ -229,7 +229,7 @@ pub(super) async fn follow(ops: Ops, view: std::sync::Arc<View>, mut from: i64) 
                 // Compacted past `from`: read everything again.
                 match ops.read_all_leases().await {
                     Ok((seen, revision)) => {
-                        apply(&view, seen, SystemClock.now());
+                        apply(&view, seen, ops.clock.now());
                         from = revision + 1;
                     }
                     Err(e) => {
@@ -292,7 +292,7 @@ async fn watch_once(ops: &Ops, view: &View, from: &mut i64) -> Result<(), String
             };
             seen.push(change);
         }
-        apply(view, seen, SystemClock.now());
+        apply(view, seen, ops.clock.now());
         if let Some(rev) = last {
             *from = rev + 1;
         }

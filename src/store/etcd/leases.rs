@@ -76,31 +76,33 @@ impl EtcdStore {
         }
     }
 
-    /// Reads `ring`'s leases from etcd into memory: for a lease the watch
-    /// has not brought yet (made through another instance a moment ago).
-    async fn reread(&self, ring: &RingName) -> Result<(), StoreError> {
+    /// Reads `ring`'s leases from etcd into memory at `now`: for a lease
+    /// the watch has not brought yet (made through another instance a
+    /// moment ago).
+    async fn reread(&self, ring: &RingName, now: OffsetDateTime) -> Result<(), StoreError> {
         let keys = &self.ops.keys;
         let prefixes = [
             keys.lease_prefix(LeaseKey::Record, ring),
             keys.lease_prefix(LeaseKey::Alive, ring),
         ];
         let (seen, _) = self.bounded(self.ops.read_leases(&prefixes)).await?;
-        apply(&self.lease_view, seen, now_for_view());
+        apply(&self.lease_view, seen, now);
         Ok(())
     }
 
     /// `node`'s lease `id` and what is held beside it, read again from
-    /// etcd when memory does not know it.
+    /// etcd at `now` when memory does not know it.
     async fn find(
         &self,
         ring: &RingName,
         node: &NodeId,
         id: LeaseId,
+        now: OffsetDateTime,
     ) -> Result<(Lease, Held), LeaseError> {
         match self.lease_view.owned(ring, node, id) {
             Ok(found) => Ok(found),
             Err(_) => {
-                self.reread(ring).await?;
+                self.reread(ring, now).await?;
                 self.lease_view.owned(ring, node, id)
             }
         }
@@ -175,12 +177,6 @@ impl EtcdStore {
         });
         Ok(Some((value, kv.mod_revision(), live)))
     }
-}
-
-/// The time this instance dates what it learns from etcd by.
-fn now_for_view() -> OffsetDateTime {
-    use crate::ring::Clock;
-    crate::ring::SystemClock.now()
 }
 
 #[async_trait]
@@ -266,7 +262,7 @@ impl LeaseStore for EtcdStore {
         id: LeaseId,
         now: OffsetDateTime,
     ) -> Result<Lease, LeaseError> {
-        let (lease, held) = self.find(ring, node, id).await?;
+        let (lease, held) = self.find(ring, node, id, now).await?;
         if lease.released {
             return Err(LeaseError::Released);
         }
@@ -305,7 +301,7 @@ impl LeaseStore for EtcdStore {
         now: OffsetDateTime,
     ) -> Result<Lease, LeaseError> {
         let _turn = self.lease_writes.lock().await;
-        let (lease, _) = self.find(ring, node, id).await?;
+        let (lease, _) = self.find(ring, node, id, now).await?;
         if lease.released {
             return Err(LeaseError::Released);
         }

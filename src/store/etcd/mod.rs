@@ -43,7 +43,7 @@ use tokio::task::JoinHandle;
 
 use super::leadership::{Fence, Instance, Leadership};
 use super::{HistoryEntry, Store, StoreError, StoreEvent, WriteTurn, DEFAULT_RETENTION};
-use crate::ring::{ClientAck, RingName, Snapshot};
+use crate::ring::{ClientAck, Clock, RingName, Snapshot};
 use deadlines::{timed, OP_TIMEOUT};
 use layout::Keys;
 
@@ -123,6 +123,11 @@ struct Ops {
     max_txn_ops: usize,
     /// The writers' turns this instance holds, released by commits.
     turns: lock::Turns,
+    /// Dates what this instance learns from etcd on its own (a lease seen
+    /// through the watch, the moment it took office). etcd's lease TTLs
+    /// and the deadlines of requests are real time, kept by etcd and by
+    /// tokio's timers, and never read from it.
+    clock: Arc<dyn Clock>,
 }
 
 /// Maps a client error to unavailability: with etcd, every failure that
@@ -177,10 +182,13 @@ pub struct EtcdStore {
 
 impl EtcdStore {
     /// Connects, applies pending layout migrations (under an etcd lock)
-    /// and starts following changes. Fails with
-    /// [`StoreError::SchemaTooNew`] if a newer ringd wrote the layout,
-    /// without writing anything.
-    pub async fn connect(options: EtcdOptions) -> Result<EtcdStore, StoreError> {
+    /// and starts following changes, dating what it learns from etcd by
+    /// `clock`. Fails with [`StoreError::SchemaTooNew`] if a newer ringd
+    /// wrote the layout, without writing anything.
+    pub async fn connect(
+        options: EtcdOptions,
+        clock: Arc<dyn Clock>,
+    ) -> Result<EtcdStore, StoreError> {
         let mut connect = ConnectOptions::new()
             .with_connect_timeout(Duration::from_secs(5))
             .with_keep_alive(Duration::from_secs(5), Duration::from_secs(5))
@@ -230,6 +238,7 @@ impl EtcdStore {
             retention: options.retention.max(1),
             max_txn_ops: options.max_txn_ops,
             turns: lock::Turns::default(),
+            clock,
         };
         let revision = match timed(OP_TIMEOUT, ops.migrate()).await {
             Ok(revision) => revision,
@@ -247,11 +256,7 @@ impl EtcdStore {
             }
         };
         let lease_view = Arc::new(lease_view::View::default());
-        lease_view::apply(
-            &lease_view,
-            seen,
-            crate::ring::Clock::now(&crate::ring::SystemClock),
-        );
+        lease_view::apply(&lease_view, seen, ops.clock.now());
         let lease_watch = tokio::spawn(lease_view::follow(
             ops.clone(),
             lease_view.clone(),

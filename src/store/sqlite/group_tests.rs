@@ -10,7 +10,7 @@ use time::OffsetDateTime;
 use super::worker::MAX_GROUP;
 use super::{AckStats, SqliteStore};
 use crate::placement::{Algorithm, RingConfig};
-use crate::ring::{ClientAck, ClientId, RingName, Role, Snapshot};
+use crate::ring::{ClientAck, ClientId, ManualClock, RingName, Role, Snapshot};
 use crate::store::{Store, StoreError, DEFAULT_RETENTION};
 
 fn name(s: &str) -> RingName {
@@ -40,7 +40,12 @@ fn ack(client: &str, first: &Snapshot) -> ClientAck {
 
 async fn open(rings: &[&Snapshot]) -> (tempfile::TempDir, Arc<SqliteStore>) {
     let dir = tempfile::tempdir().unwrap();
-    let store = SqliteStore::open(&dir.path().join("ringd.db"), DEFAULT_RETENTION).unwrap();
+    let store = SqliteStore::open(
+        &dir.path().join("ringd.db"),
+        DEFAULT_RETENTION,
+        &ManualClock::new(at(0)),
+    )
+    .unwrap();
     for r in rings {
         store.create_ring(r).await.unwrap();
     }

@@ -30,7 +30,7 @@ use tokio::sync::broadcast;
 use worker::Worker;
 
 use super::{HistoryEntry, LeaseTable, Store, StoreError, StoreEvent};
-use crate::ring::{ClientAck, Clock, RingName, Snapshot, SystemClock};
+use crate::ring::{ClientAck, Clock, RingName, Snapshot};
 
 pub use schema::SCHEMA_VERSION;
 
@@ -66,14 +66,16 @@ impl SqliteStore {
     /// Each ring keeps its newest `retention` versions (at least 1: a ring
     /// always keeps its latest version).
     ///
+    /// `clock` dates the grace every stored live lease gets at opening
+    /// (one full TTL from now); after that the store reads no time of its
+    /// own: every lease operation is given its `now`.
+    ///
     /// Blocks on disk I/O; call it at startup, not from an async task.
     /// Fails with [`StoreError::SchemaTooNew`] if the file was written by a
     /// newer ringd, without modifying it.
-    pub fn open(path: &Path, retention: u64) -> Result<SqliteStore, StoreError> {
+    pub fn open(path: &Path, retention: u64, clock: &dyn Clock) -> Result<SqliteStore, StoreError> {
         let conn = schema::open(path)?;
-        // The grace after a restart: one full TTL from now for every
-        // stored live lease.
-        let leases = leases::load(&conn, SystemClock.now())?;
+        let leases = leases::load(&conn, clock.now())?;
         let events = broadcast::channel(EVENT_CAPACITY).0;
         Ok(SqliteStore {
             worker: Worker::start(conn, events.clone())?,
@@ -248,13 +250,14 @@ impl Store for SqliteStore {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ring::SystemClock;
 
     /// The settings durability depends on are per connection, so they can
     /// only be checked from inside.
     #[tokio::test]
     async fn connection_is_durable() {
         let dir = tempfile::tempdir().unwrap();
-        let store = SqliteStore::open(&dir.path().join("ringd.db"), 10).unwrap();
+        let store = SqliteStore::open(&dir.path().join("ringd.db"), 10, &SystemClock).unwrap();
         let (mode, synchronous, foreign_keys, user_version) = store
             .run(|conn, _| {
                 let pragma = |name: &str| -> i64 {
@@ -293,7 +296,7 @@ mod tests {
     async fn dropping_the_store_closes_the_file() {
         let dir = tempfile::tempdir().unwrap();
         let db = dir.path().canonicalize().unwrap().join("ringd.db");
-        let store = SqliteStore::open(&db, 10).unwrap();
+        let store = SqliteStore::open(&db, 10, &SystemClock).unwrap();
         assert_eq!(store.list_rings().await.unwrap(), vec![]);
         assert!(is_open(&db));
         drop(store);
@@ -303,7 +306,7 @@ mod tests {
     #[test]
     fn retention_is_at_least_one() {
         let dir = tempfile::tempdir().unwrap();
-        let store = SqliteStore::open(&dir.path().join("ringd.db"), 0).unwrap();
+        let store = SqliteStore::open(&dir.path().join("ringd.db"), 0, &SystemClock).unwrap();
         assert_eq!(store.retention(), 1);
     }
 }
