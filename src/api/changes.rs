@@ -294,7 +294,7 @@ pub async fn post_changes(
     check_reason(&body.reason)?;
     let ops = parse_ops(body.ops)?;
     // A missing ring is a 404 whatever the precondition (RFC 9110 §13.2.1).
-    state.service.current(&ring).await?;
+    state.service.rings().current(&ring).await?;
     let expected = expected_version(&headers, body.expected_version)?;
     let request = ChangeRequest {
         ops,
@@ -305,7 +305,7 @@ pub async fn post_changes(
         force: body.force,
         layout: None,
     };
-    let outcome = state.service.apply(&ring, request, role).await?;
+    let outcome = state.service.rings().apply(&ring, request, role).await?;
     Ok(ChangeResult::from_outcome(&ring, &outcome).respond(StatusCode::OK))
 }
 

@@ -90,6 +90,7 @@ pub async fn post_ack(
     let (version, fingerprint) = input.validate()?;
     let (current, client) = state
         .service
+        .clients()
         .record_ack(
             &ring,
             client_id,
@@ -129,7 +130,7 @@ pub async fn list_clients(
     _: Reader,
     RingPath(ring): RingPath,
 ) -> Result<Response, ApiError> {
-    let convergence = state.service.clients(&ring).await?;
+    let convergence = state.service.clients().of(&ring).await?;
     Ok(Json(client_list(&convergence)).into_response())
 }
 

@@ -26,11 +26,11 @@ pub(super) async fn mark_stale(
     next: Next,
 ) -> Response {
     let confirmed = match read_scope(&request) {
-        Some(ring) => state.service.confirm_current(ring.as_ref()).await,
+        Some(ring) => state.service.freshness().confirm(ring.as_ref()).await,
         None => true,
     };
     let mut response = next.run(request).await;
-    if !confirmed || !state.service.is_current() {
+    if !confirmed || !state.service.freshness().is_current() {
         response
             .headers_mut()
             .insert(STALE_HEADER, HeaderValue::from_static("true"));
@@ -72,7 +72,7 @@ const TIMEOUT_FIELD: &str = "Ringd-Timeout";
 
 /// Answers a write 503 (with `Retry-After`) once its deadline passes: the
 /// client's own, sent as `Ringd-Timeout`, or the service's
-/// ([`crate::service::RingService::write_deadline`]). The write is
+/// ([`crate::service::Freshness::write_deadline`]). The write is
 /// abandoned where it stands; if its commit was already on its way to etcd
 /// it may still be applied, which a retry with the same
 /// `Idempotency-Key` finds out.
@@ -100,7 +100,7 @@ pub(super) async fn bound_writes(
             }
         },
     };
-    let Some(deadline) = asked.or_else(|| state.service.write_deadline()) else {
+    let Some(deadline) = asked.or_else(|| state.service.freshness().write_deadline()) else {
         return next.run(request).await;
     };
     match tokio::time::timeout(deadline, next.run(request)).await {
@@ -112,7 +112,7 @@ pub(super) async fn bound_writes(
                  retry with the same Idempotency-Key to learn its outcome, or send \
                  Ringd-Timeout to wait longer",
                 format_duration(deadline),
-                if state.service.is_current() {
+                if state.service.freshness().is_current() {
                     ""
                 } else {
                     " (this instance cannot reach an etcd quorum)"

@@ -56,13 +56,13 @@ pub async fn readyz(State(state): State<AppState>) -> Result<Json<Health>, ApiEr
             "ringd is shutting down",
         ));
     }
-    if !state.service.is_current() {
+    if !state.service.freshness().is_current() {
         return Err(ApiError::new(
             ProblemKind::Unavailable,
             "the store is unreachable: rings held in memory are still served, marked possibly stale, and changes fail until it is back",
         ));
     }
-    state.service.ready().await?;
+    state.service.freshness().ready().await?;
     Ok(Json(Health { status: "ready" }))
 }
 
@@ -86,12 +86,12 @@ pub async fn readyz(State(state): State<AppState>) -> Result<Json<Health>, ApiEr
     security(("bearer" = []))
 )]
 pub async fn metrics(State(state): State<AppState>, _: Reader) -> Result<Response, ApiError> {
-    let rings = state.service.list().await?;
+    let rings = state.service.rings().list().await?;
     let mut body = state.metrics.render(&rings);
     body.push_str(&super::metrics::render_hub(&state.service.hub().stats));
     let health: Vec<_> = rings
         .iter()
-        .map(|s| (s.ring.clone(), state.service.health_counts(s)))
+        .map(|s| (s.ring.clone(), state.service.leases().health_counts(s)))
         .collect();
     body.push_str(&super::metrics::render_health(&health));
     body.push_str(&super::metrics::render_leadership(
@@ -100,16 +100,17 @@ pub async fn metrics(State(state): State<AppState>, _: Reader) -> Result<Respons
     let guard: Vec<_> = rings
         .iter()
         .map(|s| {
-            let status = state.service.membership_status(&s.ring);
+            let status = state.service.leases().membership_status(&s.ring);
             (s.ring.clone(), status.blocked.map(|b| b.rule))
         })
         .collect();
     body.push_str(&super::metrics::render_guard(&guard));
-    let convergence = state.service.convergence_all().await;
+    let convergence = state.service.clients().all().await;
     body.push_str(&super::metrics::render_clients(&convergence));
     let rollouts: Vec<_> = state
         .service
-        .latest_rollouts(&rings)
+        .rollouts()
+        .latest(&rings)
         .await
         .into_iter()
         .filter_map(|r| {
@@ -121,7 +122,7 @@ pub async fn metrics(State(state): State<AppState>, _: Reader) -> Result<Respons
         .collect();
     body.push_str(&super::rollout_metrics::render_rollouts(
         &rollouts,
-        &state.service.rollout_commits(),
+        &state.service.rollouts().commits(),
     ));
     Ok((
         [(

@@ -76,7 +76,7 @@ pub async fn lookup(
 ) -> Result<Json<LookupResult>, ApiError> {
     let key = keys::single(query.key, query.key_b64)?;
     let version = optional_version(query.version)?;
-    let (version, placement) = state.service.placement(&ring, version).await?;
+    let (version, placement) = state.service.rings().placement(&ring, version).await?;
     let r = replicas(&placement, query.replicas)?;
     let p = place(&placement, key, r);
     Ok(Json(LookupResult {
@@ -129,7 +129,7 @@ pub async fn lookup_batch(
     }
     let lookup_keys = keys::batch(body.keys, body.keys_b64)?;
     let version = optional_version(body.version)?;
-    let (version, placement) = state.service.placement(&ring, version).await?;
+    let (version, placement) = state.service.rings().placement(&ring, version).await?;
     let r = replicas(&placement, body.replicas)?;
     let results = lookup_keys
         .into_iter()
@@ -166,7 +166,7 @@ pub async fn ownership(
     ApiQuery(query): ApiQuery<VersionQuery>,
 ) -> Result<Json<OwnershipView>, ApiError> {
     let version = optional_version(query.version)?;
-    let (version, placement) = state.service.placement(&ring, version).await?;
+    let (version, placement) = state.service.rings().placement(&ring, version).await?;
     let o = placement.ownership();
     Ok(Json(OwnershipView {
         ring: ring.to_string(),
@@ -232,11 +232,13 @@ pub async fn diff(
     let to = optional_version(query.to).map_err(rename("to"))?;
     let (from, old) = state
         .service
+        .rings()
         .placement(&ring, from)
         .await
         .map_err(|e| rename("from")(e.into()))?;
     let (to, new) = state
         .service
+        .rings()
         .placement(&ring, to)
         .await
         .map_err(|e| rename("to")(e.into()))?;

@@ -84,7 +84,8 @@ pub async fn register_lease(
     let (record, ttl) = parse_registration(body, node.clone())?;
     let outcome = state
         .service
-        .register_lease(&ring, record, ttl, role)
+        .leases()
+        .register(&ring, record, ttl, role)
         .await?;
     let status = match outcome.effect {
         Effect::Created => StatusCode::CREATED,
@@ -160,7 +161,7 @@ pub async fn renew_lease(
     _: Writer,
     RingNodeLeasePath(ring, node, id): RingNodeLeasePath,
 ) -> Result<Response, ApiError> {
-    let outcome = state.service.renew_lease(&ring, &node, id).await?;
+    let outcome = state.service.leases().renew(&ring, &node, id).await?;
     Ok(Json(view(&state, &ring, &node, &outcome)).into_response())
 }
 
@@ -191,7 +192,7 @@ pub async fn release_lease(
     // Whether `on_leave` removed or drained the node (a version) is the
     // release's own outcome: a commit by another writer meanwhile is not
     // this release's change.
-    let outcome = state.service.release_lease(&ring, &node, id).await?;
+    let outcome = state.service.leases().release(&ring, &node, id).await?;
     Ok(Json(view(&state, &ring, &node, &outcome)).into_response())
 }
 

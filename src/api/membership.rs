@@ -13,7 +13,7 @@ use super::problem::{ApiError, Problem};
 use super::schemas::RingNameSchema;
 use super::AppState;
 use crate::ring::Snapshot;
-use crate::service::membership::GuardRule;
+use crate::service::GuardRule;
 use crate::service::{MembershipStatus, TransitionKind};
 use crate::wire::schema::NodeIdSchema;
 use crate::wire::{
@@ -57,7 +57,7 @@ pub fn status_view(status: &MembershipStatus) -> MembershipStatusView {
 pub fn with_status(state: &AppState, snapshot: &Snapshot) -> RingSummary {
     let mut summary = RingSummary::from(snapshot);
     summary.membership = Some(status_view(
-        &state.service.membership_status(&snapshot.ring),
+        &state.service.leases().membership_status(&snapshot.ring),
     ));
     summary
 }
@@ -93,6 +93,7 @@ pub async fn post_transition(
 ) -> Result<Response, ApiError> {
     let outcome = state
         .service
+        .leases()
         .override_transition(&ring, &node, role)
         .await?;
     Ok(ChangeResult::from_outcome(&ring, &outcome).respond(StatusCode::OK))

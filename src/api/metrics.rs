@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use crate::hub::HubStats;
 use crate::ring::{NodeHealth, RingName, Snapshot};
-use crate::service::membership::GuardRule;
+use crate::service::GuardRule;
 use crate::service::{Convergence, ConvergenceSummary, Term};
 
 /// Upper bounds of the latency histogram buckets, in seconds.

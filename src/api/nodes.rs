@@ -40,9 +40,9 @@ pub async fn list_nodes(
     _: Reader,
     RingPath(ring): RingPath,
 ) -> Result<Response, ApiError> {
-    let current = state.service.current(&ring).await?;
+    let current = state.service.rings().current(&ring).await?;
     let s = &current.snapshot;
-    let health = state.service.health(s);
+    let health = state.service.leases().health(s);
     let list = NodeList {
         ring: ring.to_string(),
         version: s.version,
@@ -78,7 +78,7 @@ pub async fn get_node(
     _: Reader,
     RingNodePath(ring, id): RingNodePath,
 ) -> Result<Response, ApiError> {
-    let current = state.service.current(&ring).await?;
+    let current = state.service.rings().current(&ring).await?;
     let s = &current.snapshot;
     let record = s.nodes.iter().find(|n| n.id == id).ok_or_else(|| {
         ApiError::new(
@@ -149,7 +149,7 @@ pub async fn put_node(
     let record = spec.into_new_record(Some(id.clone()))?;
     // Before the precondition: a missing ring is a 404 whatever it says
     // (RFC 9110 §13.2.1).
-    state.service.current(&ring).await?;
+    state.service.rings().current(&ring).await?;
     let op = ChangeOp::Upsert { node: record };
     let outcome = one_op_change(&state, &ring, op, query, &headers, role).await?;
     let status = match outcome.effect_on(&id) {
@@ -191,7 +191,7 @@ pub async fn delete_node(
 ) -> Result<Response, ApiError> {
     check_reason(&query.reason)?;
     // A missing ring is a 404 whatever the precondition (RFC 9110 §13.2.1).
-    state.service.current(&ring).await?;
+    state.service.rings().current(&ring).await?;
     let op = ChangeOp::Remove { id };
     let outcome = one_op_change(&state, &ring, op, query, &headers, role).await?;
     Ok(ChangeResult::from_outcome(&ring, &outcome).respond(StatusCode::OK))
@@ -218,7 +218,7 @@ async fn one_op_change(
         force: false,
         layout: None,
     };
-    Ok(state.service.apply(ring, request, role).await?)
+    Ok(state.service.rings().apply(ring, request, role).await?)
 }
 
 /// The routes of `/v1/rings/{ring}/nodes` and `/v1/rings/{ring}/nodes/{node}`,

@@ -27,7 +27,7 @@ use crate::wire::{PreconditionQuery, RingConfigInput, RingList, RingSummary};
 /// memory, never from the store).
 fn summary(state: &AppState, snapshot: &Snapshot) -> RingSummary {
     RingSummary {
-        health: Some((&state.service.health_counts(snapshot)).into()),
+        health: Some((&state.service.leases().health_counts(snapshot)).into()),
         ..with_status(state, snapshot)
     }
 }
@@ -43,7 +43,7 @@ async fn check_precondition(
     let Some(expected) = expected else {
         return Ok(());
     };
-    match state.service.current(ring).await {
+    match state.service.rings().current(ring).await {
         Ok(c) if c.snapshot.version == expected => Ok(()),
         Ok(c) => Err(ServiceError::PreconditionFailed {
             expected,
@@ -106,7 +106,8 @@ pub async fn put_ring(
     check_precondition(&state, &ring, expected).await?;
     let (created, current) = state
         .service
-        .create_ring_with(ring.clone(), config, membership, role)
+        .rings()
+        .create_with(ring.clone(), config, membership, role)
         .await?;
     let status = match created {
         Created::New => StatusCode::CREATED,
@@ -139,7 +140,7 @@ pub async fn list_rings(
     State(state): State<AppState>,
     _: Reader,
 ) -> Result<Json<RingList>, ApiError> {
-    let rings = state.service.list().await?;
+    let rings = state.service.rings().list().await?;
     Ok(Json(RingList {
         rings: rings.iter().map(|s| summary(&state, s)).collect(),
     }))
@@ -169,7 +170,7 @@ pub async fn get_ring(
     RingPath(ring): RingPath,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
-    let current = state.service.current(&ring).await?;
+    let current = state.service.rings().current(&ring).await?;
     let version = current.snapshot.version;
     if not_modified(&headers, version) {
         return Ok((StatusCode::NOT_MODIFIED, [(header::ETAG, etag(version))]).into_response());
@@ -212,7 +213,7 @@ pub async fn delete_ring(
     // A missing ring is a 404 whatever the precondition, even one that
     // contradicts itself (RFC 9110 §13.2.1: preconditions count only
     // where the request could otherwise succeed).
-    state.service.current(&ring).await?;
+    state.service.rings().current(&ring).await?;
     let expected = expected_version(&headers, query.expected_version)?;
     // The store checks the precondition and deletes in one atomic step, so
     // a ring deleted since the read above is a 404 as well.

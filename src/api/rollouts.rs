@@ -44,7 +44,10 @@ pub struct RolloutBody {
 /// The view of `r`, with its pending gate read now.
 async fn view(state: &AppState, r: &RolloutRecord) -> Result<RolloutView, ApiError> {
     let gate = if r.state.is_active() && r.gate_pending {
-        Some(GateView::of(r, &state.service.gate_reading(r).await?))
+        Some(GateView::of(
+            r,
+            &state.service.rollouts().gate_reading(r).await?,
+        ))
     } else {
         None
     };
@@ -97,7 +100,7 @@ pub async fn start_rollout(
     check_reason(&body.reason)?;
     let ops = parse_ops(body.ops)?;
     let policy: RolloutPolicySpec = from_value(body.policy, "policy")?;
-    state.service.current(&ring).await?;
+    state.service.rings().current(&ring).await?;
     let request = RolloutRequest {
         ops,
         reason: body.reason,
@@ -105,7 +108,7 @@ pub async fn start_rollout(
         policy,
         dry_run: body.dry_run,
     };
-    match state.service.start_rollout(&ring, request, role).await? {
+    match state.service.rollouts().start(&ring, request, role).await? {
         RolloutOutcome::Planned { plan, base, policy } => {
             let steps = plan
                 .steps
@@ -164,7 +167,7 @@ pub async fn list_rollouts(
     _: Reader,
     RingPath(ring): RingPath,
 ) -> Result<Json<RolloutList>, ApiError> {
-    let records = state.service.rollouts(&ring).await?;
+    let records = state.service.rollouts().list(&ring).await?;
     let mut rollouts = Vec::with_capacity(records.len());
     for r in &records {
         rollouts.push(view(&state, r).await?);
@@ -201,7 +204,7 @@ pub async fn get_rollout(
     _: Reader,
     RingRolloutPath(ring, id): RingRolloutPath,
 ) -> Result<Json<RolloutView>, ApiError> {
-    let r = state.service.rollout(&ring, id).await?;
+    let r = state.service.rollouts().get(&ring, id).await?;
     Ok(Json(view(&state, &r).await?))
 }
 
@@ -212,7 +215,7 @@ async fn control(
     c: RolloutControl,
     role: crate::ring::Role,
 ) -> Result<Json<RolloutView>, ApiError> {
-    let r = state.service.control_rollout(ring, id, c, role).await?;
+    let r = state.service.rollouts().control(ring, id, c, role).await?;
     Ok(Json(view(state, &r).await?))
 }
 

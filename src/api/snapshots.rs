@@ -80,7 +80,7 @@ pub async fn latest_snapshot(
         }
         (None, None) => {}
     }
-    let current = state.service.current(&ring).await?;
+    let current = state.service.rings().current(&ring).await?;
     Ok(snapshot_response(&headers, &current.snapshot))
 }
 
@@ -96,7 +96,11 @@ async fn long_poll(
     wait: Option<&str>,
 ) -> Result<Response, ApiError> {
     let wait = wait.map(parse_wait).transpose()?;
-    let current = state.service.current_at_least(ring, Some(after)).await?;
+    let current = state
+        .service
+        .rings()
+        .current_at_least(ring, Some(after))
+        .await?;
     let hub = state.service.hub().clone();
     let mut head = hub.subscribe(ring);
     let mut newest = current.snapshot.clone();
@@ -180,7 +184,7 @@ pub async fn snapshot_version(
     RingVersionPath(ring, v): RingVersionPath,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
-    let snapshot = state.service.snapshot(&ring, v).await?;
+    let snapshot = state.service.rings().snapshot(&ring, v).await?;
     Ok(snapshot_response(&headers, &snapshot))
 }
 
@@ -211,7 +215,7 @@ pub async fn snapshot_table(
     RingVersionPath(ring, v): RingVersionPath,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
-    let (v, placement) = state.service.placement(&ring, Some(v)).await?;
+    let (v, placement) = state.service.rings().placement(&ring, Some(v)).await?;
     if not_modified(&headers, v) {
         return Ok((StatusCode::NOT_MODIFIED, [(header::ETAG, etag(v))]).into_response());
     }
@@ -252,7 +256,7 @@ pub async fn history(
     _: Reader,
     RingPath(ring): RingPath,
 ) -> Result<Json<HistoryView>, ApiError> {
-    let entries = state.service.history(&ring).await?;
+    let entries = state.service.rings().history(&ring).await?;
     Ok(Json(HistoryView {
         ring: ring.to_string(),
         entries: entries

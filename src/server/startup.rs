@@ -10,7 +10,6 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use tokio::net::TcpListener;
-use tokio::task::JoinHandle;
 
 use super::config::check_settings;
 use super::store_url::{open_store, parse_store_url};
@@ -18,7 +17,7 @@ use super::tls::{self, Tls};
 use super::{connection, Secret, ServeConfig, ServeError};
 use crate::api::auth::AuthConfig;
 use crate::api::{router, AppState};
-use crate::service::RingService;
+use crate::service::{Background, RingService};
 use crate::store::leadership::{Instance, InstanceId};
 
 /// A bound service, not yet serving: its listener is open, so connections
@@ -31,19 +30,6 @@ pub struct Server {
     store_url: String,
     retention: u64,
     background: Background,
-}
-
-/// The tasks a bound server runs beside its listener (the store follower,
-/// the health monitor, the SIGHUP reloader). Dropping it stops them, so a server dropped
-/// without running leaves nothing behind.
-struct Background(Vec<JoinHandle<()>>);
-
-impl Drop for Background {
-    fn drop(&mut self) {
-        for task in &self.0 {
-            task.abort();
-        }
-    }
 }
 
 impl Server {
@@ -59,12 +45,21 @@ impl Server {
         let addrs = resolve(&config).await?;
         // Before the store is opened or the port bound: a bad file stops here.
         let tls = config.tls.clone().map(Tls::new).transpose()?.map(Arc::new);
-        let mut background = Background(Vec::new());
+        // The tasks the server runs beside its listener: the SIGHUP
+        // reloader and the service's loops. Stopped when the server stops;
+        // dropped, it aborts them, so a server dropped without running
+        // leaves nothing behind.
+        let mut background = Background::new();
         // SIGHUP's handler is in place before the server says it listens.
         if let Some(tls) = &tls {
-            background
-                .0
-                .push(tokio::spawn(tls::reload_on_hangup(tls.clone())));
+            // Called here, not in the task: the call installs the handler.
+            let reload = tls::reload_on_hangup(tls.clone());
+            background.spawn("tls reload", |stop| async move {
+                tokio::select! {
+                    () = stop.cancelled() => {}
+                    () = reload => {}
+                }
+            });
         }
         let store = open_store(&config).await?;
         let listener = bind(&addrs).await.map_err(|source| ServeError::Bind {
@@ -89,26 +84,7 @@ impl Server {
         tracing::info!(instance = %me.id, url = %me.url, "joining the cluster");
         let leadership = store.elect(me, config.election_ttl);
         let service = RingService::with_leadership(store, config.clock.clone(), leadership);
-        background.0.push(tokio::spawn(service.clone().follow()));
-        background
-            .0
-            .push(tokio::spawn(service.clone().follow_currency()));
-        // Stopped with the other background tasks when the server stops.
-        background
-            .0
-            .push(tokio::spawn(service.clone().monitor_health()));
-        // The decision-maker's automatic membership changes.
-        background
-            .0
-            .push(tokio::spawn(service.clone().run_membership()));
-        // The decision-maker's rollouts.
-        background
-            .0
-            .push(tokio::spawn(service.clone().run_rollouts()));
-        // Every instance's look at the rollouts its watchers follow.
-        background
-            .0
-            .push(tokio::spawn(service.clone().watch_rollouts()));
+        service.start(&mut background);
         let auth = AuthConfig::new(
             config.admin_token.as_ref().map(Secret::expose),
             config.read_token.as_ref().map(Secret::expose),
@@ -168,7 +144,7 @@ impl Server {
             tracing::info!("shutting down: finishing in-flight requests");
         })
         .await;
-        drop(background);
+        background.stop().await;
         tracing::info!("stopped");
     }
 }

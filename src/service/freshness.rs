@@ -5,7 +5,7 @@
 //! With several instances on one etcd, a change acknowledged through one
 //! reaches the others through their watches a few milliseconds later;
 //! after a partition heals, many seconds later. The instance-wide state
-//! ([`RingService::is_current`]) tells when the watch is known to lag,
+//! ([`Freshness::is_current`]) tells when the watch is known to lag,
 //! but not that it has delivered the very change a client just made
 //! elsewhere. So a read first learns every ring's latest version from a
 //! linearizable read sent after the read began, and waits until the cache
@@ -22,16 +22,18 @@ use std::time::Duration;
 
 use tokio::sync::watch;
 
-use super::RingService;
+use super::background::Stop;
+use super::rings::Rings;
+use super::ServiceError;
 use crate::ring::RingName;
-use crate::store::Store;
+use crate::store::{Store, StoreError};
 
 /// How long a read may wait to confirm that it is current before it
 /// answers marked stale: a round trip to etcd's quorum and the watch's
 /// delivery normally take milliseconds.
 const BARRIER_WAIT: Duration = Duration::from_millis(750);
 
-/// How often [`RingService::follow_currency`] looks at the store.
+/// How often [`Freshness::follow`] looks at the store.
 const CURRENCY_EVERY: Duration = Duration::from_millis(50);
 
 /// A write's deadline while the store is current: under 3 s, with room
@@ -57,20 +59,23 @@ struct Round {
     confirmed: Confirmed,
 }
 
-/// The barrier's shared state.
+/// The part of the service that tells whether its answers are current.
+pub struct Freshness {
+    store: Arc<dyn Store>,
+    rings: Arc<Rings>,
+    barrier: Arc<Barrier>,
+    /// Whether the cache was last found current (see [`Freshness::follow`]).
+    currency: watch::Sender<bool>,
+}
+
+/// The read barrier's rounds.
 #[derive(Debug)]
-pub(super) struct Barrier {
+struct Barrier {
     /// Tickets taken by readers, one each.
     tickets: AtomicU64,
     /// Held by the round in flight: one at a time.
     leading: Arc<tokio::sync::Mutex<()>>,
     rounds: watch::Sender<Round>,
-    /// Touched whenever the cache takes or drops a version, so that
-    /// readers waiting for it look again.
-    cache_moved: watch::Sender<()>,
-    /// Whether the cache was last found current (see
-    /// [`RingService::follow_currency`]).
-    currency: watch::Sender<bool>,
 }
 
 impl Default for Barrier {
@@ -79,18 +84,11 @@ impl Default for Barrier {
             tickets: AtomicU64::new(0),
             leading: Arc::new(tokio::sync::Mutex::new(())),
             rounds: watch::Sender::new(Round::default()),
-            cache_moved: watch::Sender::new(()),
-            currency: watch::Sender::new(true),
         }
     }
 }
 
 impl Barrier {
-    /// The cache changed.
-    pub(super) fn cache_moved(&self) {
-        self.cache_moved.send_replace(());
-    }
-
     /// What the first round sent after this call began confirmed.
     async fn confirm(self: &Arc<Self>, store: &Arc<dyn Store>) -> Confirmed {
         let ticket = self.tickets.fetch_add(1, Ordering::SeqCst) + 1;
@@ -123,27 +121,37 @@ impl Barrier {
     }
 }
 
-impl RingService {
+impl Freshness {
+    /// The freshness of `rings`, as kept in step with `store`.
+    pub(crate) fn new(store: Arc<dyn Store>, rings: Arc<Rings>) -> Self {
+        Self {
+            store,
+            rings,
+            barrier: Arc::default(),
+            currency: watch::Sender::new(true),
+        }
+    }
+
     /// Whether an answer computed from now on about `ring` (about every
     /// ring when `None`) may be served as current: the store is current
     /// and the cache holds every version that was committed, by any
     /// instance, before this call began. Waits at most `BARRIER_WAIT`;
     /// false means answer, marked stale.
-    pub async fn confirm_current(&self, ring: Option<&RingName>) -> bool {
+    pub async fn confirm(&self, ring: Option<&RingName>) -> bool {
         if !self.store.shared() {
             return true;
         }
         if !self.store.is_current() {
             return false;
         }
-        let mut cache_moved = self.barrier.cache_moved.subscribe();
+        let mut cache_moved = self.rings.moves();
         let confirmed = async {
             let Some(versions) = self.barrier.confirm(&self.store).await else {
                 return false;
             };
             loop {
                 cache_moved.borrow_and_update();
-                if self.cache_holds(&versions, ring) {
+                if self.rings.holds(&versions, ring) {
                     return true;
                 }
                 if cache_moved.changed().await.is_err() {
@@ -156,58 +164,44 @@ impl RingService {
             .unwrap_or(false)
     }
 
-    /// Whether every ring the cache holds (or `ring` alone) is at least at
-    /// the version `versions` confirmed, and none that the store no longer
-    /// has is still served. A ring not in the cache is read from the store
-    /// when asked for, so it is current by construction.
-    fn cache_holds(&self, versions: &BTreeMap<RingName, u64>, ring: Option<&RingName>) -> bool {
-        let latest = self.latest.lock().expect("cache lock");
-        let current =
-            |name: &RingName, version: u64| versions.get(name).is_some_and(|&v| version >= v);
-        match ring {
-            Some(name) => latest
-                .get(name)
-                .is_none_or(|c| current(name, c.snapshot.version)),
-            None => latest
-                .iter()
-                .all(|(name, c)| current(name, c.snapshot.version)),
-        }
-    }
-
     /// Whether what this service holds in memory is known to be current:
     /// false at once while the store is not (it cannot be reached, or its
     /// events lag), and true again only once the cache holds every version
-    /// the store confirmed after that (see [`RingService::follow_currency`]).
+    /// the store confirmed after that (see `Freshness::follow`).
     /// Never waits on the store.
     pub fn is_current(&self) -> bool {
-        self.store.is_current() && *self.barrier.currency.borrow()
+        self.store.is_current() && *self.currency.borrow()
     }
 
-    /// [`RingService::is_current`] as it changes, for watch streams that
+    /// [`Freshness::is_current`] as it changes, for watch streams that
     /// tell their clients.
     pub fn currency(&self) -> watch::Receiver<bool> {
-        self.barrier.currency.subscribe()
+        self.currency.subscribe()
     }
 
     /// Follows whether the store is current, every `CURRENCY_EVERY`,
-    /// forever; spawn it once per service with a shared store. Coming back,
-    /// it first confirms that the cache caught up: the store's events
-    /// reach the cache a moment after the store counts them.
-    pub async fn follow_currency(self: Arc<Self>) {
+    /// until `stop`; one loop per service (see `service/background.rs`),
+    /// which returns at once unless the store is shared. Coming back, it
+    /// first confirms that the cache caught up: the store's events reach
+    /// the cache a moment after the store counts them.
+    pub(crate) async fn follow(self: Arc<Self>, stop: Stop) {
         if !self.store.shared() {
             return;
         }
         // Not current until the store has caught up once; said quietly,
         // since every instance starts so.
-        self.barrier.currency.send_replace(false);
+        self.currency.send_replace(false);
         let mut tick = tokio::time::interval(CURRENCY_EVERY);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
-            tick.tick().await;
-            let was = *self.barrier.currency.borrow();
-            let now = self.store.is_current() && (was || self.confirm_current(None).await);
+            tokio::select! {
+                () = stop.cancelled() => return,
+                _ = tick.tick() => {}
+            }
+            let was = *self.currency.borrow();
+            let now = self.store.is_current() && (was || self.confirm(None).await);
             if now != was {
-                self.barrier.currency.send_replace(now);
+                self.currency.send_replace(now);
                 if now {
                     tracing::info!("caught up with the store: answers are current again");
                 } else {
@@ -233,5 +227,28 @@ impl RingService {
         } else {
             Some(CUT_OFF_WRITE_DEADLINE)
         }
+    }
+
+    /// Whether the store answers: one cheap round trip, reading a ring
+    /// that normally does not exist, so no real ring is loaded.
+    pub async fn ready(&self) -> Result<(), ServiceError> {
+        let probe = RingName::new("readyz-probe").expect("a valid ring name");
+        match self.store.latest(&probe).await {
+            Ok(_) | Err(StoreError::RingNotFound(_)) => Ok(()),
+            Err(e) => Err(e.into()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::service::test_support::service;
+
+    #[tokio::test]
+    async fn an_embedded_store_is_current_and_answering_makes_it_ready() {
+        let (service, _clock, _dir) = service(1_000);
+        assert!(service.freshness().is_current());
+        assert_eq!(service.freshness().write_deadline(), None);
+        service.freshness().ready().await.unwrap();
     }
 }

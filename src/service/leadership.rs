@@ -18,7 +18,8 @@
 //!   `since + ttl` for each lease: a node whose renewals went to a failed
 //!   decision-maker, or came in while nobody decided, gets one full TTL of
 //!   grace. On a change to `None`: stop making changes at once.
-//! - Make every automatic change with [`RingService::apply_as_leader`] and
+//! - Make every automatic change with
+//!   [`Rings::apply_as_leader`](super::Rings::apply_as_leader) and
 //!   the term of the office it was decided in. It answers
 //!   `ServiceError::Store(StoreError::Deposed(term))` once that term is
 //!   over, with nothing written: drop the change (the next decision-maker
@@ -30,10 +31,8 @@
 
 use tokio::sync::watch;
 
-use super::{ChangeOutcome, ChangeRequest, RingService, ServiceError};
-use crate::ring::{RingName, Role, Snapshot};
-use crate::store::leadership::{ClusterState, Fence, Office};
-use crate::store::StoreError;
+use super::{RingService, ServiceError};
+use crate::store::leadership::{ClusterState, Office};
 
 pub use crate::store::leadership::Term;
 
@@ -60,44 +59,14 @@ impl RingService {
     pub async fn resign(&self) {
         self.leadership.resign().await;
     }
-
-    /// Applies an automatic change as the decision-maker of `term`: like
-    /// [`RingService::apply`] (as `admin`), but refused with
-    /// `StoreError::Deposed` once `term` is over, by this instance's own
-    /// knowledge or by the store's check in the commit itself.
-    pub async fn apply_as_leader(
-        &self,
-        ring: &RingName,
-        request: ChangeRequest,
-        term: Term,
-    ) -> Result<ChangeOutcome, ServiceError> {
-        let fence = self
-            .leadership
-            .fence()
-            .filter(|f| f.term() == term)
-            .ok_or(StoreError::Deposed(term))?;
-        self.apply_fenced(ring, request, Role::Admin, Some(&fence))
-            .await
-    }
-
-    /// Commits `next`, behind `fence` when the change is the
-    /// decision-maker's.
-    pub(super) async fn commit_in_term(
-        &self,
-        next: &Snapshot,
-        fence: Option<&Fence>,
-    ) -> Result<(), StoreError> {
-        match fence {
-            Some(fence) => self.store.commit_fenced(next, fence).await,
-            None => self.store.commit(next).await,
-        }
-    }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::super::test_support::{create, service, upsert};
     use super::*;
+    use crate::service::test_support::{create, service, upsert};
+    use crate::service::{ChangeOutcome, ChangeRequest};
+    use crate::store::StoreError;
 
     fn request(id: &str) -> ChangeRequest {
         ChangeRequest {
@@ -120,6 +89,7 @@ mod tests {
         assert_eq!(office.map(|(t, _)| t), Some(Term(1)));
 
         let stale = service
+            .rings()
             .apply_as_leader(&ring, request("a"), Term(2))
             .await
             .unwrap_err();
@@ -127,14 +97,33 @@ mod tests {
             matches!(stale, ServiceError::Store(StoreError::Deposed(Term(2)))),
             "{stale:?}"
         );
-        assert_eq!(service.current(&ring).await.unwrap().snapshot.version, 1);
+        assert_eq!(
+            service
+                .rings()
+                .current(&ring)
+                .await
+                .unwrap()
+                .snapshot
+                .version,
+            1
+        );
 
         let done = service
+            .rings()
             .apply_as_leader(&ring, request("a"), Term(1))
             .await
             .unwrap();
         assert!(matches!(done, ChangeOutcome::Committed { .. }), "{done:?}");
-        assert_eq!(service.current(&ring).await.unwrap().snapshot.version, 2);
+        assert_eq!(
+            service
+                .rings()
+                .current(&ring)
+                .await
+                .unwrap()
+                .snapshot
+                .version,
+            2
+        );
     }
 
     #[tokio::test]
@@ -145,6 +134,7 @@ mod tests {
         assert_eq!(service.leader_term(), None);
         assert_eq!(*service.leadership().borrow(), None);
         let refused = service
+            .rings()
             .apply_as_leader(&ring, request("a"), Term(1))
             .await
             .unwrap_err();
@@ -152,6 +142,15 @@ mod tests {
             matches!(refused, ServiceError::Store(StoreError::Deposed(Term(1)))),
             "{refused:?}"
         );
-        assert_eq!(service.current(&ring).await.unwrap().snapshot.version, 1);
+        assert_eq!(
+            service
+                .rings()
+                .current(&ring)
+                .await
+                .unwrap()
+                .snapshot
+                .version,
+            1
+        );
     }
 }

@@ -1,93 +1,65 @@
 //! The ring service: the rules between the HTTP API and the store.
 //!
-//! It keeps each ring's latest snapshot and placement in memory so reads and
-//! lookups never wait on the store, turns change requests into proposals,
-//! and commits them with compare-and-swap on the ring's version.
+//! [`RingService`] is composed of parts, each owning its own state, each
+//! reached through an accessor:
+//!
+//! - [`Rings`] (`rings/`): every ring's latest version and placement in
+//!   memory, so reads and lookups never wait on the store; changes, turned
+//!   into proposals and committed with compare-and-swap on the ring's
+//!   version, with each instance's writers queued per ring and retries
+//!   recognised by their idempotency keys;
+//! - [`Freshness`] (`freshness.rs`): whether an answer is current;
+//! - [`Clients`] (`clients/`): client acks and convergence;
+//! - [`Leases`] (`leases/`): leases of self-registered nodes, their
+//!   health and its monitor, and the decision-maker's membership changes;
+//! - [`Rollouts`] (`rollouts/`): rollouts, their driver and their events.
+//!
+//! Each part uses only the parts listed before it. What concerns them all
+//! is here: building them, deleting a ring (which every part forgets),
+//! following the store's events, and the background loops, which
+//! [`RingService::start`] starts in one [`Background`] runner.
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use crate::hub::Hub;
-use crate::placement::Placement;
 use crate::ring::{Clock, RingName};
 use crate::store::leadership::{Instance, InstanceId, Leadership, SoleLeader};
-use crate::store::Store;
+use crate::store::{Store, StoreEvent};
 
-mod apply;
-mod cache;
-mod convergence;
+pub mod background;
+pub mod clients;
 mod error;
-mod freshness;
-mod health_monitor;
-mod idempotency;
+pub mod freshness;
 mod leadership;
-mod leases;
-pub mod membership;
-mod rings;
+pub mod leases;
+pub mod rings;
 pub mod rollouts;
 #[cfg(test)]
 mod test_support;
-mod types;
 
 pub use crate::store::Lease;
-pub use convergence::{ClientStatus, Convergence, ConvergenceSummary};
+pub use background::{Background, Stop};
+pub use clients::{ClientStatus, Clients, Convergence, ConvergenceSummary};
 pub use error::ServiceError;
+pub use freshness::Freshness;
 pub use leadership::Term;
-pub use leases::LeaseOutcome;
-pub use membership::{MembershipStatus, Transition, TransitionKind};
-pub use rollouts::{RolloutControl, RolloutOutcome, RolloutRequest};
-pub use types::{BaseConfig, ChangeOutcome, ChangeRequest, Created, Current, Effect};
-
-use idempotency::KeyIndex;
-
-/// How many older placements are kept built for lookups by version.
-const VERSION_CACHE: usize = 16;
-
-/// Attempts at a change whose caller gave no expected version, when other
-/// writers keep getting in first. After the first lost attempt a writer
-/// waits for its turn among every instance's writers ([`Store::queue`]),
-/// so only writers that have not lost yet can still get in first.
-const MAX_RETRIES: usize = 16;
-
-/// How long an instance keeps queueing for turns on a ring after its
-/// writers last met another instance's there: while writers of several
-/// instances alternate, each of them asks for its turn before its first
-/// attempt, instead of losing one race per change to a fresh writer.
-const CONTENDED_FOR: std::time::Duration = std::time::Duration::from_secs(2);
+pub use leases::membership::{Blocked, GuardRule, MembershipStatus, Transition, TransitionKind};
+pub use leases::{LeaseOutcome, Leases};
+pub use rings::{BaseConfig, ChangeOutcome, ChangeRequest, Created, Current, Effect, Rings};
+pub use rollouts::{RolloutControl, RolloutOutcome, RolloutRequest, Rollouts};
 
 /// The ring service.
 pub struct RingService {
     store: Arc<dyn Store>,
-    latest: Mutex<HashMap<RingName, Arc<Current>>>,
-    older: Mutex<VecDeque<(RingName, u64, Arc<Placement>)>>,
-    keys: Mutex<HashMap<RingName, KeyIndex>>,
-    /// One change per ring at a time in this instance, first come first
-    /// served: concurrent writers would all read, propose and send a
-    /// compare-and-swap of which only one can win, and on a small machine
-    /// the losers' retries starve the winner. What the queue holds is how
-    /// this instance's writers have lately fared against other instances'.
-    writers: Mutex<HashMap<RingName, Arc<tokio::sync::Mutex<apply::Contention>>>>,
-    /// The decision-maker's last status per ring (see `membership`).
-    membership: Mutex<membership::StatusTable>,
     hub: Arc<Hub>,
     clock: Arc<dyn Clock>,
-    /// Whether this instance is the decision-maker (see `leadership`).
+    /// Whether this instance is the decision-maker (see `leadership.rs`).
     leadership: Arc<dyn Leadership>,
-    /// The plans of the rollouts driven here, by ring and id (a plan is
-    /// recomputed from the base version when missing).
-    plans: Mutex<
-        HashMap<(RingName, crate::ring::rollout::RolloutId), Arc<crate::ring::rollout::Plan>>,
-    >,
-    /// Wakes the rollout driver early: a rollout started or controlled.
-    rollout_wake: tokio::sync::Notify,
-    /// Held while a rollout record is written and announced, and while
-    /// one is read to be announced, so that watchers hear them in order
-    /// (see `rollouts/observe.rs`).
-    rollout_writes: tokio::sync::Mutex<()>,
-    /// Rollout versions this instance committed, per ring, for the metrics.
-    rollout_commits: Mutex<BTreeMap<RingName, u64>>,
-    /// Confirms that reads are current (see `freshness`).
-    barrier: Arc<freshness::Barrier>,
+    rings: Arc<Rings>,
+    freshness: Arc<Freshness>,
+    clients: Arc<Clients>,
+    leases: Arc<Leases>,
+    rollouts: Arc<Rollouts>,
 }
 
 impl RingService {
@@ -110,22 +82,67 @@ impl RingService {
         clock: Arc<dyn Clock>,
         leadership: Arc<dyn Leadership>,
     ) -> Arc<Self> {
+        let hub = Arc::new(Hub::new());
+        let rings = Arc::new(Rings::new(
+            store.clone(),
+            hub.clone(),
+            clock.clone(),
+            leadership.clone(),
+        ));
+        let freshness = Arc::new(Freshness::new(store.clone(), rings.clone()));
+        let clients = Arc::new(Clients::new(store.clone(), clock.clone(), rings.clone()));
+        let leases = Arc::new(Leases::new(
+            store.clone(),
+            clock.clone(),
+            hub.clone(),
+            leadership.clone(),
+            rings.clone(),
+            freshness.clone(),
+        ));
+        let rollouts = Arc::new(Rollouts::new(
+            store.clone(),
+            clock.clone(),
+            hub.clone(),
+            leadership.clone(),
+            rings.clone(),
+            clients.clone(),
+        ));
         Arc::new(Self {
             store,
-            latest: Mutex::new(HashMap::new()),
-            older: Mutex::new(VecDeque::new()),
-            keys: Mutex::new(HashMap::new()),
-            writers: Mutex::new(HashMap::new()),
-            membership: Mutex::new(HashMap::new()),
-            hub: Arc::new(Hub::new()),
+            hub,
             clock,
             leadership,
-            plans: Mutex::new(HashMap::new()),
-            rollout_wake: tokio::sync::Notify::new(),
-            rollout_writes: tokio::sync::Mutex::new(()),
-            rollout_commits: Mutex::new(BTreeMap::new()),
-            barrier: Arc::default(),
+            rings,
+            freshness,
+            clients,
+            leases,
+            rollouts,
         })
+    }
+
+    /// The rings and their changes.
+    pub fn rings(&self) -> &Rings {
+        &self.rings
+    }
+
+    /// Whether answers are current.
+    pub fn freshness(&self) -> &Freshness {
+        &self.freshness
+    }
+
+    /// Client acks and convergence.
+    pub fn clients(&self) -> &Clients {
+        &self.clients
+    }
+
+    /// Leases, health and the automatic membership changes.
+    pub fn leases(&self) -> &Leases {
+        &self.leases
+    }
+
+    /// Rollouts.
+    pub fn rollouts(&self) -> &Rollouts {
+        &self.rollouts
     }
 
     /// Where every version this service learns of is announced.
@@ -136,5 +153,88 @@ impl RingService {
     /// The current time by the service's clock.
     pub fn now(&self) -> time::OffsetDateTime {
         self.clock.now()
+    }
+
+    /// Deletes a ring and its history; with `expected_version`, only if
+    /// the ring is still at that version. Every part forgets it.
+    pub async fn delete_ring(
+        &self,
+        ring: &RingName,
+        expected_version: Option<u64>,
+    ) -> Result<(), ServiceError> {
+        self.rings.delete(ring, expected_version).await?;
+        self.forget(ring);
+        Ok(())
+    }
+
+    /// Starts the service's background loops in `background`, which stops
+    /// them: following the store's events, following whether the store
+    /// is current, the health monitor, the decision-maker's membership
+    /// changes and rollouts, and the look at the rollouts watchers follow.
+    /// Call it once per service.
+    pub fn start(self: &Arc<Self>, background: &mut Background) {
+        let me = self.clone();
+        background.spawn("store events", |stop| me.follow(stop));
+        let freshness = self.freshness.clone();
+        background.spawn("currency", |stop| freshness.follow(stop));
+        let leases = self.leases.clone();
+        background.spawn("health monitor", |stop| leases.monitor_health(stop));
+        let leases = self.leases.clone();
+        background.spawn("membership", |stop| leases.run_membership(stop));
+        let rollouts = self.rollouts.clone();
+        background.spawn("rollout driver", |stop| rollouts.drive_all(stop));
+        let rollouts = self.rollouts.clone();
+        background.spawn("rollout events", |stop| rollouts.observe(stop));
+    }
+
+    /// Applies the store's events to the service until the event stream
+    /// closes or `stop`: each version committed anywhere to the cache,
+    /// each deletion to every part.
+    async fn follow(self: Arc<Self>, stop: Stop) {
+        use tokio::sync::broadcast::error::RecvError;
+        let mut events = self.store.subscribe();
+        loop {
+            let event = tokio::select! {
+                () = stop.cancelled() => return,
+                event = events.recv() => event,
+            };
+            match event {
+                Ok(StoreEvent::Committed(s)) => self.rings.learn(s),
+                Ok(StoreEvent::Deleted(ring)) => self.forget(&ring),
+                // Missed events: what the cache holds may be behind.
+                Err(RecvError::Lagged(_)) => {
+                    for ring in self.rings.catch_up().await {
+                        self.forget(&ring);
+                    }
+                }
+                Err(RecvError::Closed) => return,
+            }
+        }
+    }
+
+    /// Forgets a deleted ring in every part.
+    fn forget(&self, ring: &RingName) {
+        self.rings.forget(ring);
+        self.leases.forget_ring(ring);
+        self.rollouts.forget_ring(ring);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::test_support::service;
+    use super::*;
+
+    #[tokio::test]
+    async fn every_loop_the_service_starts_returns_when_told_to_stop() {
+        let (service, _clock, _dir) = service(10);
+        let mut background = Background::new();
+        service.start(&mut background);
+        // Each has reached its first pause.
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let aborted = background.stop_within(Duration::from_secs(2)).await;
+        assert_eq!(aborted, Vec::<&str>::new());
     }
 }

@@ -31,7 +31,8 @@ pub(super) fn service(retention: u64) -> (Arc<RingService>, Arc<ManualClock>, te
 pub(super) async fn create(service: &RingService, name: &str) -> RingName {
     let ring = RingName::new(name).expect("a valid ring name");
     service
-        .create_ring(ring.clone(), RingConfig::new(Algorithm::Ring), Role::Admin)
+        .rings()
+        .create(ring.clone(), RingConfig::new(Algorithm::Ring), Role::Admin)
         .await
         .expect("the ring is created");
     ring

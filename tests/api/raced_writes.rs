@@ -76,7 +76,11 @@ impl RacingStore {
                     force: false,
                     layout: None,
                 };
-                service.apply(ring, request, Role::Admin).await.unwrap();
+                service
+                    .rings()
+                    .apply(ring, request, Role::Admin)
+                    .await
+                    .unwrap();
             }
             Step::RolloutChecked => {
                 let latest = self.inner.latest(ring).await.unwrap();
@@ -248,7 +252,8 @@ async fn serve(membership: MembershipPolicy) -> (Arc<RacingStore>, TestApi, temp
     let service = RingService::with_clock(store.clone(), Arc::new(SystemClock));
     *store.service.lock().unwrap() = Arc::downgrade(&service);
     service
-        .create_ring_with(
+        .rings()
+        .create_with(
             RingName::new("r").unwrap(),
             RingConfig::new(Algorithm::Ring),
             membership,

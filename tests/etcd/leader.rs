@@ -227,14 +227,20 @@ async fn a_deposed_leaders_fenced_write_is_refused() {
     assert_eq!(b.leader_term(), None);
 
     let ring = RingName::new("fenced").unwrap();
-    a.create_ring(ring.clone(), RingConfig::new(Algorithm::Ring), Role::Admin)
+    a.rings()
+        .create(ring.clone(), RingConfig::new(Algorithm::Ring), Role::Admin)
         .await
         .unwrap();
-    let done = a.apply_as_leader(&ring, add("n1"), term_a).await.unwrap();
+    let done = a
+        .rings()
+        .apply_as_leader(&ring, add("n1"), term_a)
+        .await
+        .unwrap();
     assert!(matches!(done, ChangeOutcome::Committed { .. }), "{done:?}");
     assert_eq!(store_a.latest(&ring).await.unwrap().version, 2);
     // b is not in office: its service refuses before writing anything.
     let refused = b
+        .rings()
         .apply_as_leader(&ring, add("n2"), term_a)
         .await
         .unwrap_err();
@@ -253,6 +259,7 @@ async fn a_deposed_leaders_fenced_write_is_refused() {
     // The write a computed against version 2 would pass the version's
     // compare-and-swap; the fence alone refuses it.
     let Ok(ChangeOutcome::Preview { snapshot: next, .. }) = b
+        .rings()
         .apply(
             &ring,
             ChangeRequest {
@@ -276,6 +283,7 @@ async fn a_deposed_leaders_fenced_write_is_refused() {
     assert_eq!(store_b.history(&ring).await.unwrap().len(), 2);
     // And by the service: its own check already refuses the old term.
     let refused = a
+        .rings()
         .apply_as_leader(&ring, add("late"), term_a)
         .await
         .unwrap_err();
@@ -288,7 +296,11 @@ async fn a_deposed_leaders_fenced_write_is_refused() {
     let fence_b = leader_b.fence().unwrap();
     store_b.commit_fenced(&next, &fence_b).await.unwrap();
     assert_eq!(store_a.latest(&ring).await.unwrap().version, 3);
-    let done = b.apply_as_leader(&ring, add("n3"), term_b).await.unwrap();
+    let done = b
+        .rings()
+        .apply_as_leader(&ring, add("n3"), term_b)
+        .await
+        .unwrap();
     assert!(matches!(done, ChangeOutcome::Committed { .. }), "{done:?}");
     assert_eq!(store_b.latest(&ring).await.unwrap().version, 4);
 

@@ -33,7 +33,7 @@ impl RolloutFeed {
     /// loses that first event.
     pub async fn open(state: &AppState, ring: &RingName) -> Self {
         let receiver = state.service.hub().subscribe_rollouts(ring);
-        let newest = match state.service.rollout_event(ring).await {
+        let newest = match state.service.rollouts().event(ring).await {
             Ok(newest) => newest,
             Err(e) => {
                 tracing::debug!(ring = %ring, error = %e, "rollout not read for a new watch");

@@ -157,7 +157,7 @@ impl Watcher {
         let ring = ring_name(ring)?;
         let after = super::headers::last_event_id(headers)?.or(query.after);
         // Loads the ring into memory (and so into the hub), or 404s.
-        state.service.current_at_least(&ring, after).await?;
+        state.service.rings().current_at_least(&ring, after).await?;
         let hub = state.service.hub().clone();
         let head = hub.subscribe(&ring);
         // Subscribed before the first event is sent, so that no transition
@@ -169,9 +169,9 @@ impl Watcher {
             None
         };
         let keepalive = state.settings.keepalive;
-        let mut currency = state.service.currency();
+        let mut currency = state.service.freshness().currency();
         currency.borrow_and_update();
-        let told_stale = !state.service.is_current();
+        let told_stale = !state.service.freshness().is_current();
         Ok(Watcher {
             state,
             ring,
@@ -258,6 +258,7 @@ impl Watcher {
                                 && self
                                     .state
                                     .service
+                                    .rings()
                                     .snapshot(&self.ring, s + 1)
                                     .await
                                     .is_err()
@@ -332,7 +333,7 @@ impl Watcher {
             return Ok(p);
         }
         Ok(Published::new(
-            self.state.service.snapshot(&self.ring, v).await?,
+            self.state.service.rings().snapshot(&self.ring, v).await?,
         ))
     }
 

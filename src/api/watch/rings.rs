@@ -60,7 +60,7 @@ pub async fn watch_rings(State(state): State<AppState>, _: Reader) -> Result<Res
     // Subscribed before listing, so no change after the list is missed;
     // one from before it is dropped by the versions already sent.
     let changes = hub.subscribe_rings();
-    let rings = state.service.list().await?;
+    let rings = state.service.rings().list().await?;
     let mut feed = RingsFeed {
         state: state.clone(),
         changes,
@@ -151,7 +151,7 @@ impl RingsFeed {
                     // Deletions may have been missed too: forget what was
                     // sent and list every ring again. If the store cannot
                     // list now, end the stream; the client reconnects.
-                    let rings = self.state.service.list().await.ok()?;
+                    let rings = self.state.service.rings().list().await.ok()?;
                     self.sent.clear();
                     self.queue_all(rings);
                     self.queue

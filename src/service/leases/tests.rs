@@ -24,7 +24,8 @@ async fn only_a_new_or_changed_record_makes_a_version() {
     let (service, clock, _dir) = service(100);
     let ring = create(&service, "r").await;
     let outcome = service
-        .register_lease(&ring, record("a", 1), TTL, Role::Admin)
+        .leases()
+        .register(&ring, record("a", 1), TTL, Role::Admin)
         .await
         .unwrap();
     assert_eq!(reported(&outcome), (2, Effect::Created));
@@ -33,7 +34,8 @@ async fn only_a_new_or_changed_record_makes_a_version() {
     assert_eq!(first.last_heartbeat, at(0, 0));
     clock.advance(time::Duration::seconds(4));
     let outcome = service
-        .register_lease(&ring, record("a", 1), TTL, Role::Admin)
+        .leases()
+        .register(&ring, record("a", 1), TTL, Role::Admin)
         .await
         .unwrap();
     assert_eq!(reported(&outcome), (2, Effect::Unchanged));
@@ -41,12 +43,13 @@ async fn only_a_new_or_changed_record_makes_a_version() {
     assert_eq!(again.id, first.id, "a live lease keeps its id");
     assert_eq!(again.deadline, at(14, 0));
     let outcome = service
-        .register_lease(&ring, record("a", 2), TTL, Role::Admin)
+        .leases()
+        .register(&ring, record("a", 2), TTL, Role::Admin)
         .await
         .unwrap();
     assert_eq!(reported(&outcome), (3, Effect::Changed));
     assert_eq!(outcome.lease.id, first.id);
-    let current = service.current(&ring).await.unwrap();
+    let current = service.rings().current(&ring).await.unwrap();
     assert_eq!(current.snapshot.version, 3);
     assert_eq!(current.snapshot.nodes, vec![record("a", 2)]);
 }
@@ -57,23 +60,42 @@ async fn health_follows_the_deadline_and_renewals_make_no_version() {
     let ring = create(&service, "r").await;
     let a = NodeId::new("a").unwrap();
     let lease = service
-        .register_lease(&ring, record("a", 1), TTL, Role::Admin)
+        .leases()
+        .register(&ring, record("a", 1), TTL, Role::Admin)
         .await
         .unwrap()
         .lease;
     clock.set(at(10, 0));
-    let outcome = service.renew_lease(&ring, &a, lease.id).await.unwrap();
+    let outcome = service.leases().renew(&ring, &a, lease.id).await.unwrap();
     assert_eq!(reported(&outcome), (2, Effect::Unchanged));
     let renewed = outcome.lease;
     assert_eq!(renewed.deadline, at(20, 0));
     assert_eq!(renewed.last_heartbeat, at(10, 0));
-    assert_eq!(service.current(&ring).await.unwrap().snapshot.version, 2);
-    let snapshot = service.current(&ring).await.unwrap().snapshot.clone();
+    assert_eq!(
+        service
+            .rings()
+            .current(&ring)
+            .await
+            .unwrap()
+            .snapshot
+            .version,
+        2
+    );
+    let snapshot = service
+        .rings()
+        .current(&ring)
+        .await
+        .unwrap()
+        .snapshot
+        .clone();
     clock.set(at(20, 0));
-    assert_eq!(service.health(&snapshot)[0].0, NodeHealth::Healthy);
+    assert_eq!(service.leases().health(&snapshot)[0].0, NodeHealth::Healthy);
     clock.set(at(20, 1));
-    assert_eq!(service.health(&snapshot)[0].0, NodeHealth::Unhealthy);
-    let counts = service.health_counts(&snapshot);
+    assert_eq!(
+        service.leases().health(&snapshot)[0].0,
+        NodeHealth::Unhealthy
+    );
+    let counts = service.leases().health_counts(&snapshot);
     assert_eq!(
         counts.into_iter().collect::<Vec<_>>(),
         vec![
@@ -83,7 +105,11 @@ async fn health_follows_the_deadline_and_renewals_make_no_version() {
             (NodeHealth::Unmanaged, 0)
         ]
     );
-    let expired = service.renew_lease(&ring, &a, lease.id).await.unwrap_err();
+    let expired = service
+        .leases()
+        .renew(&ring, &a, lease.id)
+        .await
+        .unwrap_err();
     assert_eq!(
         expired.to_string(),
         format!(
@@ -93,7 +119,8 @@ async fn health_follows_the_deadline_and_renewals_make_no_version() {
     );
     // An expired lease is replaced by a new one on registering again.
     let outcome = service
-        .register_lease(&ring, record("a", 1), TTL, Role::Admin)
+        .leases()
+        .register(&ring, record("a", 1), TTL, Role::Admin)
         .await
         .unwrap();
     assert_eq!(reported(&outcome), (2, Effect::Unchanged));
@@ -106,16 +133,19 @@ async fn a_release_leaves_and_a_lease_is_only_its_own_nodes() {
     let ring = create(&service, "r").await;
     let (a, b) = (NodeId::new("a").unwrap(), NodeId::new("b").unwrap());
     let lease_a = service
-        .register_lease(&ring, record("a", 1), TTL, Role::Admin)
+        .leases()
+        .register(&ring, record("a", 1), TTL, Role::Admin)
         .await
         .unwrap()
         .lease;
     service
-        .register_lease(&ring, record("b", 1), TTL, Role::Admin)
+        .leases()
+        .register(&ring, record("b", 1), TTL, Role::Admin)
         .await
         .unwrap();
     let other = service
-        .renew_lease(&ring, &b, lease_a.id)
+        .leases()
+        .renew(&ring, &b, lease_a.id)
         .await
         .unwrap_err();
     assert!(
@@ -123,22 +153,42 @@ async fn a_release_leaves_and_a_lease_is_only_its_own_nodes() {
         "{other:?}"
     );
     let unknown = LeaseId::from_bits(7);
-    let err = service.release_lease(&ring, &a, unknown).await.unwrap_err();
+    let err = service
+        .leases()
+        .release(&ring, &a, unknown)
+        .await
+        .unwrap_err();
     assert!(matches!(err, ServiceError::LeaseNotFound { .. }), "{err:?}");
     clock.advance(time::Duration::seconds(3));
-    let outcome = service.release_lease(&ring, &a, lease_a.id).await.unwrap();
+    let outcome = service
+        .leases()
+        .release(&ring, &a, lease_a.id)
+        .await
+        .unwrap();
     assert_eq!(reported(&outcome), (4, Effect::Changed));
     let released = outcome.lease;
     assert!(released.released);
     assert_eq!(released.deadline, at(3, 0));
-    let snapshot = service.current(&ring).await.unwrap().snapshot.clone();
+    let snapshot = service
+        .rings()
+        .current(&ring)
+        .await
+        .unwrap()
+        .snapshot
+        .clone();
     // The ring's default `on_leave: remove`: one version removes it.
     assert_eq!(snapshot.version, 4, "a release removes the node");
     assert_eq!(snapshot.nodes.len(), 1);
-    let health: Vec<NodeHealth> = service.health(&snapshot).into_iter().map(|h| h.0).collect();
+    let health: Vec<NodeHealth> = service
+        .leases()
+        .health(&snapshot)
+        .into_iter()
+        .map(|h| h.0)
+        .collect();
     assert_eq!(health, vec![NodeHealth::Healthy]);
     let again = service
-        .renew_lease(&ring, &a, lease_a.id)
+        .leases()
+        .renew(&ring, &a, lease_a.id)
         .await
         .unwrap_err();
     assert!(
@@ -153,7 +203,8 @@ async fn a_removed_node_loses_its_lease() {
     let ring = create(&service, "r").await;
     let a = NodeId::new("a").unwrap();
     let lease = service
-        .register_lease(&ring, record("a", 1), TTL, Role::Admin)
+        .leases()
+        .register(&ring, record("a", 1), TTL, Role::Admin)
         .await
         .unwrap()
         .lease;
@@ -167,6 +218,7 @@ async fn a_removed_node_loses_its_lease() {
         layout: None,
     };
     service
+        .rings()
         .apply(
             &ring,
             request(crate::service::test_support::remove("a")),
@@ -174,11 +226,16 @@ async fn a_removed_node_loses_its_lease() {
         )
         .await
         .unwrap();
-    assert!(service.leases(&ring).is_empty());
-    let err = service.renew_lease(&ring, &a, lease.id).await.unwrap_err();
+    assert!(service.leases().of(&ring).is_empty());
+    let err = service
+        .leases()
+        .renew(&ring, &a, lease.id)
+        .await
+        .unwrap_err();
     assert!(matches!(err, ServiceError::LeaseNotFound { .. }), "{err:?}");
     // Added again by an operator: no lease, so unmanaged.
     service
+        .rings()
         .apply(
             &ring,
             request(crate::service::test_support::upsert("a")),
@@ -186,6 +243,15 @@ async fn a_removed_node_loses_its_lease() {
         )
         .await
         .unwrap();
-    let snapshot = service.current(&ring).await.unwrap().snapshot.clone();
-    assert_eq!(service.health(&snapshot)[0], (NodeHealth::Unmanaged, None));
+    let snapshot = service
+        .rings()
+        .current(&ring)
+        .await
+        .unwrap()
+        .snapshot
+        .clone();
+    assert_eq!(
+        service.leases().health(&snapshot)[0],
+        (NodeHealth::Unmanaged, None)
+    );
 }

@@ -7,10 +7,13 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::super::leadership::Term;
-use super::super::{ChangeOutcome, ChangeRequest, RingService, ServiceError};
+use super::Rollouts;
 use crate::ring::rollout::{AppliedStep, Direction, NextAction, Plan, RolloutRecord, RolloutState};
 use crate::ring::{ChangeOp, ExactLayout, IdempotencyKey, RequestedOp, Snapshot};
+use crate::service::background::Stop;
+use crate::service::rings::{ChangeOutcome, ChangeRequest};
+use crate::service::ServiceError;
+use crate::store::leadership::Term;
 use crate::store::StoreError;
 
 /// How often the decision-maker looks at every active rollout.
@@ -29,21 +32,23 @@ struct Committed {
     at: time::OffsetDateTime,
 }
 
-impl RingService {
-    /// Drives rollouts until the task is dropped.
-    pub async fn run_rollouts(self: Arc<Self>) {
+impl Rollouts {
+    /// Drives rollouts until `stop`; one loop per service (see
+    /// `service/background.rs`).
+    pub(crate) async fn drive_all(self: Arc<Self>, stop: Stop) {
         let mut tick = tokio::time::interval(TICK);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
             tokio::select! {
+                () = stop.cancelled() => return,
                 _ = tick.tick() => {}
-                () = self.rollout_wake.notified() => {}
+                () = self.wake.notified() => {}
             }
-            self.rollout_tick().await;
+            self.tick().await;
         }
     }
 
-    async fn rollout_tick(&self) {
+    async fn tick(&self) {
         let Some(term) = self.leader_term() else {
             return;
         };
@@ -69,7 +74,7 @@ impl RingService {
             } else {
                 None
             };
-            let now = self.now();
+            let now = self.clock.now();
             match r.next(now, gate.as_ref()) {
                 NextAction::Wait => return Ok(()),
                 NextAction::Pause(reason) => {
@@ -86,7 +91,7 @@ impl RingService {
                     match self.commit_step(&r, position, term).await {
                         Ok(c) => {
                             if c.new {
-                                self.count_rollout_commit(&r.ring);
+                                self.count_commit(&r.ring);
                             }
                             tracing::info!(ring = %r.ring, rollout = %r.id, position, version = c.version, "rollout step committed");
                             self.record_commit(&mut r, position, c).await?;
@@ -171,7 +176,7 @@ impl RingService {
         position: u32,
         term: Term,
     ) -> Result<Committed, ServiceError> {
-        let current = self.current(&r.ring).await?;
+        let current = self.rings.current(&r.ring).await?;
         let expected = if r.rebase {
             current.snapshot.version
         } else {
@@ -189,14 +194,14 @@ impl RingService {
                         format!("rollout {} has no version for step {position}", r.id),
                     ))
                 })?;
-                let target = self.snapshot(&r.ring, version).await?;
+                let target = self.rings.snapshot(&r.ring, version).await?;
                 // From the version the step starts from, not from what the
                 // ring holds now: a retry after a failover then sends the
                 // same ops under the same key, and finds its version.
                 let from = if expected == current.snapshot.version {
                     current.snapshot.clone()
                 } else {
-                    self.snapshot(&r.ring, expected).await?
+                    self.rings.snapshot(&r.ring, expected).await?
                 };
                 (restore_ops(&from, &target), ExactLayout::of(&target))
             }
@@ -212,7 +217,7 @@ impl RingService {
             force: true,
             layout,
         };
-        let (snapshot, new) = match self.apply_as_leader(&r.ring, request, term).await? {
+        let (snapshot, new) = match self.rings.apply_as_leader(&r.ring, request, term).await? {
             ChangeOutcome::Committed { current, .. } => (current.snapshot.clone(), true),
             ChangeOutcome::Replayed { snapshot, .. } => (snapshot, false),
             // Already there (a walk back to a state the ring holds).
@@ -246,7 +251,7 @@ impl RingService {
         if let Some(p) = cached.filter(|p| same(p)) {
             return Ok(p);
         }
-        let base = self.snapshot(&r.ring, r.base_version).await?;
+        let base = self.rings.snapshot(&r.ring, r.base_version).await?;
         let placement = base.placement()?;
         let ops = r.ops.iter().cloned().map(RequestedOp::Op).collect();
         let plan = Plan::compute(&base, &placement, ops, &r.policy, r.role, r.created_at)?;

@@ -1,7 +1,8 @@
-//! Rollouts as the service runs them: planning and starting one, the
+//! The rollouts part of the service: planning and starting one, the
 //! operator's controls, (`driver.rs`) the decision-maker's task that
 //! commits each step once the ring's clients have applied the one before,
-//! and (`observe.rs`) the watch's rollout events and the metrics' reads.
+//! (`gate.rs`) the reading of a step's gate, and (`observe.rs`) the
+//! watch's rollout events and the metrics' reads.
 //!
 //! The record lives in the store, so whichever instance decides next
 //! picks a rollout up where it stands; each step is committed with an
@@ -13,15 +14,20 @@ mod driver;
 mod gate;
 mod observe;
 
-use std::sync::Arc;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex};
 
-use super::{Current, RingService, ServiceError};
+use super::clients::Clients;
+use super::rings::{Current, Rings};
+use super::ServiceError;
+use crate::hub::Hub;
 use crate::ring::rollout::{
     Direction, Plan, PlannedRollout, PlannedStep, RolloutId, RolloutPolicy, RolloutPolicySpec,
     RolloutRecord, RolloutState,
 };
-use crate::ring::{RequestedOp, RingName, Role};
-use crate::store::StoreError;
+use crate::ring::{Clock, RequestedOp, RingName, Role};
+use crate::store::leadership::{Leadership, Term};
+use crate::store::{Store, StoreError};
 
 pub use driver::TICK;
 pub use gate::gate_of;
@@ -85,16 +91,62 @@ impl RolloutControl {
     }
 }
 
-impl RingService {
+/// The rollouts part.
+pub struct Rollouts {
+    store: Arc<dyn Store>,
+    clock: Arc<dyn Clock>,
+    hub: Arc<Hub>,
+    /// Whether this instance drives the rollouts.
+    leadership: Arc<dyn Leadership>,
+    rings: Arc<Rings>,
+    clients: Arc<Clients>,
+    /// The plans of the rollouts driven here, by ring and id (a plan is
+    /// recomputed from the base version when missing).
+    plans: Mutex<HashMap<(RingName, RolloutId), Arc<Plan>>>,
+    /// Wakes the driver early: a rollout started or controlled.
+    wake: tokio::sync::Notify,
+    /// Held while a rollout record is written and announced, and while
+    /// one is read to be announced, so that watchers hear them in order
+    /// (see `observe.rs`).
+    writes: tokio::sync::Mutex<()>,
+    /// Rollout versions this instance committed, per ring, for the metrics.
+    commits: Mutex<BTreeMap<RingName, u64>>,
+}
+
+impl Rollouts {
+    /// The rollouts of `rings`, kept in `store`, gated on `clients`' acks
+    /// and announced through `hub`.
+    pub(crate) fn new(
+        store: Arc<dyn Store>,
+        clock: Arc<dyn Clock>,
+        hub: Arc<Hub>,
+        leadership: Arc<dyn Leadership>,
+        rings: Arc<Rings>,
+        clients: Arc<Clients>,
+    ) -> Self {
+        Self {
+            store,
+            clock,
+            hub,
+            leadership,
+            rings,
+            clients,
+            plans: Mutex::default(),
+            wake: tokio::sync::Notify::new(),
+            writes: tokio::sync::Mutex::new(()),
+            commits: Mutex::default(),
+        }
+    }
+
     /// Plans a rollout of `request` on `ring` and, unless it is a dry
     /// run, stores it for the decision-maker to drive.
-    pub async fn start_rollout(
+    pub async fn start(
         &self,
         ring: &RingName,
         request: RolloutRequest,
         role: Role,
     ) -> Result<RolloutOutcome, ServiceError> {
-        let current = self.current(ring).await?;
+        let current = self.rings.current(ring).await?;
         let version = current.snapshot.version;
         if let Some(expected) = request.expected_version {
             if expected != version {
@@ -105,7 +157,7 @@ impl RingService {
             }
         }
         let policy = RolloutPolicy::from_spec(&request.policy, current.snapshot.config.algorithm)?;
-        let now = self.now();
+        let now = self.clock.now();
         let plan = Plan::compute(
             &current.snapshot,
             &current.placement,
@@ -154,41 +206,37 @@ impl RingService {
         );
         let record = self.create_rollout_announced(record).await?;
         self.remember_plan(ring, record.id, plan);
-        self.rollout_wake.notify_one();
+        self.wake.notify_one();
         tracing::info!(ring = %ring, rollout = %record.id, steps, "rollout started");
         Ok(RolloutOutcome::Started(Box::new(record)))
     }
 
     /// One rollout of `ring`.
-    pub async fn rollout(
-        &self,
-        ring: &RingName,
-        id: RolloutId,
-    ) -> Result<RolloutRecord, ServiceError> {
-        self.current(ring).await?;
+    pub async fn get(&self, ring: &RingName, id: RolloutId) -> Result<RolloutRecord, ServiceError> {
+        self.rings.current(ring).await?;
         Ok(self.store.rollout(ring, id).await?)
     }
 
     /// The rollouts of `ring`, newest first.
-    pub async fn rollouts(&self, ring: &RingName) -> Result<Vec<RolloutRecord>, ServiceError> {
-        self.current(ring).await?;
+    pub async fn list(&self, ring: &RingName) -> Result<Vec<RolloutRecord>, ServiceError> {
+        self.rings.current(ring).await?;
         Ok(self.store.rollouts(ring).await?)
     }
 
     /// Applies an operator's control to a rollout and returns the record
     /// as stored after it.
-    pub async fn control_rollout(
+    pub async fn control(
         &self,
         ring: &RingName,
         id: RolloutId,
         control: RolloutControl,
         role: Role,
     ) -> Result<RolloutRecord, ServiceError> {
-        self.current(ring).await?;
+        self.rings.current(ring).await?;
         // The driver may write between the read and the write: read again.
         for _ in 0..10 {
             let mut r = self.store.rollout(ring, id).await?;
-            let now = self.now();
+            let now = self.clock.now();
             let refused = |why: &str| ServiceError::RolloutState {
                 ring: ring.clone(),
                 id,
@@ -256,7 +304,7 @@ impl RingService {
             r.revision += 1;
             match self.write_rollout(&r).await {
                 Ok(()) => {
-                    self.rollout_wake.notify_one();
+                    self.wake.notify_one();
                     tracing::info!(ring = %ring, rollout = %id, control = control.name(), ?role, "rollout control");
                     return Ok(r);
                 }
@@ -279,7 +327,7 @@ impl RingService {
             };
         }
         let expected = r.last_applied().map_or(r.base_version, |a| a.version);
-        let current = self.current(&r.ring).await?.snapshot.version;
+        let current = self.rings.current(&r.ring).await?.snapshot.version;
         r.rebase = current != expected;
         Ok(())
     }
@@ -291,5 +339,15 @@ impl RingService {
             plans.clear();
         }
         plans.insert((ring.clone(), id), Arc::new(plan));
+    }
+
+    /// Drops a deleted ring's commit count.
+    pub(crate) fn forget_ring(&self, ring: &RingName) {
+        self.commits.lock().expect("commits lock").remove(ring);
+    }
+
+    /// This instance's term while it drives the rollouts.
+    fn leader_term(&self) -> Option<Term> {
+        self.leadership.fence().map(|f| f.term())
     }
 }

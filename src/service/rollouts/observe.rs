@@ -26,17 +26,18 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use super::super::{RingService, ServiceError};
-use super::TICK;
+use super::{Rollouts, TICK};
 use crate::hub::PublishedRollout;
 use crate::ring::rollout::RolloutRecord;
 use crate::ring::{RingName, Snapshot};
+use crate::service::background::Stop;
+use crate::service::ServiceError;
 use crate::store::StoreError;
 
-impl RingService {
+impl Rollouts {
     /// The newest rollout of `ring` as a watcher is told of it, its
     /// pending gate read now; `None` if the ring has had none.
-    pub async fn rollout_event(
+    pub async fn event(
         &self,
         ring: &RingName,
     ) -> Result<Option<Arc<PublishedRollout>>, ServiceError> {
@@ -52,14 +53,16 @@ impl RingService {
             // The version the record names reaches the hub first, so a
             // watcher hears of a step after the step's version, never
             // before, even where the version arrives through the store.
-            self.current_at_least(&r.ring, Some(a.version)).await?;
+            self.rings
+                .current_at_least(&r.ring, Some(a.version))
+                .await?;
         }
         let gate = if r.state.is_active() && r.gate_pending {
             Some(self.gate_reading(&r).await?)
         } else {
             None
         };
-        Ok(PublishedRollout::new(r, gate, self.now()))
+        Ok(PublishedRollout::new(r, gate, self.clock.now()))
     }
 
     /// Stores a new rollout and announces it; see the module's comment.
@@ -67,7 +70,7 @@ impl RingService {
         &self,
         record: RolloutRecord,
     ) -> Result<RolloutRecord, StoreError> {
-        let _turn = self.rollout_writes.lock().await;
+        let _turn = self.writes.lock().await;
         let record = self.store.create_rollout(record).await?;
         self.announce(&record).await;
         Ok(record)
@@ -75,7 +78,7 @@ impl RingService {
 
     /// Writes `r` (its revision one past the stored one) and announces it.
     pub(super) async fn write_rollout(&self, r: &RolloutRecord) -> Result<(), StoreError> {
-        let _turn = self.rollout_writes.lock().await;
+        let _turn = self.writes.lock().await;
         self.store.update_rollout(r).await?;
         self.announce(r).await;
         Ok(())
@@ -98,18 +101,21 @@ impl RingService {
     }
 
     /// Looks at the rollouts of every ring someone watches them on, every
-    /// [`TICK`], until the task is aborted (the server does so when it
-    /// stops); spawn it once per service.
-    pub async fn watch_rollouts(self: Arc<Self>) {
+    /// [`TICK`], until `stop`; one loop per service (see
+    /// `service/background.rs`).
+    pub(crate) async fn observe(self: Arc<Self>, stop: Stop) {
         let mut tick = tokio::time::interval(TICK);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
-            tick.tick().await;
+            tokio::select! {
+                () = stop.cancelled() => return,
+                _ = tick.tick() => {}
+            }
             for ring in self.hub.watched_rollout_rings() {
                 // Under the writes' lock: a reading taken before a write
                 // is never announced after it.
-                let _turn = self.rollout_writes.lock().await;
-                match self.rollout_event(&ring).await {
+                let _turn = self.writes.lock().await;
+                match self.event(&ring).await {
                     Ok(Some(p)) => {
                         self.hub.publish_rollout(p);
                     }
@@ -125,7 +131,7 @@ impl RingService {
     /// The newest rollout of each of `rings` that has had one, for the
     /// metrics; a ring whose rollouts cannot be read is left out (and
     /// logged).
-    pub async fn latest_rollouts(&self, rings: &[Snapshot]) -> Vec<RolloutRecord> {
+    pub async fn latest(&self, rings: &[Snapshot]) -> Vec<RolloutRecord> {
         let mut out = Vec::new();
         for s in rings {
             match self.store.latest_rollout(&s.ring).await {
@@ -138,14 +144,14 @@ impl RingService {
     }
 
     /// Rollout versions this instance committed, per ring.
-    pub fn rollout_commits(&self) -> BTreeMap<RingName, u64> {
-        self.rollout_commits.lock().expect("commits lock").clone()
+    pub fn commits(&self) -> BTreeMap<RingName, u64> {
+        self.commits.lock().expect("commits lock").clone()
     }
 
     /// Counts one version this instance committed for a rollout of `ring`.
-    pub(super) fn count_rollout_commit(&self, ring: &RingName) {
+    pub(super) fn count_commit(&self, ring: &RingName) {
         *self
-            .rollout_commits
+            .commits
             .lock()
             .expect("commits lock")
             .entry(ring.clone())

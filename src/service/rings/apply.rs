@@ -5,16 +5,28 @@
 //! [`crate::store::Store::queue`]) and retries holding it.
 
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
-use super::{
-    BaseConfig, ChangeOutcome, ChangeRequest, Current, RingService, ServiceError, CONTENDED_FOR,
-    MAX_RETRIES,
-};
+use super::{BaseConfig, ChangeOutcome, ChangeRequest, Current, Rings};
 use crate::placement::NodeId;
 use crate::ring::{ChangeOp, RingName, Role, Snapshot};
-use crate::store::leadership::Fence;
+use crate::service::ServiceError;
+use crate::store::leadership::{Fence, Term};
 use crate::store::{StoreError, WriteTurn};
+
+/// Attempts at a change whose caller gave no expected version, when other
+/// writers keep getting in first. After the first lost attempt a writer
+/// waits for its turn among every instance's writers ([`Store::queue`]),
+/// so only writers that have not lost yet can still get in first.
+///
+/// [`Store::queue`]: crate::store::Store::queue
+const MAX_RETRIES: usize = 16;
+
+/// How long an instance keeps queueing for turns on a ring after its
+/// writers last met another instance's there: while writers of several
+/// instances alternate, each of them asks for its turn before its first
+/// attempt, instead of losing one race per change to a fresh writer.
+const CONTENDED_FOR: Duration = Duration::from_secs(2);
 
 /// How this instance's writers to one ring have lately fared against
 /// other instances' writers; held by the ring's in-process queue.
@@ -36,7 +48,7 @@ impl Contention {
     }
 }
 
-impl RingService {
+impl Rings {
     /// Applies a change as one new version (or previews it).
     pub async fn apply(
         &self,
@@ -47,8 +59,28 @@ impl RingService {
         self.apply_fenced(ring, request, role, None).await
     }
 
-    /// [`RingService::apply`], committed behind `fence` when there is one.
-    pub(super) async fn apply_fenced(
+    /// Applies an automatic change as the decision-maker of `term`: like
+    /// [`Rings::apply`] (as `admin`), but refused with
+    /// `StoreError::Deposed` once `term` is over, by this instance's own
+    /// knowledge or by the store's check in the commit itself. See the
+    /// contract in `service/leadership.rs`.
+    pub async fn apply_as_leader(
+        &self,
+        ring: &RingName,
+        request: ChangeRequest,
+        term: Term,
+    ) -> Result<ChangeOutcome, ServiceError> {
+        let fence = self
+            .leadership
+            .fence()
+            .filter(|f| f.term() == term)
+            .ok_or(StoreError::Deposed(term))?;
+        self.apply_fenced(ring, request, Role::Admin, Some(&fence))
+            .await
+    }
+
+    /// [`Rings::apply`], committed behind `fence` when there is one.
+    async fn apply_fenced(
         &self,
         ring: &RingName,
         request: ChangeRequest,
@@ -128,7 +160,7 @@ impl RingService {
                     request.ops.clone(),
                     request.reason.clone(),
                     role,
-                    self.now(),
+                    self.clock.now(),
                 )?,
                 layout => current.snapshot.propose_exact(
                     &current.placement,
@@ -136,7 +168,7 @@ impl RingService {
                     layout.as_ref(),
                     request.reason.clone(),
                     role,
-                    self.now(),
+                    self.clock.now(),
                 )?,
             };
             let Some(mut proposal) = proposal else {
@@ -161,7 +193,7 @@ impl RingService {
                         snapshot: Arc::new(proposal.snapshot),
                         placement: Arc::new(proposal.placement),
                     });
-                    self.remember(next.clone());
+                    self.cache.remember(next.clone());
                     return Ok(ChangeOutcome::Committed {
                         current: next,
                         diff: proposal.diff,
@@ -198,6 +230,40 @@ impl RingService {
         }
         Err(ServiceError::TooMuchContention(MAX_RETRIES))
     }
+
+    /// Commits `next`, behind `fence` when the change is the
+    /// decision-maker's.
+    async fn commit_in_term(
+        &self,
+        next: &Snapshot,
+        fence: Option<&Fence>,
+    ) -> Result<(), StoreError> {
+        match fence {
+            Some(fence) => self.store.commit_fenced(next, fence).await,
+            None => self.store.commit(next).await,
+        }
+    }
+
+    /// Ends the leases of nodes a committed change removed: a node added
+    /// again later by an operator is `unmanaged`, not its old lease's. The
+    /// change is committed whatever happens here; a lease the store could
+    /// not forget now is refused at its next renewal instead (see
+    /// `service/leases/mod.rs`).
+    async fn forget_removed_leases(&self, ring: &RingName, ops: &[ChangeOp]) {
+        let removed: Vec<NodeId> = ops
+            .iter()
+            .filter_map(|op| match op {
+                ChangeOp::Remove { id } => Some(id.clone()),
+                _ => None,
+            })
+            .collect();
+        if removed.is_empty() {
+            return;
+        }
+        if let Err(e) = self.store.forget_leases(ring, &removed).await {
+            tracing::warn!(%ring, error = %e, "could not end the leases of removed nodes");
+        }
+    }
 }
 
 /// The nodes `next` upserts that `base`, the version it was computed
@@ -221,6 +287,6 @@ fn created_nodes(base: &Snapshot, next: &Snapshot) -> Vec<NodeId> {
 }
 
 /// A random pause of up to `attempt` × 5 ms (at most 50 ms).
-fn retry_pause(attempt: usize) -> std::time::Duration {
-    crate::jitter::random_below(std::time::Duration::from_millis(5 * attempt.min(10) as u64))
+fn retry_pause(attempt: usize) -> Duration {
+    crate::jitter::random_below(Duration::from_millis(5 * attempt.min(10) as u64))
 }

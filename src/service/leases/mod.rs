@@ -1,18 +1,43 @@
-//! Leases of self-registered nodes and the health that follows from them.
+//! The leases part of the service: leases of self-registered nodes and the
+//! health that follows from them, with what follows from health: the
+//! health monitor that announces each node's transitions
+//! (`health_monitor.rs`), and the decision-maker's automatic membership
+//! changes and their status per ring (`membership/`).
 //!
 //! The store keeps the leases ([`crate::store::LeaseStore`]): a renewal
 //! never makes a version, and reading health is a read of the store's
 //! memory, never a round trip. Only a registration that creates or
-//! changes a node's record goes through [`RingService::apply`] and makes a
+//! changes a node's record goes through [`Rings::apply`] and makes a
 //! version.
 
+pub(crate) mod health_monitor;
+pub mod membership;
+
 use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use super::{ChangeOutcome, ChangeRequest, Effect, RingService, ServiceError};
+use super::freshness::Freshness;
+use super::rings::{ChangeOutcome, ChangeRequest, Effect, Rings};
+use super::ServiceError;
+use crate::hub::Hub;
 use crate::placement::NodeId;
-use crate::ring::{ChangeOp, LeaseId, NodeHealth, NodeRecord, RingName, Role, Snapshot};
-use crate::store::{Lease, LeaseError};
+use crate::ring::{ChangeOp, Clock, LeaseId, NodeHealth, NodeRecord, RingName, Role, Snapshot};
+use crate::store::leadership::{Leadership, Term};
+use crate::store::{Lease, LeaseError, Store};
+
+/// The leases part.
+pub struct Leases {
+    store: Arc<dyn Store>,
+    clock: Arc<dyn Clock>,
+    hub: Arc<Hub>,
+    /// Whether this instance decides the automatic changes.
+    leadership: Arc<dyn Leadership>,
+    rings: Arc<Rings>,
+    freshness: Arc<Freshness>,
+    /// The decision-maker's last status per ring (see `membership/`).
+    membership: Mutex<membership::StatusTable>,
+}
 
 /// What a registration, renewal or release did: the lease as it now
 /// stands, and the ring as the request left it.
@@ -28,12 +53,33 @@ pub struct LeaseOutcome {
     pub effect: Effect,
 }
 
-impl RingService {
+impl Leases {
+    /// The leases of `rings`' nodes, which `store` keeps; health
+    /// transitions are announced through `hub`.
+    pub(crate) fn new(
+        store: Arc<dyn Store>,
+        clock: Arc<dyn Clock>,
+        hub: Arc<Hub>,
+        leadership: Arc<dyn Leadership>,
+        rings: Arc<Rings>,
+        freshness: Arc<Freshness>,
+    ) -> Self {
+        Self {
+            store,
+            clock,
+            hub,
+            leadership,
+            rings,
+            freshness,
+            membership: Mutex::default(),
+        }
+    }
+
     /// Registers `record` in `ring` with a lease of `ttl`. A new or changed
     /// record is one change (one version); an identical one changes
     /// nothing. A node whose lease is live keeps its lease id, so
     /// registering again is a renewal; otherwise it gets a new one.
-    pub async fn register_lease(
+    pub async fn register(
         &self,
         ring: &RingName,
         record: NodeRecord,
@@ -53,11 +99,11 @@ impl RingService {
             force: true,
             layout: None,
         };
-        let outcome = self.apply(ring, request, role).await?;
+        let outcome = self.rings.apply(ring, request, role).await?;
         // Record the lease.
         let lease = self
             .store
-            .grant_lease(ring, &node, ttl, self.now())
+            .grant_lease(ring, &node, ttl, self.clock.now())
             .await
             .map_err(|e| refusal(e, ring, &node, None))?;
         Ok(LeaseOutcome {
@@ -68,22 +114,22 @@ impl RingService {
     }
 
     /// Extends `node`'s lease `id` by its TTL. Never a version.
-    pub async fn renew_lease(
+    pub async fn renew(
         &self,
         ring: &RingName,
         node: &NodeId,
         id: LeaseId,
     ) -> Result<LeaseOutcome, ServiceError> {
-        let mut current = self.current(ring).await?;
+        let mut current = self.rings.current(ring).await?;
         let lease = self
             .store
-            .renew_lease(ring, node, id, self.now())
+            .renew_lease(ring, node, id, self.clock.now())
             .await
             .map_err(|e| refusal(e, ring, node, Some(id)))?;
         if !current.snapshot.nodes.iter().any(|n| &n.id == node) {
             // Another instance may have committed the node's registration
             // after this one last heard: read the ring before concluding.
-            current = self.refresh(ring).await?;
+            current = self.rings.refresh(ring).await?;
             if !current.snapshot.nodes.iter().any(|n| &n.id == node) {
                 // Removed by an operator since it registered: the lease
                 // names a node that is gone, so it is gone too.
@@ -103,17 +149,17 @@ impl RingService {
     /// Releases `node`'s lease `id`: the node left on purpose and is
     /// marked `left`; the ring's `on_leave` then removes or drains it (one
     /// version).
-    pub async fn release_lease(
+    pub async fn release(
         &self,
         ring: &RingName,
         node: &NodeId,
         id: LeaseId,
     ) -> Result<LeaseOutcome, ServiceError> {
-        let found = self.current(ring).await?.snapshot.version;
+        let found = self.rings.current(ring).await?.snapshot.version;
         // Record the lease: released.
         let released = self
             .store
-            .release_lease(ring, node, id, self.now())
+            .release_lease(ring, node, id, self.clock.now())
             .await
             .map_err(|e| refusal(e, ring, node, Some(id)))?;
         // What change to make: the policy's `on_leave`, one change with its
@@ -128,14 +174,14 @@ impl RingService {
 
     /// The leases of `ring`'s nodes, by node; a node without one is
     /// `unmanaged`. From memory: never waits on the store.
-    pub fn leases(&self, ring: &RingName) -> HashMap<NodeId, Lease> {
-        self.store.leases(ring, self.now())
+    pub fn of(&self, ring: &RingName) -> HashMap<NodeId, Lease> {
+        self.store.leases(ring, self.clock.now())
     }
 
     /// Each of `snapshot`'s nodes' health now, with its lease if it has
     /// one. From memory: never waits on the store.
     pub fn health(&self, snapshot: &Snapshot) -> Vec<(NodeHealth, Option<Lease>)> {
-        let now = self.now();
+        let now = self.clock.now();
         let leases = self.store.leases(&snapshot.ring, now);
         snapshot
             .nodes
@@ -158,31 +204,15 @@ impl RingService {
         counts
     }
 
-    /// Ends the leases of nodes a committed change removed: a node added
-    /// again later by an operator is `unmanaged`, not its old lease's. The
-    /// change is committed whatever happens here; a lease the store could
-    /// not forget now is refused at its next renewal instead (see
-    /// [`RingService::renew_lease`]).
-    pub(super) async fn forget_removed_leases(&self, ring: &RingName, ops: &[ChangeOp]) {
-        let removed: Vec<NodeId> = ops
-            .iter()
-            .filter_map(|op| match op {
-                ChangeOp::Remove { id } => Some(id.clone()),
-                _ => None,
-            })
-            .collect();
-        if removed.is_empty() {
-            return;
-        }
-        if let Err(e) = self.store.forget_leases(ring, &removed).await {
-            tracing::warn!(%ring, error = %e, "could not end the leases of removed nodes");
-        }
-    }
-
     /// Drops a deleted ring's leases from memory (the store deleted them
     /// with the ring).
-    pub(super) fn forget_leases(&self, ring: &RingName) {
+    pub(crate) fn forget_ring(&self, ring: &RingName) {
         self.store.forget_ring_leases(ring);
+    }
+
+    /// This instance's term while it decides the automatic changes.
+    fn leader_term(&self) -> Option<Term> {
+        self.leadership.fence().map(|f| f.term())
     }
 }
 

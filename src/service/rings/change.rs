@@ -1,37 +1,11 @@
-//! The values the service hands out and takes in.
+//! A change as it is asked for and what it did: the request, its outcome,
+//! and what that outcome means for the one node a write concerns.
 
 use std::sync::Arc;
 
-use crate::placement::{NodeId, Placement, PlacementDiff, RingConfig};
-use crate::ring::{ExactLayout, IdempotencyKey, MembershipPolicy, RequestedOp, Snapshot};
-
-/// A version's whole config: placement and membership policy.
-#[derive(Debug, Clone, PartialEq)]
-pub struct BaseConfig {
-    /// The placement config.
-    pub config: RingConfig,
-    /// The membership policy.
-    pub membership: MembershipPolicy,
-}
-
-impl BaseConfig {
-    /// The config of `snapshot`.
-    pub fn of(snapshot: &Snapshot) -> Self {
-        Self {
-            config: snapshot.config.clone(),
-            membership: snapshot.membership,
-        }
-    }
-}
-
-/// A ring's latest version with its placement, shared by readers.
-#[derive(Debug)]
-pub struct Current {
-    /// The snapshot.
-    pub snapshot: Arc<Snapshot>,
-    /// Its placement.
-    pub placement: Arc<Placement>,
-}
+use super::current::{BaseConfig, Current};
+use crate::placement::{NodeId, Placement, PlacementDiff};
+use crate::ring::{ExactLayout, IdempotencyKey, RequestedOp, Snapshot};
 
 /// A request to change a ring.
 #[derive(Debug, Clone)]
@@ -141,13 +115,4 @@ pub enum Effect {
     Changed,
     /// It committed nothing.
     Unchanged,
-}
-
-/// Whether `create_ring` made a ring or found an identical one.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Created {
-    /// A new ring.
-    New,
-    /// The ring already existed with the same config.
-    Existing,
 }

@@ -9,6 +9,7 @@ use super::*;
 use crate::ring::{LeaseId, NodeRecord, Role};
 use crate::service::test_support::{at, create, remove, service, upsert};
 use crate::service::ChangeRequest;
+use crate::service::RingService;
 
 const TTL: Duration = Duration::from_secs(10);
 
@@ -19,7 +20,8 @@ fn node(id: &str) -> NodeId {
 async fn register(service: &RingService, ring: &RingName, id: &str) -> Lease {
     let record = NodeRecord::new(node(id));
     service
-        .register_lease(ring, record, TTL, Role::Admin)
+        .leases()
+        .register(ring, record, TTL, Role::Admin)
         .await
         .unwrap()
         .lease
@@ -35,7 +37,11 @@ async fn change(service: &RingService, ring: &RingName, op: crate::ring::Request
         force: false,
         layout: None,
     };
-    service.apply(ring, request, Role::Admin).await.unwrap();
+    service
+        .rings()
+        .apply(ring, request, Role::Admin)
+        .await
+        .unwrap();
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -66,10 +72,10 @@ async fn each_transition_is_reported_once_and_renewals_are_not_transitions() {
     let (service, clock, _dir) = service(100);
     let ring = create(&service, "r").await;
     let mut monitor = HealthMonitor::new();
-    assert_eq!(service.health_transitions(&mut monitor), vec![]);
+    assert_eq!(service.leases().health_transitions(&mut monitor), vec![]);
 
     let first = register(&service, &ring, "a").await;
-    let seen = service.health_transitions(&mut monitor);
+    let seen = service.leases().health_transitions(&mut monitor);
     assert_eq!(
         seen,
         vec![expect(
@@ -82,28 +88,29 @@ async fn each_transition_is_reported_once_and_renewals_are_not_transitions() {
             at(10, 0)
         )]
     );
-    assert_eq!(service.health_transitions(&mut monitor), vec![]);
+    assert_eq!(service.leases().health_transitions(&mut monitor), vec![]);
 
     clock.set(at(5, 0));
     service
-        .renew_lease(&ring, &node("a"), first.id)
+        .leases()
+        .renew(&ring, &node("a"), first.id)
         .await
         .unwrap();
     assert_eq!(
-        service.health_transitions(&mut monitor),
+        service.leases().health_transitions(&mut monitor),
         vec![],
         "a renewal"
     );
 
     clock.set(at(15, 0));
     assert_eq!(
-        service.health_transitions(&mut monitor),
+        service.leases().health_transitions(&mut monitor),
         vec![],
         "at the deadline"
     );
     clock.set(at(15, 1));
     assert_eq!(
-        service.health_transitions(&mut monitor),
+        service.leases().health_transitions(&mut monitor),
         vec![expect(
             &ring,
             "a",
@@ -114,13 +121,13 @@ async fn each_transition_is_reported_once_and_renewals_are_not_transitions() {
             at(15, 0)
         )]
     );
-    assert_eq!(service.health_transitions(&mut monitor), vec![]);
+    assert_eq!(service.leases().health_transitions(&mut monitor), vec![]);
 
     clock.set(at(16, 0));
     let second = register(&service, &ring, "a").await;
     assert_ne!(second.id, first.id, "an expired lease is not renewed");
     assert_eq!(
-        service.health_transitions(&mut monitor),
+        service.leases().health_transitions(&mut monitor),
         vec![expect(
             &ring,
             "a",
@@ -134,11 +141,12 @@ async fn each_transition_is_reported_once_and_renewals_are_not_transitions() {
 
     clock.set(at(17, 0));
     service
-        .release_lease(&ring, &node("a"), second.id)
+        .leases()
+        .release(&ring, &node("a"), second.id)
         .await
         .unwrap();
     assert_eq!(
-        service.health_transitions(&mut monitor),
+        service.leases().health_transitions(&mut monitor),
         // The ring's default `on_leave: remove` removed the released node.
         vec![expect(
             &ring,
@@ -152,14 +160,14 @@ async fn each_transition_is_reported_once_and_renewals_are_not_transitions() {
     );
     clock.set(at(30, 0));
     assert_eq!(
-        service.health_transitions(&mut monitor),
+        service.leases().health_transitions(&mut monitor),
         vec![],
         "removed stays removed"
     );
 
     let third = register(&service, &ring, "a").await;
     assert_eq!(
-        service.health_transitions(&mut monitor),
+        service.leases().health_transitions(&mut monitor),
         vec![expect(
             &ring,
             "a",
@@ -171,7 +179,16 @@ async fn each_transition_is_reported_once_and_renewals_are_not_transitions() {
         )]
     );
     // Registered, removed on release, registered again.
-    assert_eq!(service.current(&ring).await.unwrap().snapshot.version, 4);
+    assert_eq!(
+        service
+            .rings()
+            .current(&ring)
+            .await
+            .unwrap()
+            .snapshot
+            .version,
+        4
+    );
 }
 
 #[tokio::test]
@@ -181,7 +198,7 @@ async fn operator_nodes_are_not_followed_and_a_removed_node_leaves() {
     let mut monitor = HealthMonitor::new();
     change(&service, &ring, upsert("b")).await;
     assert_eq!(
-        service.health_transitions(&mut monitor),
+        service.leases().health_transitions(&mut monitor),
         vec![],
         "unmanaged"
     );
@@ -190,7 +207,7 @@ async fn operator_nodes_are_not_followed_and_a_removed_node_leaves() {
     let b = register(&service, &ring, "b").await;
     let a = register(&service, &ring, "a").await;
     assert_eq!(
-        service.health_transitions(&mut monitor),
+        service.leases().health_transitions(&mut monitor),
         vec![
             expect(&ring, "a", Some(Healthy), None, a.id, at(0, 0), at(10, 0)),
             expect(&ring, "b", Some(Healthy), None, b.id, at(0, 0), at(10, 0)),
@@ -200,7 +217,7 @@ async fn operator_nodes_are_not_followed_and_a_removed_node_leaves() {
     change(&service, &ring, remove("b")).await;
     change(&service, &ring, remove("a")).await;
     assert_eq!(
-        service.health_transitions(&mut monitor),
+        service.leases().health_transitions(&mut monitor),
         vec![
             expect(&ring, "a", None, Some(Healthy), a.id, at(0, 0), at(10, 0)),
             expect(&ring, "b", None, Some(Healthy), b.id, at(0, 0), at(10, 0)),
@@ -208,7 +225,7 @@ async fn operator_nodes_are_not_followed_and_a_removed_node_leaves() {
     );
     // Added again by an operator, it is unmanaged: nothing to report.
     change(&service, &ring, upsert("a")).await;
-    assert_eq!(service.health_transitions(&mut monitor), vec![]);
+    assert_eq!(service.leases().health_transitions(&mut monitor), vec![]);
 }
 
 #[tokio::test]
@@ -217,11 +234,11 @@ async fn a_lease_that_expired_and_came_back_between_two_looks_is_reported() {
     let ring = create(&service, "r").await;
     let mut monitor = HealthMonitor::new();
     let first = register(&service, &ring, "a").await;
-    service.health_transitions(&mut monitor);
+    service.leases().health_transitions(&mut monitor);
     clock.set(at(11, 0));
     let second = register(&service, &ring, "a").await;
     assert_eq!(
-        service.health_transitions(&mut monitor),
+        service.leases().health_transitions(&mut monitor),
         vec![expect(
             &ring,
             "a",
@@ -244,19 +261,19 @@ async fn rings_are_looked_at_in_name_order_and_a_deleted_ring_is_forgotten_silen
     let on_z = register(&service, &z, "a").await;
     let on_r = register(&service, &r, "a").await;
     assert_eq!(
-        service.health_transitions(&mut monitor),
+        service.leases().health_transitions(&mut monitor),
         vec![
             expect(&r, "a", Some(Healthy), None, on_r.id, at(0, 0), at(10, 0)),
             expect(&z, "a", Some(Healthy), None, on_z.id, at(0, 0), at(10, 0)),
         ]
     );
     service.delete_ring(&z, None).await.unwrap();
-    assert_eq!(service.health_transitions(&mut monitor), vec![]);
+    assert_eq!(service.leases().health_transitions(&mut monitor), vec![]);
     // Created again, its nodes are new.
     create(&service, "z").await;
     let again = register(&service, &z, "a").await;
     assert_eq!(
-        service.health_transitions(&mut monitor),
+        service.leases().health_transitions(&mut monitor),
         vec![expect(
             &z,
             "a",
@@ -307,7 +324,8 @@ async fn a_release_that_drains_is_left_and_a_new_registration_is_healthy_again()
         ..Default::default()
     };
     service
-        .create_ring_with(
+        .rings()
+        .create_with(
             ring.clone(),
             crate::placement::RingConfig::new(crate::placement::Algorithm::Ring),
             policy,
@@ -317,15 +335,16 @@ async fn a_release_that_drains_is_left_and_a_new_registration_is_healthy_again()
         .unwrap();
     let mut monitor = HealthMonitor::new();
     let first = register(&service, &ring, "a").await;
-    assert_eq!(service.health_transitions(&mut monitor).len(), 1);
+    assert_eq!(service.leases().health_transitions(&mut monitor).len(), 1);
 
     clock.set(at(1, 0));
     service
-        .release_lease(&ring, &node("a"), first.id)
+        .leases()
+        .release(&ring, &node("a"), first.id)
         .await
         .unwrap();
     assert_eq!(
-        service.health_transitions(&mut monitor),
+        service.leases().health_transitions(&mut monitor),
         vec![expect(
             &ring,
             "a",
@@ -337,7 +356,7 @@ async fn a_release_that_drains_is_left_and_a_new_registration_is_healthy_again()
         )]
     );
     // Drained, not removed: one version for the release.
-    let current = service.current(&ring).await.unwrap();
+    let current = service.rings().current(&ring).await.unwrap();
     assert_eq!(current.snapshot.version, 3);
     assert_eq!(
         current.snapshot.nodes[0].state,
@@ -347,7 +366,7 @@ async fn a_release_that_drains_is_left_and_a_new_registration_is_healthy_again()
     clock.set(at(5, 0));
     let second = register(&service, &ring, "a").await;
     assert_eq!(
-        service.health_transitions(&mut monitor),
+        service.leases().health_transitions(&mut monitor),
         vec![expect(
             &ring,
             "a",

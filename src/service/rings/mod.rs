@@ -1,29 +1,89 @@
-//! Ring lifecycle and reads: create, delete, list, and the snapshots,
-//! placements and history of a ring.
+//! The rings and their changes: the part of the service that owns each
+//! ring's latest version in memory (`cache.rs`), applies changes to it
+//! (`apply.rs`, with each instance's writers queued per ring), recognises
+//! a retried change by its idempotency key (`idempotency.rs`), and serves
+//! the lifecycle and the reads: create, delete, list, and a ring's
+//! snapshots, placements and history.
 
-use std::sync::Arc;
+mod apply;
+mod cache;
+mod change;
+mod current;
+mod idempotency;
 
-use super::{Created, Current, RingService, ServiceError, VERSION_CACHE};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+pub use change::{ChangeOutcome, ChangeRequest, Effect};
+pub use current::{BaseConfig, Current};
+
+use crate::hub::Hub;
 use crate::placement::{Placement, RingConfig};
-use crate::ring::{MembershipPolicy, RingName, Role, Snapshot};
-use crate::store::{HistoryEntry, StoreError};
+use crate::ring::{Clock, MembershipPolicy, RingName, Role, Snapshot};
+use crate::service::ServiceError;
+use crate::store::leadership::Leadership;
+use crate::store::{HistoryEntry, Store, StoreError};
+use cache::Cache;
 
-impl RingService {
+/// Whether [`Rings::create`] made a ring or found an identical one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Created {
+    /// A new ring.
+    New,
+    /// The ring already existed with the same config.
+    Existing,
+}
+
+/// The rings part of the service.
+pub struct Rings {
+    store: Arc<dyn Store>,
+    clock: Arc<dyn Clock>,
+    /// Fences the decision-maker's commits (see `service/leadership.rs`).
+    leadership: Arc<dyn Leadership>,
+    cache: Cache,
+    /// The idempotency keys found in each ring's history so far.
+    keys: Mutex<HashMap<RingName, idempotency::KeyIndex>>,
+    /// One change per ring at a time in this instance, first come first
+    /// served: concurrent writers would all read, propose and send a
+    /// compare-and-swap of which only one can win, and on a small machine
+    /// the losers' retries starve the winner. What the queue holds is how
+    /// this instance's writers have lately fared against other instances'.
+    writers: Mutex<HashMap<RingName, Arc<tokio::sync::Mutex<apply::Contention>>>>,
+}
+
+impl Rings {
+    /// The rings of `store`, published to `hub` as the cache takes them.
+    pub(crate) fn new(
+        store: Arc<dyn Store>,
+        hub: Arc<Hub>,
+        clock: Arc<dyn Clock>,
+        leadership: Arc<dyn Leadership>,
+    ) -> Self {
+        Self {
+            store,
+            clock,
+            leadership,
+            cache: Cache::new(hub),
+            keys: Mutex::default(),
+            writers: Mutex::default(),
+        }
+    }
+
     /// Creates a ring at version 1 with the default membership policy, or
     /// finds an identical one.
-    pub async fn create_ring(
+    pub async fn create(
         &self,
         ring: RingName,
         config: RingConfig,
         role: Role,
     ) -> Result<(Created, Arc<Current>), ServiceError> {
-        self.create_ring_with(ring, config, MembershipPolicy::default(), role)
+        self.create_with(ring, config, MembershipPolicy::default(), role)
             .await
     }
 
     /// Creates a ring at version 1 with `membership` as its policy, or
     /// finds an identical one (same config and policy).
-    pub async fn create_ring_with(
+    pub async fn create_with(
         &self,
         ring: RingName,
         config: RingConfig,
@@ -31,14 +91,14 @@ impl RingService {
         role: Role,
     ) -> Result<(Created, Arc<Current>), ServiceError> {
         let (first, placement) =
-            Snapshot::first_with(ring.clone(), config, membership, role, self.now())?;
+            Snapshot::first_with(ring.clone(), config, membership, role, self.clock.now())?;
         match self.store.create_ring(&first).await {
             Ok(()) => {
                 let current = Arc::new(Current {
                     snapshot: Arc::new(first),
                     placement: Arc::new(placement),
                 });
-                self.remember(current.clone());
+                self.cache.remember(current.clone());
                 Ok((Created::New, current))
             }
             Err(StoreError::RingExists(existing)) => {
@@ -52,18 +112,16 @@ impl RingService {
         }
     }
 
-    /// Deletes a ring and its history; with `expected_version`, only if
-    /// the ring is still at that version.
-    pub async fn delete_ring(
+    /// Deletes a ring and its history from the store; with
+    /// `expected_version`, only if the ring is still at that version. The
+    /// caller, `RingService::delete_ring`, then has every part forget it.
+    pub(crate) async fn delete(
         &self,
         ring: &RingName,
         expected_version: Option<u64>,
     ) -> Result<(), ServiceError> {
         match self.store.delete_ring(ring, expected_version).await {
-            Ok(()) => {
-                self.forget(ring);
-                Ok(())
-            }
+            Ok(()) => Ok(()),
             Err(StoreError::VersionConflict { expected, current }) => {
                 Err(ServiceError::PreconditionFailed { expected, current })
             }
@@ -78,7 +136,7 @@ impl RingService {
 
     /// A ring's latest version and placement, from memory when possible.
     pub async fn current(&self, ring: &RingName) -> Result<Arc<Current>, ServiceError> {
-        if let Some(c) = self.cached(ring) {
+        if let Some(c) = self.cache.get(ring) {
             return Ok(c);
         }
         self.refresh(ring).await
@@ -124,27 +182,31 @@ impl RingService {
             Some(v) if v == current.snapshot.version => return Ok((v, current.placement.clone())),
             Some(v) => v,
         };
-        let hit = self
-            .older
-            .lock()
-            .expect("cache lock")
-            .iter()
-            .find(|(r, v, _)| r == ring && *v == version)
-            .map(|(_, _, p)| p.clone());
-        if let Some(p) = hit {
+        if let Some(p) = self.cache.older(ring, version) {
             return Ok((version, p));
         }
         let placement = Arc::new(self.store.snapshot(ring, version).await?.placement()?);
-        let mut older = self.older.lock().expect("cache lock");
-        if older.len() == VERSION_CACHE {
-            older.pop_front();
-        }
-        older.push_back((ring.clone(), version, placement.clone()));
+        self.cache.keep_older(ring, version, placement.clone());
         Ok((version, placement))
     }
 
     /// The retained history, oldest first.
     pub async fn history(&self, ring: &RingName) -> Result<Vec<HistoryEntry>, ServiceError> {
         Ok(self.store.history(ring).await?)
+    }
+
+    /// Whether every ring in memory (or `ring` alone) is at least at the
+    /// version `versions` names for it: see `service/freshness.rs`.
+    pub(crate) fn holds(
+        &self,
+        versions: &std::collections::BTreeMap<RingName, u64>,
+        ring: Option<&RingName>,
+    ) -> bool {
+        self.cache.holds(versions, ring)
+    }
+
+    /// Touched whenever the cache takes or drops a version.
+    pub(crate) fn moves(&self) -> tokio::sync::watch::Receiver<()> {
+        self.cache.moves()
     }
 }

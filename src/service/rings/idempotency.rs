@@ -13,8 +13,9 @@
 
 use std::collections::{HashMap, VecDeque};
 
-use super::{BaseConfig, ChangeOutcome, Current, RingService, ServiceError};
+use super::{BaseConfig, ChangeOutcome, Current, Rings};
 use crate::ring::{ops_match, IdempotencyKey, RequestedOp, RingError, RingName};
+use crate::service::ServiceError;
 use crate::store::StoreError;
 
 /// Most keys remembered per ring; beyond it the oldest are forgotten. It
@@ -44,7 +45,7 @@ impl KeyIndex {
     }
 }
 
-impl RingService {
+impl Rings {
     /// The version an earlier attempt of this change produced, as a
     /// [`ChangeOutcome::Replayed`]; `None` if no retained version carries
     /// `key`. The same key on different ops is refused.
@@ -133,10 +134,10 @@ impl RingService {
 
 #[cfg(test)]
 mod tests {
-    use super::super::test_support::{at, create, remove, service, upsert};
     use super::super::ChangeRequest;
     use super::*;
     use crate::ring::Role;
+    use crate::service::test_support::{at, create, remove, service, upsert};
 
     fn request(op: RequestedOp, key: Option<&str>) -> ChangeRequest {
         ChangeRequest {
@@ -169,11 +170,20 @@ mod tests {
         let with_key = || request(upsert("n1"), Some("k1"));
 
         clock.set(at(5, 0));
-        let first = service.apply(&ring, with_key(), Role::Admin).await.unwrap();
+        let first = service
+            .rings()
+            .apply(&ring, with_key(), Role::Admin)
+            .await
+            .unwrap();
         assert_eq!(committed(&first), (2, at(5, 0)));
 
         clock.set(at(60, 0));
-        match service.apply(&ring, with_key(), Role::Admin).await.unwrap() {
+        match service
+            .rings()
+            .apply(&ring, with_key(), Role::Admin)
+            .await
+            .unwrap()
+        {
             ChangeOutcome::Replayed { snapshot, .. } => {
                 assert_eq!((snapshot.version, snapshot.created_at), (2, at(5, 0)));
             }
@@ -181,6 +191,7 @@ mod tests {
         }
 
         let third = service
+            .rings()
             .apply(&ring, request(remove("n1"), None), Role::Admin)
             .await
             .unwrap();
@@ -188,12 +199,17 @@ mod tests {
         // Still retained: the retry is answered with version 2 although
         // the ring has moved on (and n1 is gone).
         assert!(matches!(
-            service.apply(&ring, with_key(), Role::Admin).await.unwrap(),
+            service
+                .rings()
+                .apply(&ring, with_key(), Role::Admin)
+                .await
+                .unwrap(),
             ChangeOutcome::Replayed { .. }
         ));
 
         clock.set(at(120, 0));
         let fourth = service
+            .rings()
             .apply(&ring, request(upsert("n2"), None), Role::Admin)
             .await
             .unwrap();
@@ -202,9 +218,14 @@ mod tests {
         // Version 2 is pruned, and its key with it: the same request is
         // now a new change.
         clock.set(at(180, 0));
-        let again = service.apply(&ring, with_key(), Role::Admin).await.unwrap();
+        let again = service
+            .rings()
+            .apply(&ring, with_key(), Role::Admin)
+            .await
+            .unwrap();
         assert_eq!(committed(&again), (5, at(180, 0)));
         let history: Vec<(u64, Option<String>)> = service
+            .rings()
             .history(&ring)
             .await
             .unwrap()

@@ -2,7 +2,7 @@
 //! applied to its leased nodes (drain, remove, activate), behind the
 //! partition guard, and the small hooks registrations and releases call.
 //!
-//! A task ([`RingService::run_membership`]) runs the pure decision of
+//! A task (`Leases::run_membership`) runs the pure decision of
 //! `transitions.rs` every [`TICK`] for every ring while this instance is
 //! the decision-maker, and applies what it returns, one version per
 //! transition, each with the version it was decided on as its
@@ -10,6 +10,7 @@
 //! dropped and decided again on the next tick, never applied twice.
 
 mod guard;
+mod join_leave;
 mod transitions;
 
 use std::collections::{HashMap, VecDeque};
@@ -19,15 +20,17 @@ use std::time::Duration;
 use time::OffsetDateTime;
 
 pub use guard::{Blocked, GuardRule};
+pub use join_leave::{leave, registration};
 pub use transitions::{Transition, TransitionKind};
 
-use super::leadership::Term;
-use super::{ChangeOutcome, ChangeRequest, Lease, RingService, ServiceError};
-use crate::placement::{NodeId, NodeState};
-use crate::ring::{
-    ChangeOp, MembershipPolicy, NodeHealth, NodeRecord, OnJoin, OnLeave, RingName, Role,
-};
-use transitions::{decide, rfc3339, Inputs};
+use super::Leases;
+use crate::placement::NodeId;
+use crate::ring::{MembershipPolicy, NodeHealth, RingName, Role};
+use crate::service::background::Stop;
+use crate::service::rings::{ChangeOutcome, ChangeRequest};
+use crate::service::ServiceError;
+use crate::store::leadership::Term;
+use transitions::{decide, Inputs};
 
 /// How often the decision-maker looks at every ring.
 pub const TICK: Duration = Duration::from_millis(250);
@@ -43,7 +46,7 @@ pub struct MembershipStatus {
 }
 
 /// Per ring, the last status.
-pub(super) type StatusTable = HashMap<RingName, MembershipStatus>;
+pub(crate) type StatusTable = HashMap<RingName, MembershipStatus>;
 
 /// What the task remembers between ticks.
 #[derive(Default)]
@@ -59,7 +62,7 @@ struct TaskState {
     rings: Vec<RingName>,
 }
 
-impl RingService {
+impl Leases {
     /// The last status of `ring`'s automatic transitions.
     pub fn membership_status(&self, ring: &RingName) -> MembershipStatus {
         let table = self.membership.lock().expect("membership lock");
@@ -74,13 +77,17 @@ impl RingService {
         all
     }
 
-    /// Runs the decision-maker's ticks until the task is dropped.
-    pub async fn run_membership(self: Arc<Self>) {
+    /// Runs the decision-maker's ticks until `stop`; one loop per service
+    /// (see `service/background.rs`).
+    pub(crate) async fn run_membership(self: Arc<Self>, stop: Stop) {
         let mut state = TaskState::default();
         let mut tick = tokio::time::interval(TICK);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
-            tick.tick().await;
+            tokio::select! {
+                () = stop.cancelled() => return,
+                _ = tick.tick() => {}
+            }
             self.membership_tick(&mut state).await;
         }
     }
@@ -92,7 +99,7 @@ impl RingService {
             self.membership.lock().expect("membership lock").clear();
             return;
         };
-        let now = self.now();
+        let now = self.clock.now();
         let term_start = match state.term {
             Some((t, start)) if t == term => start,
             _ => {
@@ -100,8 +107,8 @@ impl RingService {
                 now
             }
         };
-        let listed = if self.is_current() {
-            self.list().await.ok()
+        let listed = if self.freshness.is_current() {
+            self.rings.list().await.ok()
         } else {
             None
         };
@@ -119,7 +126,7 @@ impl RingService {
             .retain(|r, _| state.rings.contains(r));
         for snapshot in snapshots {
             let ring = snapshot.ring.clone();
-            let leases = self.leases(&ring);
+            let leases = self.of(&ring);
             let since = state.healthy_since.entry(ring.clone()).or_default();
             since.retain(|n, _| {
                 leases
@@ -162,7 +169,7 @@ impl RingService {
                     force: true,
                     layout: None,
                 };
-                match self.apply_as_leader(&ring, request, term).await {
+                match self.rings.apply_as_leader(&ring, request, term).await {
                     Ok(ChangeOutcome::Committed { current, .. }) => {
                         version = current.snapshot.version;
                         tracing::info!(ring = %ring, node = %transition.node, transition = transition.kind.name(), version, reason = %transition.reason, "automatic membership change");
@@ -214,15 +221,15 @@ impl RingService {
         node: &NodeId,
         role: Role,
     ) -> Result<ChangeOutcome, ServiceError> {
-        let current = self.current(ring).await?;
+        let current = self.rings.current(ring).await?;
         let snapshot = &current.snapshot;
         let record = snapshot
             .nodes
             .iter()
             .find(|n| &n.id == node)
             .ok_or_else(|| crate::ring::RingError::UnknownNode(node.clone()))?;
-        let leases = self.leases(ring);
-        let now = self.now();
+        let leases = self.of(ring);
+        let now = self.clock.now();
         let decision = decide(Inputs {
             policy: &snapshot.membership,
             nodes: std::slice::from_ref(record),
@@ -255,7 +262,7 @@ impl RingService {
             force: true,
             layout: None,
         };
-        self.apply(ring, request, role).await
+        self.rings.apply(ring, request, role).await
     }
 }
 
@@ -272,137 +279,5 @@ fn unreachable_status(last: &MembershipStatus) -> MembershipStatus {
     MembershipStatus {
         blocked,
         pending: last.pending.clone(),
-    }
-}
-
-/// The state and reason of a registration: `record` as the node sent it,
-/// `existing` its record in the ring and `lease` its lease before this
-/// registration, if any. A new node joins per `on_join`; a joining node
-/// stays joining; a node drained after its lease expired or was released
-/// is reactivated by coming back.
-pub fn registration(
-    policy: &MembershipPolicy,
-    mut record: NodeRecord,
-    existing: Option<&NodeRecord>,
-    lease: Option<&Lease>,
-    now: OffsetDateTime,
-) -> (NodeRecord, String) {
-    let node = record.id.clone();
-    let plain = format!("node `{node}` registered with a lease");
-    match existing.map(|e| e.state) {
-        None if policy.on_join == OnJoin::Joining && record.state == NodeState::Active => {
-            record.state = NodeState::Joining;
-            (
-                record,
-                format!("node `{node}` registered with a lease and joins as `joining` (on_join)"),
-            )
-        }
-        Some(NodeState::Joining) if record.state == NodeState::Active => {
-            record.state = NodeState::Joining;
-            (record, plain)
-        }
-        Some(NodeState::Draining) if record.state == NodeState::Active => {
-            match lease.map(|l| (l, l.health(now))) {
-                Some((l, NodeHealth::Unhealthy)) => (
-                    record,
-                    format!(
-                        "node `{node}` came back after missing heartbeats (lease {} expired at {}): reactivated",
-                        l.id,
-                        rfc3339(l.deadline)
-                    ),
-                ),
-                Some((l, NodeHealth::Left)) => (
-                    record,
-                    format!(
-                        "node `{node}` came back after leaving (lease {} released at {}): reactivated",
-                        l.id,
-                        rfc3339(l.deadline)
-                    ),
-                ),
-                // Drained by an operator while alive: it stays drained.
-                _ => {
-                    record.state = NodeState::Draining;
-                    (record, plain)
-                }
-            }
-        }
-        _ => (record, plain),
-    }
-}
-
-/// The op and reason of a graceful leave of `record` under `policy`.
-pub fn leave(policy: &MembershipPolicy, record: &NodeRecord, lease: &Lease) -> (ChangeOp, String) {
-    let reason = format!(
-        "node `{}` left (lease {} released at {})",
-        record.id,
-        lease.id,
-        rfc3339(lease.deadline)
-    );
-    let op = match policy.on_leave {
-        OnLeave::Remove => ChangeOp::Remove {
-            id: record.id.clone(),
-        },
-        OnLeave::Drain => ChangeOp::Upsert {
-            node: NodeRecord {
-                state: NodeState::Draining,
-                ..record.clone()
-            },
-        },
-    };
-    (op, reason)
-}
-
-impl RingService {
-    /// `record` as a registration commits it, with the reason: see
-    /// [`registration`].
-    pub(super) async fn registration_change(
-        &self,
-        ring: &RingName,
-        record: NodeRecord,
-    ) -> Result<(NodeRecord, String), ServiceError> {
-        let current = self.current(ring).await?;
-        let snapshot = &current.snapshot;
-        let existing = snapshot.nodes.iter().find(|n| n.id == record.id);
-        let leases = self.leases(ring);
-        let lease = leases.get(&record.id);
-        Ok(registration(
-            &snapshot.membership,
-            record,
-            existing,
-            lease,
-            self.now(),
-        ))
-    }
-
-    /// Applies `on_leave` to `node` after its lease `lease` was released,
-    /// when this instance decides; otherwise the decision-maker's next
-    /// tick does. What it did, `None` when it did not try or failed; a
-    /// failure is logged: the next tick retries it.
-    pub(super) async fn apply_leave(
-        &self,
-        ring: &RingName,
-        node: &NodeId,
-        lease: &Lease,
-    ) -> Option<ChangeOutcome> {
-        let term = self.leader_term()?;
-        let current = self.current(ring).await.ok()?;
-        let record = current.snapshot.nodes.iter().find(|n| &n.id == node)?;
-        let (op, reason) = leave(&current.snapshot.membership, record, lease);
-        let request = ChangeRequest {
-            ops: vec![op.into()],
-            expected_version: Some(current.snapshot.version),
-            reason: Some(reason),
-            dry_run: false,
-            idempotency_key: None,
-            force: true,
-            layout: None,
-        };
-        match self.apply_as_leader(ring, request, term).await {
-            Ok(outcome) => Some(outcome),
-            Err(e) => {
-                tracing::debug!(ring = %ring, node = %node, error = %e, "on_leave not applied; the next tick retries");
-                None
-            }
-        }
     }
 }

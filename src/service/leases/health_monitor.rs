@@ -20,10 +20,12 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::{Lease, RingService};
+use super::Leases;
 use crate::hub::HealthChange;
 use crate::placement::NodeId;
-use crate::ring::{NodeHealth, RingName, Snapshot};
+use crate::ring::{NodeHealth, RingName};
+use crate::service::background::Stop;
+use crate::store::Lease;
 
 /// How often the monitor looks: a transition reaches watchers at most
 /// this long after it happened.
@@ -120,18 +122,11 @@ fn change(
     }
 }
 
-impl RingService {
+impl Leases {
     /// One look at every ring in memory: the transitions since `monitor`'s
     /// last look, ring by ring in name order. Reads memory only.
     pub(crate) fn health_transitions(&self, monitor: &mut HealthMonitor) -> Vec<HealthChange> {
-        let mut rings: Vec<Arc<Snapshot>> = self
-            .latest
-            .lock()
-            .expect("cache lock")
-            .values()
-            .map(|c| c.snapshot.clone())
-            .collect();
-        rings.sort_by(|a, b| a.ring.cmp(&b.ring));
+        let rings = self.rings.in_memory();
         monitor.retain(&rings.iter().map(|s| s.ring.clone()).collect());
         let mut changes = Vec::new();
         for snapshot in rings {
@@ -146,17 +141,20 @@ impl RingService {
         changes
     }
 
-    /// Looks every 250 ms (`POLL_INTERVAL`) and publishes each transition through
-    /// the hub, until the task is aborted (the server does so when it
-    /// stops); spawn it once per service.
-    pub async fn monitor_health(self: Arc<Self>) {
+    /// Looks every 250 ms (`POLL_INTERVAL`) and publishes each transition
+    /// through the hub, until `stop`; one loop per service (see
+    /// `service/background.rs`).
+    pub(crate) async fn monitor_health(self: Arc<Self>, stop: Stop) {
         let mut monitor = HealthMonitor::new();
         let mut ticks = tokio::time::interval(POLL_INTERVAL);
         // After a stall, one look catches up; a burst of looks would see
         // nothing more.
         ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
-            ticks.tick().await;
+            tokio::select! {
+                () = stop.cancelled() => return,
+                _ = ticks.tick() => {}
+            }
             for change in self.health_transitions(&mut monitor) {
                 tracing::debug!(
                     ring = %change.ring,
