@@ -4,8 +4,9 @@
 
 use std::time::Duration;
 
-use crate::support::in_process::setup;
+use crate::support::in_process::{manual_clock, setup};
 use crate::support::ringd::Ringd;
+use ringd::ring::Clock;
 use serde_json::{json, Value};
 use time::OffsetDateTime;
 
@@ -119,21 +120,27 @@ async fn acks_are_listed_judged_and_counted() {
 
 #[tokio::test]
 async fn acks_expire_after_the_ttl() {
-    // The shortest TTL the server accepts.
+    // The shortest TTL the server accepts, on a clock the test moves.
+    let clock = manual_clock();
     let s = Ringd::sqlite()
         .args(&["--client-ttl", "10s"])
         .in_process()
+        .clock(clock.clone())
         .start();
     s.ring_with("r", &["a"]).await;
     let (_, fp) = s.state_of("r").await;
     let body = s.ack("web-1", 2, &fp).await;
-    // After the answer, so `acked` is no earlier than the server's clock.
-    let acked = std::time::Instant::now();
-    let ttl = time_of(&body["client"]["expires_at"]) - time_of(&body["client"]["last_seen"]);
-    assert_eq!(ttl, Duration::from_secs(10));
+    let acked = clock.now();
+    assert_eq!(time_of(&body["client"]["last_seen"]), acked);
+    assert_eq!(
+        time_of(&body["client"]["expires_at"]),
+        acked + Duration::from_secs(10)
+    );
+    // Live strictly before `expires_at`.
+    clock.advance(time::Duration::seconds(10) - time::Duration::MICROSECOND);
     let list = s.get_ok("/v1/rings/r/clients").await;
     assert_eq!(list["summary"]["clients"], 1);
-    tokio::time::sleep(Duration::from_millis(10_300).saturating_sub(acked.elapsed())).await;
+    clock.advance(time::Duration::MICROSECOND);
     let list = s.get_ok("/v1/rings/r/clients").await;
     assert_eq!(list["clients"], json!([]));
     assert_eq!(list["summary"]["clients"], 0);

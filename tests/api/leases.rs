@@ -3,13 +3,15 @@
 //! in `/metrics`; and every bad request is a 4xx that changes nothing.
 
 use reqwest::Method;
+use ringd::ring::Clock;
 use serde_json::{json, Value};
 use time::format_description::well_known::Rfc3339;
 use time::OffsetDateTime;
 
 use crate::support::api::{expect_json, TestApi};
-use crate::support::in_process::setup;
+use crate::support::in_process::{manual_clock, setup};
 use crate::support::problem::{assert_problem, Problem};
+use crate::support::ringd::Ringd;
 
 fn time_of(v: &Value) -> OffsetDateTime {
     OffsetDateTime::parse(v.as_str().expect("a timestamp"), &Rfc3339).expect("RFC 3339")
@@ -190,11 +192,17 @@ async fn a_node_registers_renews_and_leaves_and_only_record_changes_make_version
 
 #[tokio::test]
 async fn an_expired_lease_is_unhealthy_and_renews_no_more() {
-    let (s, _) = setup().await;
+    let clock = manual_clock();
+    let s = Ringd::sqlite().in_process().clock(clock.clone()).start();
+    assert_eq!(s.ring_with("r", &["a", "b"]).await, 3);
     let lease = register(&s, "c", json!({"ttl": "1s"}), 201).await;
     let id = lease["lease_id"].as_str().unwrap().to_owned();
-    // Past the deadline by a margin: only ever later, never racy.
-    tokio::time::sleep(std::time::Duration::from_millis(1_200)).await;
+    let deadline = clock.now() + time::Duration::SECOND;
+    assert_eq!(time_of(&lease["deadline"]), deadline);
+    // Healthy up to its deadline, unhealthy the moment after.
+    clock.set(deadline);
+    assert_eq!(health(&s).await[2], row("c", "healthy", true));
+    clock.advance(time::Duration::MICROSECOND);
     assert_eq!(health(&s).await[2], row("c", "unhealthy", true));
     assert_eq!(counts(&s).await, [0, 1, 0, 2]);
     assert_eq!(summary_health(&s).await, health_counts(0, 1, 0, 2));
@@ -203,7 +211,9 @@ async fn an_expired_lease_is_unhealthy_and_renews_no_more() {
         Problem::status(404)
             .slug("lease-not-found")
             .field("lease_id")
-            .detail_has(&format!("lease `{id}` of node `c` expired at")),
+            .detail_has(&format!(
+                "lease `{id}` of node `c` expired at 2025-06-15T15:06:41Z;"
+            )),
     )
     .await;
     let back = register(&s, "c", json!({"ttl": "1s"}), 200).await;

@@ -4,14 +4,19 @@
 //! its ring.
 #![cfg(feature = "server")]
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::support::api::expect_json;
 use crate::support::etcd::Etcd;
 use crate::support::etcd_pair::EtcdPair;
-use etcd_client::GetOptions;
+use crate::support::in_process::manual_clock;
+use crate::support::ringd::Ringd;
+use etcd_client::{GetOptions, LeaseTimeToLiveOptions};
 use reqwest::StatusCode;
+use ringd::ring::Clock;
 use serde_json::{json, Value};
+use time::format_description::well_known::Rfc3339;
+use time::OffsetDateTime;
 
 /// A fingerprint no placement has.
 const WRONG: &str = "00000000000000000000000000000000000000000000000000000000000000ff";
@@ -126,32 +131,54 @@ async fn an_ack_through_one_instance_is_seen_by_the_other() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn acks_expire_on_every_instance_and_leave_etcd() {
-    // The shortest TTL the server accepts (etcd's own minimum lease TTL,
-    // about 1.5 election timeouts, is below it).
-    let pair = EtcdPair::start_each("/ttl", |r, _| r.args(&["--client-ttl", "10s"])).await;
-    let (a, b, etcd) = (&pair.a, &pair.b, &pair.etcd);
+    // Two instances in this process, on one clock the test moves: the
+    // clocks of instances agree (NTP), and an ack's expiry is judged by
+    // the clock of the instance listing it.
+    let etcd = Etcd::start().await;
+    let clock = manual_clock();
+    let start = || {
+        // The shortest TTL the server accepts (etcd's own minimum lease
+        // TTL, about 1.5 election timeouts, is below it).
+        Ringd::on(&etcd.store_url())
+            .prefix("/ttl")
+            .args(&["--client-ttl", "10s"])
+            .in_process()
+            .clock(clock.clone())
+            .start()
+    };
+    let (a, b) = (start(), start());
     let created = expect_json(a.put("/v1/rings/r", json!({})).await, StatusCode::CREATED).await;
     let fp = created["fingerprint"].as_str().unwrap().to_owned();
-    let acked = Instant::now();
-    a.ack("web-1", 1, &fp).await;
+    let body = a.ack("web-1", 1, &fp).await;
+    let expires_at = clock.now() + Duration::from_secs(10);
+    let stated = body["client"]["expires_at"].as_str().unwrap();
+    assert_eq!(OffsetDateTime::parse(stated, &Rfc3339).unwrap(), expires_at);
     assert_eq!(b.clients().await["summary"]["clients"], 1);
-    let kv = etcd
-        .client()
-        .await
-        .get("/ttl/acks/r/web-1", None)
-        .await
-        .unwrap();
-    assert_ne!(kv.kvs()[0].lease(), 0, "the ack is on a lease");
 
-    tokio::time::sleep(Duration::from_millis(10_200).saturating_sub(acked.elapsed())).await;
-    // Listings hide it at `expires_at` exactly, whatever etcd still holds.
+    // Listings hide it at `expires_at` exactly, on every instance.
+    clock.set(expires_at - time::Duration::MICROSECOND);
+    for api in [a.api(), b.api()] {
+        assert_eq!(api.clients().await["summary"]["clients"], 1);
+    }
+    clock.set(expires_at);
     for api in [a.api(), b.api()] {
         assert_eq!(api.clients().await["clients"], json!([]));
     }
-    // etcd drops the key when the shared lease (TTL plus a 1 s window) ends.
-    let deadline = Instant::now() + Duration::from_secs(15);
-    while !keys(etcd, "/ttl/acks/").await.is_empty() {
-        assert!(Instant::now() < deadline, "the ack key outlived its lease");
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+
+    // etcd drops the key when its lease ends, which etcd times in real
+    // time whatever the instances' clocks show: the ack's key is on a
+    // lease granted for the TTL plus a 1 s window (so it never goes before
+    // `expires_at`, and at most a window after).
+    let mut client = etcd.client().await;
+    let kv = client.get("/ttl/acks/r/web-1", None).await.unwrap();
+    let lease = kv.kvs()[0].lease();
+    assert_ne!(lease, 0, "the ack is on a lease");
+    let options = LeaseTimeToLiveOptions::new().with_keys();
+    let held = client
+        .lease_time_to_live(lease, Some(options))
+        .await
+        .unwrap();
+    assert_eq!(held.granted_ttl(), 11);
+    assert!((1..=11).contains(&held.ttl()), "{} s left", held.ttl());
+    assert_eq!(held.keys(), [b"/ttl/acks/r/web-1".to_vec()]);
 }

@@ -1,11 +1,19 @@
 //! The launcher's second way of running a server: in this test process,
 //! through `ringd::server::Server::bind` on `127.0.0.1:0` and a fresh
-//! temporary SQLite file, served on a thread of its own with its own
-//! multi-thread tokio runtime.
+//! temporary SQLite file or an etcd store, served on a thread of its own
+//! with its own multi-thread tokio runtime.
 //!
 //! ```ignore
 //! let s = Ringd::sqlite().args(&["--client-ttl", "1s"]).in_process().start();
+//! let clock = manual_clock();
+//! let s = Ringd::on(&etcd.store_url()).prefix("/p").in_process().clock(clock.clone()).start();
+//! clock.advance(time::Duration::seconds(10));
 //! ```
+//!
+//! A test that checks a TTL gives the server a [`ManualClock`] and moves
+//! it past the deadline instead of sleeping through it: the service and
+//! the store read the time from it alone. What etcd keeps in real time
+//! (its own lease TTLs) it does not move.
 //!
 //! Its own runtime, because the test's may be a current-thread one (or
 //! none, for a sync test) that blocks while it drops the server; the
@@ -19,12 +27,13 @@
 
 use std::ffi::OsString;
 use std::ops::Deref;
-use std::sync::mpsc;
+use std::sync::{mpsc, Arc};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
 use ringd::api::Settings;
 use ringd::ring::durations::{DurationBounds, CLIENT_TTL, WATCH_KEEPALIVE};
+use ringd::ring::{Clock, ManualClock};
 use ringd::server::{Secret, ServeConfig, Server};
 use tempfile::TempDir;
 use tokio::sync::oneshot;
@@ -38,22 +47,27 @@ const DRAIN: Duration = Duration::from_secs(10);
 
 impl Ringd {
     /// The same server run in this process rather than as a child: on a
-    /// fresh temporary SQLite file, with the arguments mapped onto a
-    /// `ServeConfig`. Panics for what it cannot honour: another store, an
+    /// fresh temporary SQLite file or an `etcd://` store, with the
+    /// arguments mapped onto a `ServeConfig`. Panics for what it cannot
+    /// honour: a restart on a kept SQLite file, another store, an
     /// environment variable, an argument it does not map.
     pub(crate) fn in_process(self) -> InProcess {
-        assert!(
-            matches!(self.store, Store::Sqlite(None)),
-            "in-process ringd runs only on a fresh temporary SQLite file \
-             (`Ringd::sqlite()`); restarts and other stores need the process"
-        );
+        let store_url = match self.store {
+            Store::Sqlite(None) => None,
+            Store::Url(url) if url.starts_with("etcd://") => Some(url),
+            _ => panic!(
+                "in-process ringd runs only on a fresh temporary SQLite file \
+                 (`Ringd::sqlite()`) or on etcd (`Ringd::on(etcd://…)`); \
+                 restarts and other stores need the process"
+            ),
+        };
         assert!(
             self.env.is_empty(),
             "in-process ringd cannot honour environment variables ({:?}): \
              run the process",
             self.env
         );
-        InProcess::new(&self.args)
+        InProcess::new(&self.args, store_url)
     }
 }
 
@@ -65,14 +79,17 @@ pub(crate) struct InProcess {
 }
 
 impl InProcess {
-    /// A configuration for a fresh SQLite file, from `serve` arguments.
-    /// Panics on an argument it cannot honour, so that no test silently
-    /// runs with another configuration than the one it asked for.
-    pub(super) fn new(args: &[OsString]) -> Self {
+    /// A configuration for `store_url`, or a fresh SQLite file when none,
+    /// from `serve` arguments. Panics on an argument it cannot honour, so
+    /// that no test silently runs with another configuration than the one
+    /// it asked for.
+    pub(super) fn new(args: &[OsString], store_url: Option<String>) -> Self {
         let dir = TempDir::new().expect("temp dir");
+        let store_url = store_url
+            .unwrap_or_else(|| format!("sqlite://{}", dir.path().join("ringd.db").display()));
         let mut config = ServeConfig {
             listen: "127.0.0.1:0".into(),
-            store_url: format!("sqlite://{}", dir.path().join("ringd.db").display()),
+            store_url,
             ..ServeConfig::default()
         };
         let mut settings = Settings::default();
@@ -95,6 +112,7 @@ impl InProcess {
             match flag {
                 "--admin-token" => config.admin_token = Some(Secret::from(value())),
                 "--read-token" => config.read_token = Some(Secret::from(value())),
+                "--etcd-prefix" => config.etcd_prefix = value(),
                 "--client-ttl" => settings.client_ttl = bounded(&CLIENT_TTL, flag, &value()),
                 "--watch-keepalive" => {
                     settings.keepalive = bounded(&WATCH_KEEPALIVE, flag, &value());
@@ -109,13 +127,20 @@ impl InProcess {
                 }
                 _ => panic!(
                     "in-process ringd cannot honour `{arg}`: it maps only --admin-token, \
-                     --read-token, --client-ttl, --watch-keepalive and --retention; \
-                     run this test on the process (drop `.in_process()`)"
+                     --read-token, --etcd-prefix, --client-ttl, --watch-keepalive and \
+                     --retention; run this test on the process (drop `.in_process()`)"
                 ),
             }
         }
         config.settings = settings;
         Self { config, dir }
+    }
+
+    /// The server reads the time from `clock` (a [`ManualClock`] the test
+    /// moves) instead of the system's.
+    pub(crate) fn clock(mut self, clock: Arc<dyn Clock>) -> Self {
+        self.config.clock = clock;
+        self
     }
 
     /// Binds the server, serves it on its own thread and returns once it
@@ -141,6 +166,13 @@ impl InProcess {
             _dir: dir,
         }
     }
+}
+
+/// A clock for [`InProcess::clock`] that stands still until the test
+/// moves it, showing 2025-06-15 15:06:40 UTC.
+pub(crate) fn manual_clock() -> Arc<ManualClock> {
+    let start = time::OffsetDateTime::from_unix_timestamp(1_750_000_000).expect("a valid time");
+    Arc::new(ManualClock::new(start))
 }
 
 /// A duration flag, parsed and bounded as `ringd serve` parses it.
