@@ -6,6 +6,8 @@
 //! produce two different snapshots with the same number.
 
 pub mod etcd;
+#[cfg(test)]
+mod golden;
 pub mod leadership;
 mod leases;
 mod rollouts;

@@ -52,12 +52,12 @@ const RESTART_PAUSE: Duration = Duration::from_millis(500);
 
 /// The value of a candidate's election key: who it is and, once it won,
 /// since when it leads.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-struct Candidate {
-    instance: InstanceId,
-    url: String,
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(super) struct Candidate {
+    pub(super) instance: InstanceId,
+    pub(super) url: String,
     #[serde(with = "time::serde::rfc3339::option")]
-    since: Option<OffsetDateTime>,
+    pub(super) since: Option<OffsetDateTime>,
 }
 
 /// What the session task and the readers share.

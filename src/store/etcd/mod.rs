@@ -17,6 +17,8 @@ mod acks;
 mod deadlines;
 mod election;
 mod endpoint_health;
+#[cfg(test)]
+mod golden_tests;
 mod layout;
 mod lease_keys;
 mod lease_view;

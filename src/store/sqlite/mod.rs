@@ -13,6 +13,8 @@
 
 mod acks;
 #[cfg(test)]
+mod golden_tests;
+#[cfg(test)]
 mod group_tests;
 mod leases;
 mod ops;

@@ -11,16 +11,16 @@ use crate::ring::{RingName, Snapshot};
 use crate::store::{Cause, HistoryEntry, StoreError};
 
 /// A snapshot encoded for its `snapshots` row.
-struct Row {
-    version: i64,
-    created_at: String,
-    fingerprint: String,
-    change: String,
-    snapshot: String,
+pub(super) struct Row {
+    pub(super) version: i64,
+    pub(super) created_at: String,
+    pub(super) fingerprint: String,
+    pub(super) change: String,
+    pub(super) snapshot: String,
 }
 
 impl Row {
-    fn encode(s: &Snapshot) -> Result<Self, StoreError> {
+    pub(super) fn encode(s: &Snapshot) -> Result<Self, StoreError> {
         let bad = |what: &str, e: Cause| {
             StoreError::unavailable_from(
                 format!(
@@ -92,7 +92,7 @@ fn existing_bounds(conn: &Connection, ring: &RingName) -> Result<(u64, u64), Sto
 
 /// Decodes a stored snapshot and checks it is the one its key names, so a
 /// mix-up in the file is reported instead of being served as another ring.
-fn decode(ring: &RingName, version: u64, json: &str) -> Result<Snapshot, StoreError> {
+pub(super) fn decode(ring: &RingName, version: u64, json: &str) -> Result<Snapshot, StoreError> {
     let s: Snapshot = serde_json::from_str(json).map_err(|e| {
         StoreError::corrupt_from(format!("snapshot of ring `{ring}` version {version}"), e)
     })?;

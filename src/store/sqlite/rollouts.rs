@@ -8,7 +8,7 @@ use crate::ring::rollout::{RolloutId, RolloutRecord};
 use crate::ring::RingName;
 use crate::store::{RolloutStore, StoreError, ROLLOUT_RETENTION};
 
-fn encode(r: &RolloutRecord) -> Result<String, StoreError> {
+pub(super) fn encode(r: &RolloutRecord) -> Result<String, StoreError> {
     serde_json::to_string(r).map_err(|e| {
         StoreError::unavailable_from(
             format!("cannot encode rollout {} of ring `{}`", r.id, r.ring),
@@ -17,7 +17,7 @@ fn encode(r: &RolloutRecord) -> Result<String, StoreError> {
     })
 }
 
-fn decode(ring: &str, id: i64, text: &str) -> Result<RolloutRecord, StoreError> {
+pub(super) fn decode(ring: &str, id: i64, text: &str) -> Result<RolloutRecord, StoreError> {
     serde_json::from_str(text)
         .map_err(|e| StoreError::corrupt_from(format!("rollout {id} of ring `{ring}`"), e))
 }
