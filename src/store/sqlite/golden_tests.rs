@@ -6,12 +6,12 @@
 use crate::ring::{ChangeRecord, Snapshot};
 use crate::store::golden::{self, assert_written, files_under, old};
 
-use super::ops::{decode, Row};
+use super::record::{decode_change, decode_snapshot, SnapshotRow};
 use super::rollouts;
 
 /// A `snapshots` row as its golden file holds it: one `column: value`
 /// line per column that is not its key, each value exactly as stored.
-fn row_text(row: &Row) -> String {
+fn row_text(row: &SnapshotRow) -> String {
     format!(
         "version: {}\ncreated_at: {}\nfingerprint: {}\nchange: {}\nsnapshot: {}\n",
         row.version, row.created_at, row.fingerprint, row.change, row.snapshot
@@ -19,7 +19,7 @@ fn row_text(row: &Row) -> String {
 }
 
 /// The columns of a golden row file.
-fn columns(text: &str) -> Row {
+fn columns(text: &str) -> SnapshotRow {
     let mut lines = text
         .lines()
         .map(|l| l.split_once(": ").expect("`column: value`"));
@@ -28,7 +28,7 @@ fn columns(text: &str) -> Row {
         assert_eq!(column, name);
         value.to_owned()
     };
-    Row {
+    SnapshotRow {
         version: next("version").parse().expect("a version"),
         created_at: next("created_at"),
         fingerprint: next("fingerprint"),
@@ -39,14 +39,14 @@ fn columns(text: &str) -> Row {
 
 /// Asserts that `row` reads back as `s`, as the store reads it: the whole
 /// version from `snapshot`, and its history entry from the narrow columns.
-fn assert_reads_as(file: &str, row: &Row, s: &Snapshot) {
+fn assert_reads_as(file: &str, row: &SnapshotRow, s: &Snapshot) {
     assert_eq!(row.version, s.version as i64, "{file}");
     assert_eq!(
-        decode(&s.ring, s.version, &row.snapshot).expect(file),
+        decode_snapshot(&s.ring, s.version, &row.snapshot).expect(file),
         *s,
         "{file}"
     );
-    let change: ChangeRecord = serde_json::from_str(&row.change).expect(file);
+    let change: ChangeRecord = decode_change(&row.change).expect(file);
     assert_eq!(change, s.change, "{file}");
     let created_at = time::OffsetDateTime::parse(
         &row.created_at,
@@ -70,7 +70,7 @@ fn written() -> Vec<String> {
 fn every_version_is_written_as_its_golden_row_and_reads_back() {
     for (name, s) in golden::versions() {
         let file = format!("sqlite/snapshots.{name}.row");
-        let row = Row::encode(&s).expect("a row");
+        let row = SnapshotRow::encode(&s).expect("a row");
         assert_written(&file, row_text(&row).as_bytes());
         assert_reads_as(&file, &row, &s);
     }

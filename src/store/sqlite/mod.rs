@@ -18,6 +18,7 @@ mod golden_tests;
 mod group_tests;
 mod leases;
 mod ops;
+mod record;
 mod rollouts;
 mod schema;
 mod worker;

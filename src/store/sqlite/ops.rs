@@ -7,63 +7,26 @@ use time::format_description::well_known::Rfc3339;
 use time::OffsetDateTime;
 
 use super::db_err;
+use super::record::{decode_change, decode_snapshot, to_sql, SnapshotRow};
 use crate::ring::{RingName, Snapshot};
 use crate::store::{Cause, HistoryEntry, StoreError};
 
-/// A snapshot encoded for its `snapshots` row.
-pub(super) struct Row {
-    pub(super) version: i64,
-    pub(super) created_at: String,
-    pub(super) fingerprint: String,
-    pub(super) change: String,
-    pub(super) snapshot: String,
-}
-
-impl Row {
-    pub(super) fn encode(s: &Snapshot) -> Result<Self, StoreError> {
-        let bad = |what: &str, e: Cause| {
-            StoreError::unavailable_from(
-                format!(
-                    "cannot encode {what} of ring `{}` version {}",
-                    s.ring, s.version
-                ),
-                e,
-            )
-        };
-        Ok(Self {
-            version: to_sql(s.version)?,
-            created_at: s
-                .created_at
-                .format(&Rfc3339)
-                .map_err(|e| bad("time", e.into()))?,
-            fingerprint: s.fingerprint.to_string(),
-            change: serde_json::to_string(&s.change).map_err(|e| bad("change", e.into()))?,
-            snapshot: serde_json::to_string(s).map_err(|e| bad("snapshot", e.into()))?,
-        })
-    }
-
-    fn insert(&self, tx: &Transaction<'_>, ring: &RingName) -> Result<(), StoreError> {
-        tx.execute(
-            "INSERT INTO snapshots (ring, version, created_at, fingerprint, change, snapshot)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-            params![
-                ring.as_str(),
-                self.version,
-                self.created_at,
-                self.fingerprint,
-                self.change,
-                self.snapshot
-            ],
-        )
-        .map_err(db_err)?;
-        Ok(())
-    }
-}
-
-/// A version as SQLite stores it (signed 64-bit).
-fn to_sql(version: u64) -> Result<i64, StoreError> {
-    i64::try_from(version)
-        .map_err(|_| StoreError::unavailable(format!("version {version} is too large to store")))
+/// Inserts a version's row.
+fn insert(tx: &Transaction<'_>, ring: &RingName, row: &SnapshotRow) -> Result<(), StoreError> {
+    tx.execute(
+        "INSERT INTO snapshots (ring, version, created_at, fingerprint, change, snapshot)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        params![
+            ring.as_str(),
+            row.version,
+            row.created_at,
+            row.fingerprint,
+            row.change,
+            row.snapshot
+        ],
+    )
+    .map_err(db_err)?;
+    Ok(())
 }
 
 /// A version read back; negative means the file was tampered with.
@@ -90,21 +53,6 @@ fn existing_bounds(conn: &Connection, ring: &RingName) -> Result<(u64, u64), Sto
     bounds(conn, ring)?.ok_or_else(|| StoreError::RingNotFound(ring.clone()))
 }
 
-/// Decodes a stored snapshot and checks it is the one its key names, so a
-/// mix-up in the file is reported instead of being served as another ring.
-pub(super) fn decode(ring: &RingName, version: u64, json: &str) -> Result<Snapshot, StoreError> {
-    let s: Snapshot = serde_json::from_str(json).map_err(|e| {
-        StoreError::corrupt_from(format!("snapshot of ring `{ring}` version {version}"), e)
-    })?;
-    if s.ring != *ring || s.version != version {
-        return Err(StoreError::corrupt(format!(
-            "the row for ring `{ring}` version {version} holds ring `{}` version {}",
-            s.ring, s.version
-        )));
-    }
-    Ok(s)
-}
-
 /// A version that the `rings` row says is retained.
 fn load(conn: &Connection, ring: &RingName, version: u64) -> Result<Snapshot, StoreError> {
     let json: Option<String> = conn
@@ -120,7 +68,7 @@ fn load(conn: &Connection, ring: &RingName, version: u64) -> Result<Snapshot, St
             "ring `{ring}` version {version} should be retained but is missing"
         ))
     })?;
-    decode(ring, version, &json)
+    decode_snapshot(ring, version, &json)
 }
 
 /// A write transaction. `IMMEDIATE` takes the write lock before the first
@@ -138,7 +86,7 @@ fn read_tx(conn: &mut Connection) -> Result<Transaction<'_>, StoreError> {
 }
 
 pub(super) fn create_ring(conn: &mut Connection, first: &Snapshot) -> Result<(), StoreError> {
-    let row = Row::encode(first)?;
+    let row = SnapshotRow::encode(first)?;
     let tx = write_tx(conn)?;
     if let Some((latest, _)) = bounds(&tx, &first.ring)? {
         return Err(StoreError::RingExists(Box::new(load(
@@ -153,7 +101,7 @@ pub(super) fn create_ring(conn: &mut Connection, first: &Snapshot) -> Result<(),
         params![first.ring.as_str(), row.version, row.created_at],
     )
     .map_err(db_err)?;
-    row.insert(&tx, &first.ring)?;
+    insert(&tx, &first.ring, &row)?;
     tx.commit().map_err(db_err)
 }
 
@@ -162,7 +110,7 @@ pub(super) fn commit(
     retention: u64,
     next: &Snapshot,
 ) -> Result<(), StoreError> {
-    let row = Row::encode(next)?;
+    let row = SnapshotRow::encode(next)?;
     let tx = write_tx(conn)?;
     let (current, oldest) = existing_bounds(&tx, &next.ring)?;
     // Saturating: a version-0 snapshot can never follow anything, and it
@@ -171,7 +119,7 @@ pub(super) fn commit(
     if current != expected || next.version == 0 {
         return Err(StoreError::VersionConflict { expected, current });
     }
-    row.insert(&tx, &next.ring)?;
+    insert(&tx, &next.ring, &row)?;
     // Keep the newest `retention` versions. Versions at or below `floor`
     // go; `max` keeps `oldest` from moving back if retention was raised.
     let floor = next.version.saturating_sub(retention);
@@ -243,7 +191,7 @@ pub(super) fn list_rings(conn: &mut Connection) -> Result<Vec<Snapshot>, StoreEr
         let (name, version, json) = row.map_err(db_err)?;
         let ring =
             RingName::new(name).map_err(|e| StoreError::corrupt_from("stored ring name", e))?;
-        out.push(decode(&ring, from_sql(version)?, &json)?);
+        out.push(decode_snapshot(&ring, from_sql(version)?, &json)?);
     }
     Ok(out)
 }
@@ -311,7 +259,7 @@ pub(super) fn history(
             fingerprint: fingerprint
                 .parse::<crate::placement::Fingerprint>()
                 .map_err(|e| corrupt("fingerprint", e.into()))?,
-            change: serde_json::from_str(&change).map_err(|e| corrupt("change", e.into()))?,
+            change: decode_change(&change).map_err(|e| corrupt("change", e.into()))?,
         });
     }
     Ok(out)
