@@ -13,7 +13,8 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::error::{error_chain, ClientError};
-use crate::wire::Problem;
+use crate::ring::Snapshot;
+use crate::wire::{Problem, SnapshotView};
 
 /// How long a plain request may take, unless the caller says otherwise.
 pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
@@ -254,6 +255,13 @@ impl Endpoints {
         self.send_json(Method::GET, path, None, &[]).await
     }
 
+    /// `GET path`, a snapshot body (`…/snapshot`, `…/snapshots/{v}`), as
+    /// the domain's snapshot.
+    pub async fn get_snapshot(&self, path: &str) -> Result<Snapshot, ClientError> {
+        let (resp, url) = self.send(Method::GET, path, None, &[], None).await?;
+        decode_snapshot(resp, &url).await
+    }
+
     /// `GET path`, the body as bytes.
     pub async fn get_bytes(&self, path: &str) -> Result<Vec<u8>, ClientError> {
         let (resp, url) = self.send(Method::GET, path, None, &[], None).await?;
@@ -287,6 +295,14 @@ pub(crate) async fn decode<T: DeserializeOwned>(
         .await
         .map_err(|e| ClientError::decode(url, e))?;
     serde_json::from_slice(&bytes).map_err(|e| ClientError::decode(url, e))
+}
+
+/// Decodes a snapshot body, naming the URL on failure: read as the wire
+/// view, as the CLI reads it too, then turned into the domain's snapshot
+/// by the wire's one conversion.
+pub(crate) async fn decode_snapshot(resp: Response, url: &str) -> Result<Snapshot, ClientError> {
+    let view: SnapshotView = decode(resp, url).await?;
+    Snapshot::try_from(view).map_err(|e| ClientError::decode(url, e))
 }
 
 /// Turns an error response into a [`ClientError`].

@@ -34,7 +34,7 @@ use std::sync::OnceLock;
 
 pub use config::{Algorithm, HashFunction, RingConfig, RingConfigSpec};
 pub use diff::{DiffBasis, MovedRange, NodeMovement, PlacementDiff, Transfer};
-pub use encoding::Fingerprint;
+pub use encoding::{BadFingerprint, Fingerprint};
 pub use error::PlacementError;
 pub use node::{HashKey, Node, NodeId, NodeState, Ramp, Weight, Zone, RAMP_FULL};
 pub use ownership::{NodeOwnership, Ownership, OwnershipBasis};

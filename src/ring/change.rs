@@ -11,11 +11,7 @@ pub const MAX_OPS: usize = 10_000;
 
 /// One operation of a change.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(
-    tag = "op",
-    rename_all = "snake_case",
-    from = "super::config_read::ChangeOpRead"
-)]
+#[serde(tag = "op", rename_all = "snake_case", deny_unknown_fields)]
 pub enum ChangeOp {
     /// Register a node or replace its record.
     Upsert {

@@ -6,7 +6,6 @@ mod bucket_order;
 mod change;
 mod client_id;
 mod clock;
-mod config_read;
 pub mod durations;
 mod lease;
 pub mod membership_policy;

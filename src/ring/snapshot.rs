@@ -2,7 +2,6 @@
 
 use std::collections::BTreeMap;
 
-use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 
 use super::bucket_order::BucketOrder;
@@ -17,42 +16,37 @@ use crate::placement::{
 
 /// One version of a ring: complete and self-describing. Clients that hold
 /// the same snapshot place every key identically.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(from = "super::config_read::SnapshotRead")]
+///
+/// Not serialized as it is: each store writes its own record of it
+/// (`store/sqlite/record.rs`, `store/etcd/layout.rs`), and the HTTP API
+/// sends a `wire::SnapshotView`, which is also what a client reads back.
+#[derive(Debug, Clone, PartialEq)]
 pub struct Snapshot {
     /// The ring.
     pub ring: RingName,
     /// Starts at 1 when the ring is created; +1 per accepted change.
     pub version: u64,
     /// When the version was committed.
-    #[serde(with = "time::serde::rfc3339")]
     pub created_at: OffsetDateTime,
     /// Algorithm, hash and parameters.
     pub config: RingConfig,
     /// What ringd does on its own about leased nodes. Not placement: it
-    /// never enters the fingerprint. Versions stored before policies
-    /// existed read as the default policy, and the default is not written.
-    #[serde(default, skip_serializing_if = "MembershipPolicy::is_default")]
+    /// never enters the fingerprint.
     pub membership: MembershipPolicy,
     /// Every node, active or draining, sorted by id.
     pub nodes: Vec<NodeRecord>,
     /// SHA-256 of the placement's canonical encoding.
     pub fingerprint: Fingerprint,
-    /// For `jump`, the persisted bucket order as runs. Serialized as runs
-    /// (`bucket_runs`, the stored form); read from runs or from the
-    /// per-bucket `buckets` of the wire and of versions stored before runs.
-    #[serde(default, alias = "buckets", skip_serializing_if = "Option::is_none")]
+    /// For `jump`, the persisted bucket order as runs.
     pub bucket_runs: Option<BucketOrder>,
     /// For `table`, the partition table body (as in the canonical
     /// encoding). Kept by the store; the wire view leaves it out, and a
     /// client downloads it from `…/snapshots/{v}/table` instead.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub table: Option<TableBytes>,
     /// For `table`, the slots that changed since the previous version, as
     /// [`Placement::table_moves_since`] writes them; absent when the
     /// partitions changed or the moves would be larger than the table (a
     /// client then downloads the table).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub table_moves: Option<TableBytes>,
     /// What produced this version.
     pub change: ChangeRecord,

@@ -17,7 +17,10 @@
 //!
 //! Responses are built from these rather than by serializing domain types
 //! directly, so the OpenAPI schemas (derived from these same types) always
-//! describe the bytes actually sent. 64-bit hash positions and 128-bit
+//! describe the bytes actually sent. The one body read back into a domain
+//! type is a snapshot: [`SnapshotView`], as the CLI prints it, becomes
+//! the Rust client's `Snapshot` through [`snapshot_read`], the only
+//! conversion of that kind. 64-bit hash positions and 128-bit
 //! units are decimal strings: JSON numbers lose precision past 2^53 in
 //! many clients.
 //!
@@ -46,6 +49,7 @@ pub mod rollout_view;
 pub mod rollouts;
 #[cfg(feature = "server")]
 pub mod schema;
+pub mod snapshot_read;
 pub mod snapshots;
 pub mod watch;
 
@@ -78,6 +82,7 @@ pub use rollouts::{
     AbortInput, OnGateTimeoutName, PolicyView, RolloutInput, RolloutPlanView, RolloutPolicyInput,
     StepNodeView, StepView,
 };
+pub use snapshot_read::SnapshotViewError;
 pub use snapshots::{HistoryEntryView, HistoryView, SnapshotQuery, SnapshotView};
 pub use watch::{EventDetail, HealthEvent, KeepaliveEvent, LightEvent, StaleEvent, WatchQuery};
 

@@ -67,7 +67,7 @@ pub struct LightEvent {
 
 /// The data of a `keepalive` event, and of a `deleted` event (without
 /// version and fingerprint).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
 pub struct KeepaliveEvent {
     /// The ring.

@@ -17,6 +17,7 @@ use reqwest::StatusCode;
 use ringd::client::RingClient;
 use ringd::placement::Placement;
 use ringd::ring::Snapshot;
+use ringd::wire::SnapshotView;
 use serde_json::{json, Value};
 
 /// Every byte percent-encoded, so the query carries exactly these bytes.
@@ -27,7 +28,8 @@ fn percent_all(bytes: &[u8]) -> String {
 /// The ring's latest snapshot, as a client would hold it, and its placement.
 async fn placement_of(s: &TestApi, ring: &str) -> (Snapshot, Placement) {
     let body = s.get_ok(&format!("/v1/rings/{ring}/snapshot")).await;
-    let snapshot: Snapshot = serde_json::from_value(body).expect("a snapshot");
+    let view: SnapshotView = serde_json::from_value(body).expect("a snapshot");
+    let snapshot = Snapshot::try_from(view).expect("a valid snapshot");
     let placement = snapshot.placement().expect("placement");
     assert_eq!(placement.fingerprint(), snapshot.fingerprint);
     (snapshot, placement)

@@ -13,6 +13,7 @@ use crate::support::ringd::Ringd;
 use ringd::client::{BoundedLoad, RingClient, RingView, WatchMode};
 use ringd::placement::NodeId;
 use ringd::ring::Snapshot;
+use ringd::wire::SnapshotView;
 use serde_json::json;
 
 /// splitmix64: a tiny seeded generator, the same on every platform.
@@ -179,7 +180,8 @@ async fn a_large_enough_factor_always_picks_the_owner() {
 async fn a_fixed_client_on_the_servers_snapshot_picks_the_same() {
     let (s, c, v) = live_ring().await;
     let api = TestApi::new(&s.url, "hot");
-    let snapshot: Snapshot = serde_json::from_value(api.snapshot(v).await).unwrap();
+    let view: SnapshotView = serde_json::from_value(api.snapshot(v).await).unwrap();
+    let snapshot = Snapshot::try_from(view).unwrap();
     let fixed = RingClient::fixed(snapshot).unwrap();
     assert_eq!(fixed.version(), Some(v));
     assert!(fixed.endpoints().is_none());

@@ -194,12 +194,7 @@ async fn damaged_rows_are_reported_as_corrupt() {
     tamper(&db, "snapshot", 2, "{not json");
     tamper(&db, "change", 3, "[]");
     // Version 1's row now claims to be version 3.
-    tamper(
-        &db,
-        "snapshot",
-        1,
-        &serde_json::to_string(&versions[2]).unwrap(),
-    );
+    tamper(&db, "snapshot", 1, &stored_row(&db, 3));
 
     let store = SqliteStore::open(&db, DEFAULT_RETENTION, &SystemClock).unwrap();
     let ring = name("cache");

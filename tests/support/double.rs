@@ -14,6 +14,7 @@ use axum::extract::{Path, Query, State};
 use axum::response::Response;
 use axum::routing::get;
 use ringd::ring::Snapshot;
+use ringd::wire::SnapshotView;
 
 /// What the double serves: the published snapshots (index = version − 1),
 /// a signal for each publication, and how often the tampered version was
@@ -28,11 +29,13 @@ pub(crate) struct Double {
 }
 
 impl Double {
-    /// Publishes `s`, the next version.
+    /// Publishes `s`, the next version, in the body ringd sends for it.
     pub(crate) fn publish(&self, s: &Snapshot) {
         let mut p = self.published.lock().unwrap();
         assert_eq!(p.len() as u64 + 1, s.version);
-        p.push(Arc::new(serde_json::to_string(s).unwrap()));
+        p.push(Arc::new(
+            serde_json::to_string(&SnapshotView::from(s)).unwrap(),
+        ));
         self.signal.send_replace(p.len());
     }
 

@@ -5,9 +5,8 @@ use std::time::Duration;
 
 use reqwest::{Method, StatusCode};
 
-use crate::client::http::decode;
+use crate::client::http::decode_snapshot;
 use crate::client::Transport;
-use crate::ring::Snapshot;
 
 use super::{Failure, Watch};
 
@@ -45,10 +44,12 @@ impl Watch {
             .headers()
             .get(crate::wire::headers::RESET_HEADER)
             .is_some_and(|v| v.as_bytes() == b"true");
-        let snapshot: Snapshot = decode(resp, &server).await.map_err(|e| Failure::Retry {
-            server: Some(server.clone()),
-            error: e.to_string(),
-        })?;
+        let snapshot = decode_snapshot(resp, &server)
+            .await
+            .map_err(|e| Failure::Retry {
+                server: Some(server.clone()),
+                error: e.to_string(),
+            })?;
         self.backoff.reset();
         if let (Some(h), false) = (held, reset) {
             // A long-poll answers with the newest version; fetch the ones in
@@ -58,7 +59,7 @@ impl Watch {
             } else {
                 for v in h + 1..snapshot.version {
                     let path = format!("/v1/rings/{ring}/snapshots/{v}");
-                    match self.endpoints.get_json::<Snapshot>(&path).await {
+                    match self.endpoints.get_snapshot(&path).await {
                         Ok(s) => self.apply(s, false).await,
                         Err(e) if matches!(e.status(), Some(404 | 410)) => {
                             reset = true;

@@ -11,15 +11,9 @@ use crate::client::sse::{SseDecoder, SseEvent};
 use crate::client::Transport;
 use crate::placement::Fingerprint;
 use crate::ring::Snapshot;
+use crate::wire::{KeepaliveEvent, SnapshotView};
 
 use super::{Failure, Watch};
-
-/// The body of a keep-alive event.
-#[derive(serde::Deserialize)]
-struct Keepalive {
-    version: u64,
-    fingerprint: Fingerprint,
-}
 
 impl Watch {
     /// One stream: open it after the version held, apply events until it
@@ -95,7 +89,7 @@ impl Watch {
 
     async fn on_event(&mut self, event: SseEvent) {
         match event.event.as_str() {
-            "snapshot" | "reset" => match serde_json::from_str::<Snapshot>(&event.data) {
+            "snapshot" | "reset" => match snapshot_of(&event.data) {
                 Ok(snapshot) => self.apply(snapshot, event.event == "reset").await,
                 Err(e) => self.reject(
                     event.id.and_then(|id| id.parse().ok()).unwrap_or(0),
@@ -115,21 +109,36 @@ impl Watch {
     /// its history does not continue the client's, so the current snapshot
     /// replaces what the client holds.
     async fn check_keepalive(&mut self, data: &str) {
-        let Ok(k) = serde_json::from_str::<Keepalive>(data) else {
+        let Ok(KeepaliveEvent {
+            version: Some(version),
+            fingerprint: Some(fingerprint),
+            ..
+        }) = serde_json::from_str(data)
+        else {
+            return;
+        };
+        let Ok(fingerprint) = fingerprint.parse::<Fingerprint>() else {
             return;
         };
         let Some(held) = self.shared.current.load_full() else {
             return;
         };
-        let diverged = (k.version == held.version() && k.fingerprint != held.fingerprint())
-            || k.version < held.version();
-        if !diverged || self.rejected == Some((k.version, k.fingerprint)) {
+        let diverged = (version == held.version() && fingerprint != held.fingerprint())
+            || version < held.version();
+        if !diverged || self.rejected == Some((version, fingerprint)) {
             return;
         }
         let path = format!("/v1/rings/{}/snapshot", self.shared.ring);
-        match self.endpoints.get_json::<Snapshot>(&path).await {
+        match self.endpoints.get_snapshot(&path).await {
             Ok(snapshot) => self.apply(snapshot, true).await,
             Err(e) => self.set_error(e.to_string()),
         }
     }
+}
+
+/// An event's snapshot, read as the wire view and turned into the
+/// domain's snapshot, as every snapshot body is.
+fn snapshot_of(data: &str) -> Result<Snapshot, String> {
+    let view: SnapshotView = serde_json::from_str(data).map_err(|e| e.to_string())?;
+    Snapshot::try_from(view).map_err(|e| e.to_string())
 }
