@@ -143,6 +143,60 @@ def code_paths(code, aliases, use_spans):
             yield m.start(1), segs
 
 
+# The serde attribute keys whose string value is a path or a type: `from`,
+# `try_from` and `into` name types, `with`, `serialize_with`,
+# `deserialize_with`, `default`, `skip_serializing_if` and `getter` name
+# functions or modules, `remote` and `crate` name paths, and `bound` (with
+# `serialize` and `deserialize` inside it) holds where-clauses. The other
+# keys (`rename`, `alias`, `tag`, `content`, `expecting` …) hold names.
+SERDE_PATH_KEYS = {
+    "from",
+    "try_from",
+    "into",
+    "with",
+    "serialize_with",
+    "deserialize_with",
+    "default",
+    "skip_serializing_if",
+    "getter",
+    "remote",
+    "crate",
+    "bound",
+    "serialize",
+    "deserialize",
+}
+
+SERDE_ATTRIBUTE = re.compile(r"(?:#\s*\[|,)\s*serde\s*\(")
+SERDE_VALUE = re.compile(rf"({IDENT})\s*=\s*\"")
+
+
+def serde_attribute_paths(text, code, aliases):
+    """Yields (offset, [segments]) for the paths written inside the string
+    values of serde attributes (`#[serde(from = "super::x::Y")]`, also
+    within `cfg_attr`), which `code` has blanked as string literals: the
+    derives turn them into code, so they are uses like any other. `code`
+    is `text` with comments and literals blanked; offsets are into both."""
+    for m in SERDE_ATTRIBUTE.finditer(code):
+        depth, j = 1, m.end()
+        while j < len(code) and depth:
+            if code[j] == "(":
+                depth += 1
+            elif code[j] == ")":
+                depth -= 1
+            j += 1
+        for v in SERDE_VALUE.finditer(code, m.end(), j):
+            if v.group(1) not in SERDE_PATH_KEYS:
+                continue
+            start = v.end()
+            end = code.find('"', start)
+            if end < 0 or end > j:
+                continue
+            for p in CODE_PATH.finditer(text, start, end):
+                segs = [s.strip() for s in p.group(1).split("::")]
+                if segs[0] in ("crate", "super", "self") or segs[0] in aliases:
+                    yield p.start(1), segs
+
+
 def inline_modules(code):
     """[(start, end, name)] of every `mod name { … }` in the file."""
     spans = []

@@ -153,6 +153,63 @@ class LayersTest(unittest.TestCase):
             ],
         )
 
+    def test_a_path_in_a_serde_attribute_string_is_a_use(self):
+        # The derive turns `from = "…"` into code naming the type, so a
+        # file that names its sibling only there still depends on it.
+        files = dict(CLEAN)
+        files["ring/name.rs"] = """\
+            #[derive(serde::Deserialize)]
+            #[serde(
+                rename_all = "snake_case",
+                from = "super::snapshot::Raw"
+            )]
+            pub struct Name;
+            """
+        files["ring/snapshot.rs"] = "use super::name::Name;\npub struct Raw;\npub struct Snapshot(Name);\n"
+        code, out = self.run_layers(files)
+        self.assertEqual(code, 1)
+        self.assertEqual(
+            out.splitlines(),
+            [
+                "a cycle between the files of src/ring: src/ring/name.rs, src/ring/snapshot.rs",
+                "  name -> snapshot: src/ring/name.rs:4: `super::snapshot::Raw`",
+                "  snapshot -> name: src/ring/snapshot.rs:1: `super::name::Name`",
+            ],
+        )
+
+    def test_every_serde_key_that_takes_a_path_is_read_and_names_are_not(self):
+        files = dict(CLEAN)
+        files["base.rs"] = """\
+            use crate::store as st;
+            #[derive(serde::Serialize, serde::Deserialize)]
+            #[serde(try_from = "crate::ring::Name", into = "self::super::ring::Name")]
+            #[serde(bound(deserialize = "T: crate::service::Rule"))]
+            pub struct Base<T> {
+                #[serde(with = "st::codec", default = "crate::service::zero")]
+                #[cfg_attr(test, serde(skip_serializing_if = "crate::client::empty"))]
+                #[serde(serialize_with = "crate::store::out", deserialize_with = "time::serde::rfc3339")]
+                #[serde(rename = "crate::store::Named", alias = "super::store::Named")]
+                field: T,
+            }
+            const S: &str = "crate::store::NotAttribute";
+            """
+        code, out = self.run_layers(files)
+        self.assertEqual(code, 1)
+        nothing = "(base may use: nothing of ours)"
+        self.assertEqual(
+            out.splitlines(),
+            [
+                f"src/base.rs:1: `crate::store`: base -> store points up the layers {nothing}",
+                f"src/base.rs:3: `crate::ring::Name`: base -> ring points up the layers {nothing}",
+                f"src/base.rs:3: `self::super::ring::Name`: base -> ring points up the layers {nothing}",
+                f"src/base.rs:4: `crate::service::Rule`: base -> service points up the layers {nothing}",
+                f"src/base.rs:6: `st::codec`: base -> store points up the layers {nothing}",
+                f"src/base.rs:6: `crate::service::zero`: base -> service points up the layers {nothing}",
+                f"src/base.rs:7: `crate::client::empty`: base -> client points up the layers {nothing}",
+                f"src/base.rs:8: `crate::store::out`: base -> store points up the layers {nothing}",
+            ],
+        )
+
     def test_a_longer_loop_through_a_subdirectory_is_one_cycle(self):
         files = {k: v for k, v in CLEAN.items() if k != "client.rs"}
         files["client/mod.rs"] = "mod ack;\nmod builder;\nmod watch;\n"
