@@ -24,6 +24,40 @@ pub const STOP_WAIT: Duration = Duration::from_secs(5);
 /// A loop's stop signal: cancelled once the runner stops.
 pub type Stop = CancellationToken;
 
+/// A loop's pace: a tick every period until its stop signal. After a
+/// stall one tick catches up rather than a burst, since each loop looks
+/// at the present state and a burst of looks would see nothing more.
+pub(crate) struct Ticks {
+    interval: tokio::time::Interval,
+    stop: Stop,
+}
+
+impl Ticks {
+    /// Ticks every `period` (the first at once) until `stop`.
+    pub(crate) fn every(period: Duration, stop: Stop) -> Self {
+        let mut interval = tokio::time::interval(period);
+        interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        Self { interval, stop }
+    }
+
+    /// Waits for the next tick: `false` once the loop is to stop.
+    pub(crate) async fn next(&mut self) -> bool {
+        tokio::select! {
+            () = self.stop.cancelled() => false,
+            _ = self.interval.tick() => true,
+        }
+    }
+
+    /// [`Ticks::next`], or earlier when `wake` is notified.
+    pub(crate) async fn next_or(&mut self, wake: &tokio::sync::Notify) -> bool {
+        tokio::select! {
+            () = self.stop.cancelled() => false,
+            _ = self.interval.tick() => true,
+            () = wake.notified() => true,
+        }
+    }
+}
+
 /// The runner: the loops it started, by task, with their names.
 #[derive(Debug, Default)]
 pub struct Background {

@@ -22,7 +22,7 @@ use std::time::Duration;
 
 use tokio::sync::watch;
 
-use super::background::Stop;
+use super::background::{Stop, Ticks};
 use super::rings::Rings;
 use super::ServiceError;
 use crate::ring::RingName;
@@ -191,13 +191,8 @@ impl Freshness {
         // Not current until the store has caught up once; said quietly,
         // since every instance starts so.
         self.currency.send_replace(false);
-        let mut tick = tokio::time::interval(CURRENCY_EVERY);
-        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        loop {
-            tokio::select! {
-                () = stop.cancelled() => return,
-                _ = tick.tick() => {}
-            }
+        let mut ticks = Ticks::every(CURRENCY_EVERY, stop);
+        while ticks.next().await {
             let was = *self.currency.borrow();
             let now = self.store.is_current() && (was || self.confirm(None).await);
             if now != was {

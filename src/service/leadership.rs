@@ -64,19 +64,14 @@ impl RingService {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::service::test_support::{create, service, upsert};
+    use crate::service::test_support::{create, latest, service, upsert};
     use crate::service::{ChangeOutcome, ChangeRequest};
     use crate::store::StoreError;
 
     fn request(id: &str) -> ChangeRequest {
         ChangeRequest {
-            ops: vec![upsert(id)],
-            expected_version: None,
             reason: Some("automatic".into()),
-            dry_run: false,
-            idempotency_key: None,
-            force: false,
-            layout: None,
+            ..ChangeRequest::of(vec![upsert(id)])
         }
     }
 
@@ -97,16 +92,7 @@ mod tests {
             matches!(stale, ServiceError::Store(StoreError::Deposed(Term(2)))),
             "{stale:?}"
         );
-        assert_eq!(
-            service
-                .rings()
-                .current(&ring)
-                .await
-                .unwrap()
-                .snapshot
-                .version,
-            1
-        );
+        assert_eq!(latest(&service, &ring).await.version, 1);
 
         let done = service
             .rings()
@@ -114,16 +100,7 @@ mod tests {
             .await
             .unwrap();
         assert!(matches!(done, ChangeOutcome::Committed { .. }), "{done:?}");
-        assert_eq!(
-            service
-                .rings()
-                .current(&ring)
-                .await
-                .unwrap()
-                .snapshot
-                .version,
-            2
-        );
+        assert_eq!(latest(&service, &ring).await.version, 2);
     }
 
     #[tokio::test]
@@ -142,15 +119,6 @@ mod tests {
             matches!(refused, ServiceError::Store(StoreError::Deposed(Term(1)))),
             "{refused:?}"
         );
-        assert_eq!(
-            service
-                .rings()
-                .current(&ring)
-                .await
-                .unwrap()
-                .snapshot
-                .version,
-            1
-        );
+        assert_eq!(latest(&service, &ring).await.version, 1);
     }
 }

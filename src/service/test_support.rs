@@ -7,7 +7,7 @@ use time::OffsetDateTime;
 
 use super::RingService;
 use crate::placement::{Algorithm, NodeId, RingConfig};
-use crate::ring::{ChangeOp, ManualClock, NodeRecord, RequestedOp, RingName, Role};
+use crate::ring::{ChangeOp, ManualClock, NodeRecord, RequestedOp, RingName, Role, Snapshot};
 use crate::store::sqlite::SqliteStore;
 
 /// The time `secs` seconds (and `micros` microseconds) after a fixed start.
@@ -36,6 +36,12 @@ pub(super) async fn create(service: &RingService, name: &str) -> RingName {
         .await
         .expect("the ring is created");
     ring
+}
+
+/// Ring `ring`'s latest snapshot, as the service holds it.
+pub(super) async fn latest(service: &RingService, ring: &RingName) -> Arc<Snapshot> {
+    let current = service.rings().current(ring).await;
+    current.expect("the ring exists").snapshot.clone()
 }
 
 /// An op registering node `id` with the default record.

@@ -68,13 +68,8 @@ impl RacingStore {
             Step::LeaseReleased => {
                 let service = self.service.lock().unwrap().upgrade().unwrap();
                 let request = ChangeRequest {
-                    ops: vec![op.into()],
-                    expected_version: None,
                     reason: Some("the other writer".into()),
-                    dry_run: false,
-                    idempotency_key: None,
-                    force: false,
-                    layout: None,
+                    ..ChangeRequest::of(vec![op.into()])
                 };
                 service
                     .rings()

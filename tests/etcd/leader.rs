@@ -194,13 +194,8 @@ async fn in_office(leadership: &dyn Leadership) -> Term {
 fn add(id: &str) -> ChangeRequest {
     let node = NodeRecord::new(NodeId::new(id).unwrap());
     ChangeRequest {
-        ops: vec![RequestedOp::Op(ChangeOp::Upsert { node })],
-        expected_version: None,
         reason: Some(format!("automatic: {id}")),
-        dry_run: false,
-        idempotency_key: None,
-        force: false,
-        layout: None,
+        ..ChangeRequest::of(vec![RequestedOp::Op(ChangeOp::Upsert { node })])
     }
 }
 

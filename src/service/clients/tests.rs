@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use super::*;
 use crate::ring::Clock;
-use crate::service::test_support::{at, create, service};
+use crate::service::test_support::{at, create, latest, service};
 
 fn client(id: &str) -> ClientId {
     ClientId::new(id).expect("a valid client id")
@@ -15,13 +15,7 @@ fn client(id: &str) -> ClientId {
 async fn an_ack_counts_from_its_arrival_until_exactly_its_ttl_has_passed() {
     let (service, clock, _dir) = service(1_000);
     let ring = create(&service, "r").await;
-    let fp = service
-        .rings()
-        .current(&ring)
-        .await
-        .unwrap()
-        .snapshot
-        .fingerprint;
+    let fp = latest(&service, &ring).await.fingerprint;
     clock.set(at(10, 0));
     let (current, status) = service
         .clients()
@@ -78,13 +72,7 @@ async fn an_ack_counts_from_its_arrival_until_exactly_its_ttl_has_passed() {
 async fn a_renewed_ack_moves_the_expiry_and_a_huge_ttl_is_capped_at_366_days() {
     let (service, clock, _dir) = service(1_000);
     let ring = create(&service, "r").await;
-    let fp = service
-        .rings()
-        .current(&ring)
-        .await
-        .unwrap()
-        .snapshot
-        .fingerprint;
+    let fp = latest(&service, &ring).await.fingerprint;
     service
         .clients()
         .record_ack(&ring, client("c1"), 1, fp, Duration::from_secs(30))
@@ -114,13 +102,7 @@ async fn a_renewed_ack_moves_the_expiry_and_a_huge_ttl_is_capped_at_366_days() {
 async fn acks_are_judged_against_the_ring_and_a_future_version_is_refused() {
     let (service, clock, _dir) = service(1_000);
     let ring = create(&service, "r").await;
-    let v1 = service
-        .rings()
-        .current(&ring)
-        .await
-        .unwrap()
-        .snapshot
-        .fingerprint;
+    let v1 = latest(&service, &ring).await.fingerprint;
     let ttl = Duration::from_secs(60);
     let other: Fingerprint = "ab".repeat(32).parse().unwrap();
     service

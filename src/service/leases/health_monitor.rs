@@ -24,7 +24,7 @@ use super::Leases;
 use crate::hub::HealthChange;
 use crate::placement::NodeId;
 use crate::ring::{NodeHealth, RingName};
-use crate::service::background::Stop;
+use crate::service::background::{Stop, Ticks};
 use crate::store::Lease;
 
 /// How often the monitor looks: a transition reaches watchers at most
@@ -146,15 +146,8 @@ impl Leases {
     /// `service/background.rs`).
     pub(crate) async fn monitor_health(self: Arc<Self>, stop: Stop) {
         let mut monitor = HealthMonitor::new();
-        let mut ticks = tokio::time::interval(POLL_INTERVAL);
-        // After a stall, one look catches up; a burst of looks would see
-        // nothing more.
-        ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        loop {
-            tokio::select! {
-                () = stop.cancelled() => return,
-                _ = ticks.tick() => {}
-            }
+        let mut ticks = Ticks::every(POLL_INTERVAL, stop);
+        while ticks.next().await {
             for change in self.health_transitions(&mut monitor) {
                 tracing::debug!(
                     ring = %change.ring,

@@ -91,13 +91,9 @@ impl Leases {
         // comes back in.
         let (record, reason) = self.registration_change(ring, record).await?;
         let request = ChangeRequest {
-            ops: vec![ChangeOp::Upsert { node: record }.into()],
-            expected_version: None,
             reason: Some(reason),
-            dry_run: false,
-            idempotency_key: None,
             force: true,
-            layout: None,
+            ..ChangeRequest::of(vec![ChangeOp::Upsert { node: record }.into()])
         };
         let outcome = self.rings.apply(ring, request, role).await?;
         // Record the lease.

@@ -3,7 +3,7 @@
 
 use super::*;
 use crate::placement::Weight;
-use crate::service::test_support::{at, create, service};
+use crate::service::test_support::{at, create, latest, service};
 
 fn record(id: &str, weight: u64) -> NodeRecord {
     NodeRecord {
@@ -71,23 +71,8 @@ async fn health_follows_the_deadline_and_renewals_make_no_version() {
     let renewed = outcome.lease;
     assert_eq!(renewed.deadline, at(20, 0));
     assert_eq!(renewed.last_heartbeat, at(10, 0));
-    assert_eq!(
-        service
-            .rings()
-            .current(&ring)
-            .await
-            .unwrap()
-            .snapshot
-            .version,
-        2
-    );
-    let snapshot = service
-        .rings()
-        .current(&ring)
-        .await
-        .unwrap()
-        .snapshot
-        .clone();
+    assert_eq!(latest(&service, &ring).await.version, 2);
+    let snapshot = latest(&service, &ring).await;
     clock.set(at(20, 0));
     assert_eq!(service.leases().health(&snapshot)[0].0, NodeHealth::Healthy);
     clock.set(at(20, 1));
@@ -169,13 +154,7 @@ async fn a_release_leaves_and_a_lease_is_only_its_own_nodes() {
     let released = outcome.lease;
     assert!(released.released);
     assert_eq!(released.deadline, at(3, 0));
-    let snapshot = service
-        .rings()
-        .current(&ring)
-        .await
-        .unwrap()
-        .snapshot
-        .clone();
+    let snapshot = latest(&service, &ring).await;
     // The ring's default `on_leave: remove`: one version removes it.
     assert_eq!(snapshot.version, 4, "a release removes the node");
     assert_eq!(snapshot.nodes.len(), 1);
@@ -208,15 +187,7 @@ async fn a_removed_node_loses_its_lease() {
         .await
         .unwrap()
         .lease;
-    let request = |op: crate::ring::RequestedOp| ChangeRequest {
-        ops: vec![op],
-        expected_version: None,
-        reason: None,
-        dry_run: false,
-        idempotency_key: None,
-        force: false,
-        layout: None,
-    };
+    let request = |op: crate::ring::RequestedOp| ChangeRequest::of(vec![op]);
     service
         .rings()
         .apply(
@@ -243,13 +214,7 @@ async fn a_removed_node_loses_its_lease() {
         )
         .await
         .unwrap();
-    let snapshot = service
-        .rings()
-        .current(&ring)
-        .await
-        .unwrap()
-        .snapshot
-        .clone();
+    let snapshot = latest(&service, &ring).await;
     assert_eq!(
         service.leases().health(&snapshot)[0],
         (NodeHealth::Unmanaged, None)

@@ -31,6 +31,24 @@ pub struct ChangeRequest {
     pub layout: Option<ExactLayout>,
 }
 
+impl ChangeRequest {
+    /// A plain change of `ops`: at whatever version the ring is, with no
+    /// reason or idempotency key, committed rather than previewed, refused
+    /// during a rollout, and with the layout computed. Callers that differ
+    /// set those fields over it.
+    pub fn of(ops: Vec<RequestedOp>) -> Self {
+        Self {
+            ops,
+            expected_version: None,
+            reason: None,
+            dry_run: false,
+            idempotency_key: None,
+            force: false,
+            layout: None,
+        }
+    }
+}
+
 /// What a change request did.
 // A preview carries its snapshot by value: it is built once, returned at
 // once and never stored, so boxing it would only add an allocation.

@@ -141,13 +141,8 @@ mod tests {
 
     fn request(op: RequestedOp, key: Option<&str>) -> ChangeRequest {
         ChangeRequest {
-            ops: vec![op],
-            expected_version: None,
-            reason: None,
-            dry_run: false,
             idempotency_key: key.map(|k| IdempotencyKey::try_from(k.to_owned()).unwrap()),
-            force: false,
-            layout: None,
+            ..ChangeRequest::of(vec![op])
         }
     }
 

@@ -10,7 +10,7 @@ use std::time::Duration;
 use super::Rollouts;
 use crate::ring::rollout::{AppliedStep, Direction, NextAction, Plan, RolloutRecord, RolloutState};
 use crate::ring::{ChangeOp, ExactLayout, IdempotencyKey, RequestedOp, Snapshot};
-use crate::service::background::Stop;
+use crate::service::background::{Stop, Ticks};
 use crate::service::rings::{ChangeOutcome, ChangeRequest};
 use crate::service::ServiceError;
 use crate::store::leadership::Term;
@@ -36,14 +36,8 @@ impl Rollouts {
     /// Drives rollouts until `stop`; one loop per service (see
     /// `service/background.rs`).
     pub(crate) async fn drive_all(self: Arc<Self>, stop: Stop) {
-        let mut tick = tokio::time::interval(TICK);
-        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        loop {
-            tokio::select! {
-                () = stop.cancelled() => return,
-                _ = tick.tick() => {}
-                () = self.wake.notified() => {}
-            }
+        let mut ticks = Ticks::every(TICK, stop);
+        while ticks.next_or(&self.wake).await {
             self.tick().await;
         }
     }
@@ -209,13 +203,12 @@ impl Rollouts {
         let key =
             IdempotencyKey::try_from(format!("rollout-{}-commit-{}", r.id, r.applied.len() + 1))?;
         let request = ChangeRequest {
-            ops: ops.into_iter().map(RequestedOp::Op).collect(),
             expected_version: Some(expected),
             reason: Some(r.step_reason(position)),
-            dry_run: false,
             idempotency_key: Some(key),
             force: true,
             layout,
+            ..ChangeRequest::of(ops.into_iter().map(RequestedOp::Op).collect())
         };
         let (snapshot, new) = match self.rings.apply_as_leader(&r.ring, request, term).await? {
             ChangeOutcome::Committed { current, .. } => (current.snapshot.clone(), true),

@@ -30,7 +30,7 @@ use super::{Rollouts, TICK};
 use crate::hub::PublishedRollout;
 use crate::ring::rollout::RolloutRecord;
 use crate::ring::{RingName, Snapshot};
-use crate::service::background::Stop;
+use crate::service::background::{Stop, Ticks};
 use crate::service::ServiceError;
 use crate::store::StoreError;
 
@@ -104,13 +104,8 @@ impl Rollouts {
     /// [`TICK`], until `stop`; one loop per service (see
     /// `service/background.rs`).
     pub(crate) async fn observe(self: Arc<Self>, stop: Stop) {
-        let mut tick = tokio::time::interval(TICK);
-        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        loop {
-            tokio::select! {
-                () = stop.cancelled() => return,
-                _ = tick.tick() => {}
-            }
+        let mut ticks = Ticks::every(TICK, stop);
+        while ticks.next().await {
             for ring in self.hub.watched_rollout_rings() {
                 // Under the writes' lock: a reading taken before a write
                 // is never announced after it.

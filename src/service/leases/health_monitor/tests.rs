@@ -7,7 +7,7 @@ use time::OffsetDateTime;
 
 use super::*;
 use crate::ring::{LeaseId, NodeRecord, Role};
-use crate::service::test_support::{at, create, remove, service, upsert};
+use crate::service::test_support::{at, create, latest, remove, service, upsert};
 use crate::service::ChangeRequest;
 use crate::service::RingService;
 
@@ -28,15 +28,7 @@ async fn register(service: &RingService, ring: &RingName, id: &str) -> Lease {
 }
 
 async fn change(service: &RingService, ring: &RingName, op: crate::ring::RequestedOp) {
-    let request = ChangeRequest {
-        ops: vec![op],
-        expected_version: None,
-        reason: None,
-        dry_run: false,
-        idempotency_key: None,
-        force: false,
-        layout: None,
-    };
+    let request = ChangeRequest::of(vec![op]);
     service
         .rings()
         .apply(ring, request, Role::Admin)
@@ -179,16 +171,7 @@ async fn each_transition_is_reported_once_and_renewals_are_not_transitions() {
         )]
     );
     // Registered, removed on release, registered again.
-    assert_eq!(
-        service
-            .rings()
-            .current(&ring)
-            .await
-            .unwrap()
-            .snapshot
-            .version,
-        4
-    );
+    assert_eq!(latest(&service, &ring).await.version, 4);
 }
 
 #[tokio::test]

@@ -126,13 +126,10 @@ impl Leases {
         let record = current.snapshot.nodes.iter().find(|n| &n.id == node)?;
         let (op, reason) = leave(&current.snapshot.membership, record, lease);
         let request = ChangeRequest {
-            ops: vec![op.into()],
             expected_version: Some(current.snapshot.version),
             reason: Some(reason),
-            dry_run: false,
-            idempotency_key: None,
             force: true,
-            layout: None,
+            ..ChangeRequest::of(vec![op.into()])
         };
         match self.rings.apply_as_leader(ring, request, term).await {
             Ok(outcome) => Some(outcome),

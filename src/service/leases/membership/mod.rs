@@ -26,7 +26,7 @@ pub use transitions::{Transition, TransitionKind};
 use super::Leases;
 use crate::placement::NodeId;
 use crate::ring::{MembershipPolicy, NodeHealth, RingName, Role};
-use crate::service::background::Stop;
+use crate::service::background::{Stop, Ticks};
 use crate::service::rings::{ChangeOutcome, ChangeRequest};
 use crate::service::ServiceError;
 use crate::store::leadership::Term;
@@ -81,13 +81,8 @@ impl Leases {
     /// (see `service/background.rs`).
     pub(crate) async fn run_membership(self: Arc<Self>, stop: Stop) {
         let mut state = TaskState::default();
-        let mut tick = tokio::time::interval(TICK);
-        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        loop {
-            tokio::select! {
-                () = stop.cancelled() => return,
-                _ = tick.tick() => {}
-            }
+        let mut ticks = Ticks::every(TICK, stop);
+        while ticks.next().await {
             self.membership_tick(&mut state).await;
         }
     }
@@ -161,13 +156,10 @@ impl Leases {
                     continue;
                 };
                 let request = ChangeRequest {
-                    ops: vec![transition.op(record).into()],
                     expected_version: Some(version),
                     reason: Some(transition.reason.clone()),
-                    dry_run: false,
-                    idempotency_key: None,
                     force: true,
-                    layout: None,
+                    ..ChangeRequest::of(vec![transition.op(record).into()])
                 };
                 match self.rings.apply_as_leader(&ring, request, term).await {
                     Ok(ChangeOutcome::Committed { current, .. }) => {
@@ -251,16 +243,13 @@ impl Leases {
                 node: node.clone(),
             })?;
         let request = ChangeRequest {
-            ops: vec![transition.op(record).into()],
             expected_version: Some(snapshot.version),
             reason: Some(format!(
                 "operator override of the partition guard: {}",
                 transition.reason
             )),
-            dry_run: false,
-            idempotency_key: None,
             force: true,
-            layout: None,
+            ..ChangeRequest::of(vec![transition.op(record).into()])
         };
         self.rings.apply(ring, request, role).await
     }
