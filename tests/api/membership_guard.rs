@@ -8,6 +8,7 @@ use serde_json::{json, Value};
 
 use super::membership_policy::*;
 use crate::support::api::{expect_json, TestApi};
+use crate::support::membership::decider_looked_again;
 use crate::support::problem::{assert_problem, Problem};
 use crate::support::ringd::Ringd;
 
@@ -74,7 +75,7 @@ async fn the_partition_guard_holds_back_drains_says_why_yields_to_an_override_an
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     // Held back: no automatic change, even well past drain_after.
-    tokio::time::sleep(Duration::from_secs(1)).await;
+    decider_looked_again(&s, WAIT).await;
     assert_eq!(version(&s).await, 6);
     assert_eq!(membership(&s).await, blocked(0));
     assert_eq!(

@@ -13,6 +13,7 @@ use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
 use crate::support::api::{expect_json, TestApi};
+use crate::support::membership::decider_looked_again;
 use crate::support::ringd::Ringd;
 
 pub(super) const WAIT: Duration = Duration::from_secs(20);
@@ -129,7 +130,7 @@ async fn a_node_that_stops_renewing_turns_unhealthy_then_is_drained_then_removed
         format!("node `a` missed heartbeats for {after} (lease {id} expired at {deadline})")
     };
     // One version per transition, and none repeated afterwards.
-    tokio::time::sleep(Duration::from_millis(600)).await;
+    decider_looked_again(&s, WAIT).await;
     assert_eq!(
         history(&s).await,
         [
@@ -179,7 +180,7 @@ async fn a_graceful_leave_removes_at_once_or_drains_then_is_forgotten() {
     );
     let at = left["deadline"].as_str().unwrap();
     wait_version(&drain, 4).await;
-    tokio::time::sleep(Duration::from_millis(600)).await;
+    decider_looked_again(&drain, WAIT).await;
     assert_eq!(
         history(&drain).await,
         [

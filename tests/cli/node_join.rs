@@ -10,7 +10,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+use crate::support::api::TestApi;
 use crate::support::cli::{check, check_failure, command, golden, ok, ringd};
+use crate::support::membership::decider_looked_again;
 use crate::support::ringd::Ringd;
 
 /// Far above any wait these tests expect, so only a broken join trips it.
@@ -347,7 +349,10 @@ fn a_killed_member_is_drained_after_drain_after_then_forgotten_after_forget_afte
     );
     assert_eq!(entry(u, "a"), None);
     // Exactly one version per transition: nothing more follows.
-    std::thread::sleep(Duration::from_millis(600));
+    let api = TestApi::new(u, "cache");
+    tokio::runtime::Runtime::new()
+        .unwrap()
+        .block_on(decider_looked_again(&api, LIMIT));
     let ring: Value =
         serde_json::from_str(&ok(u, &["-o", "json", "ring", "show", "cache"])).unwrap();
     assert_eq!(ring["version"], 5, "{ring}");

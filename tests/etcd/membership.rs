@@ -14,6 +14,7 @@ use serde_json::{json, Value};
 use super::leader::agreed;
 use crate::support::api::expect_json;
 use crate::support::etcd_cluster::EtcdCluster;
+use crate::support::membership::decider_looked_again;
 use crate::support::ringd::{Ringd, Server};
 
 /// The election TTL: a SIGKILLed leader is replaced within twice this.
@@ -129,7 +130,7 @@ async fn a_dead_member_is_drained_once_by_the_next_decision_maker() {
     assert_eq!(drained["ops"][0]["node"]["state"], "draining", "{drained}");
 
     // Exactly one version for the transition, the same on both survivors.
-    tokio::time::sleep(Duration::from_secs(2)).await;
+    decider_looked_again(rest[0], bound).await;
     let a = newest(rest[0]).await;
     let b = newest(rest[1]).await;
     assert_eq!(a["version"], 3, "{a}");
