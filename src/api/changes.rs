@@ -9,13 +9,13 @@ use serde::Deserialize;
 
 use super::auth::Writer;
 use super::config_body::{listing_membership, split_membership};
-use super::error_responses::{IdempotencyError, JsonBodyErrors, WriteErrors};
 use super::extract::{from_value, ApiJson};
 use super::headers::{etag, expected_version, idempotency_key};
+use super::openapi::error_responses::{IdempotencyError, JsonBodyErrors, WriteErrors};
+use super::openapi::schemas::{IdempotencyKeySchema, RingNameSchema, VersionTagSchema};
 use super::paths::RingPath;
 use super::problem::{ApiError, Problem};
 use super::reason::check_reason;
-use super::schemas::{IdempotencyKeySchema, RingNameSchema, VersionTagSchema};
 use super::AppState;
 use crate::placement::{json_integer, NodeId, RingConfig, RingConfigSpec};
 use crate::ring::{

@@ -10,11 +10,11 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 
 use super::auth::Reader;
-use super::error_responses::{ReadErrors, StoreUnreachable};
 use super::extract::ApiJson;
+use super::openapi::error_responses::{ReadErrors, StoreUnreachable};
+use super::openapi::schemas::{ClientIdSchema, RingNameSchema, CLIENT_ID_RULES};
 use super::paths::{RingClientPath, RingPath};
 use super::problem::{ApiError, Problem};
-use super::schemas::{ClientIdSchema, RingNameSchema, CLIENT_ID_RULES};
 use super::AppState;
 use crate::placement::Fingerprint;
 use crate::service::{ClientStatus, Convergence};

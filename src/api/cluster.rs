@@ -5,7 +5,7 @@ use axum::extract::State;
 use axum::Json;
 
 use super::auth::Reader;
-use super::error_responses::{ReadTokenError, StoreUnreachable};
+use super::openapi::error_responses::{ReadTokenError, StoreUnreachable};
 use super::problem::ApiError;
 use super::AppState;
 use crate::store::leadership::ClusterState;

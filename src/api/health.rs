@@ -10,7 +10,7 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 use super::auth::Reader;
-use super::error_responses::ReadTokenError;
+use super::openapi::error_responses::ReadTokenError;
 use super::problem::{ApiError, Problem, ProblemKind};
 use super::AppState;
 use crate::service::rollouts::gate_of;

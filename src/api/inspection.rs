@@ -5,13 +5,13 @@ use axum::extract::State;
 use axum::Json;
 
 use super::auth::Reader;
-use super::error_responses::{JsonBodyErrors, ReadTokenError, VersionedReadErrors};
 use super::extract::{ApiJson, ApiQuery};
 use super::keys::MAX_LOOKUP_KEYS;
 use super::keys::{self, LookupKey};
+use super::openapi::error_responses::{JsonBodyErrors, ReadTokenError, VersionedReadErrors};
+use super::openapi::schemas::RingNameSchema;
 use super::paths::{optional_version, RingPath};
 use super::problem::{ApiError, Problem, ProblemKind};
-use super::schemas::RingNameSchema;
 use super::AppState;
 use crate::placement::config::MAX_REPLICATION_FACTOR;
 use crate::placement::{OwnershipBasis, Placement};

@@ -11,11 +11,11 @@ use axum::Json;
 use utoipa::IntoResponses;
 
 use super::auth::Writer;
-use super::error_responses::{JsonBodyErrors, WriteErrors};
 use super::extract::ApiJson;
+use super::openapi::error_responses::{JsonBodyErrors, WriteErrors};
+use super::openapi::schemas::RingNameSchema;
 use super::paths::{RingNodeLeasePath, RingNodePath};
 use super::problem::{ApiError, Problem, ProblemKind};
-use super::schemas::RingNameSchema;
 use super::AppState;
 use crate::placement::NodeId;
 use crate::ring::durations::{format_duration, DEFAULT_LEASE_TTL, LEASE_TTL};

@@ -7,10 +7,10 @@ use axum::http::StatusCode;
 use axum::response::Response;
 
 use super::auth::Writer;
-use super::error_responses::WriteErrors;
+use super::openapi::error_responses::WriteErrors;
+use super::openapi::schemas::RingNameSchema;
 use super::paths::RingNodePath;
 use super::problem::{ApiError, Problem};
-use super::schemas::RingNameSchema;
 use super::AppState;
 use crate::ring::Snapshot;
 use crate::service::GuardRule;

@@ -7,15 +7,15 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 
 use super::auth::{Reader, Writer};
-use super::error_responses::{
-    IdempotencyError, JsonBodyErrors, PreconditionError, ReadErrors, ReadTokenError, WriteErrors,
-};
 use super::extract::{ApiJson, ApiQuery};
 use super::headers::{etag, expected_version, idempotency_key};
+use super::openapi::error_responses::{
+    IdempotencyError, JsonBodyErrors, PreconditionError, ReadErrors, ReadTokenError, WriteErrors,
+};
+use super::openapi::schemas::{IdempotencyKeySchema, RingNameSchema, VersionTagSchema};
 use super::paths::{RingNodePath, RingPath};
 use super::problem::{ApiError, Problem, ProblemKind};
 use super::reason::check_reason;
-use super::schemas::{IdempotencyKeySchema, RingNameSchema, VersionTagSchema};
 use super::AppState;
 use crate::ring::{ChangeOp, NodeHealth, NodeRecord, NodeRecordSpec, RingName, Role};
 use crate::service::{ChangeOutcome, ChangeRequest, Effect, Lease};

@@ -7,15 +7,15 @@ use axum::Json;
 
 use super::auth::{Reader, Writer};
 use super::config_body::{listing_membership, split_membership};
-use super::error_responses::{
-    JsonBodyErrors, PreconditionError, ReadErrors, ReadTokenError, WriteErrors,
-};
 use super::extract::{parse_json, ApiJson, ApiQuery};
 use super::headers::{etag, expected_version, not_modified};
 use super::membership::with_status;
+use super::openapi::error_responses::{
+    JsonBodyErrors, PreconditionError, ReadErrors, ReadTokenError, WriteErrors,
+};
+use super::openapi::schemas::{RingNameSchema, VersionTagSchema};
 use super::paths::RingPath;
 use super::problem::{ApiError, Problem, ProblemKind};
-use super::schemas::{RingNameSchema, VersionTagSchema};
 use super::AppState;
 use crate::placement::{RingConfig, RingConfigSpec};
 use crate::ring::{MembershipPolicy, RingName, Snapshot};

@@ -10,12 +10,12 @@ use serde::Deserialize;
 
 use super::auth::{Reader, Writer};
 use super::changes::parse_ops;
-use super::error_responses::{JsonBodyErrors, ReadErrors, WriteErrors};
 use super::extract::{from_value, ApiJson};
+use super::openapi::error_responses::{JsonBodyErrors, ReadErrors, WriteErrors};
+use super::openapi::schemas::RingNameSchema;
 use super::paths::{RingPath, RingRolloutPath};
 use super::problem::{ApiError, Problem, ProblemKind};
 use super::reason::check_reason;
-use super::schemas::RingNameSchema;
 use super::AppState;
 use crate::placement::json_integer;
 use crate::ring::rollout::{RolloutPolicySpec, RolloutRecord};

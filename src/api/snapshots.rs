@@ -11,12 +11,12 @@ use axum::Json;
 use tokio::time::Instant;
 
 use super::auth::Reader;
-use super::error_responses::{ReadErrors, VersionedReadErrors};
 use super::extract::ApiQuery;
 use super::headers::{etag, not_modified};
+use super::openapi::error_responses::{ReadErrors, VersionedReadErrors};
+use super::openapi::schemas::{PlacementTableSchema, RingNameSchema};
 use super::paths::{RingPath, RingVersionPath};
 use super::problem::{ApiError, Problem};
-use super::schemas::{PlacementTableSchema, RingNameSchema};
 use super::AppState;
 use crate::hub::{GaugeGuard, Head};
 use crate::ring::{RingName, Snapshot};

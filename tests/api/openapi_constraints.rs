@@ -8,7 +8,7 @@ use proptest::prelude::*;
 use regex::Regex;
 use serde_json::Value;
 
-use ringd::api::schemas::{
+use ringd::api::openapi::schemas::{
     wait_pattern, ADDRESS_PATTERN, IDEMPOTENCY_KEY_PATTERN, LABEL_KEY_PATTERN, NODE_ID_PATTERN,
     NO_CONTROL_PATTERN, RING_NAME_PATTERN,
 };

@@ -23,12 +23,12 @@ use tokio::sync::{broadcast, watch};
 use tokio::time::Instant;
 
 use super::auth::Reader;
-use super::error_responses::ReadErrors;
 use super::extract::{ApiPath, ApiQuery};
 use super::paths::ring_name;
 use super::problem::{ApiError, Problem};
-use super::schemas::RingNameSchema;
 use super::AppState;
+use crate::api::openapi::error_responses::ReadErrors;
+use crate::api::openapi::schemas::RingNameSchema;
 use crate::hub::{GaugeGuard, Head, Published, PublishedHealth, RECENT_VERSIONS};
 use crate::ring::{RingName, Snapshot};
 use crate::service::ServiceError;

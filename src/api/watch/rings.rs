@@ -18,7 +18,7 @@ use utoipa::ToSchema;
 
 use super::events::{event_stream, event_variant, frame};
 use crate::api::auth::Reader;
-use crate::api::error_responses::{ReadTokenError, StoreUnreachable};
+use crate::api::openapi::error_responses::{ReadTokenError, StoreUnreachable};
 use crate::api::problem::ApiError;
 use crate::api::AppState;
 use crate::hub::{GaugeGuard, RingsChange};

@@ -6,7 +6,7 @@
 
 use utoipa::IntoResponses;
 
-use super::problem::Problem;
+use crate::api::problem::Problem;
 
 /// A read of a ring: no valid read token, or no such ring.
 #[derive(IntoResponses)]

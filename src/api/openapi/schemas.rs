@@ -32,7 +32,7 @@ pub const CLIENT_ID_RULES: &str = "Client id: 1–128 characters of `A-Z`, `a-z`
 named_schema!(
     /// A ring name.
     RingNameSchema = "RingName",
-    text(1, MAX_RING_NAME_LEN, RING_NAME_PATTERN, super::RING_NAME_RULES)
+    text(1, MAX_RING_NAME_LEN, RING_NAME_PATTERN, crate::api::RING_NAME_RULES)
 );
 
 named_schema!(

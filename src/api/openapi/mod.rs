@@ -3,6 +3,14 @@
 //!
 //! `openapi/openapi.json` is this document, committed; the
 //! `openapi_drift` test fails when the two differ.
+//!
+//! Its pieces beside it: the error answers many operations share
+//! (`error_responses.rs`), the schemas of path and header values
+//! (`schemas.rs`) and the links between operations (`links.rs`).
+
+pub mod error_responses;
+pub mod links;
+pub mod schemas;
 
 use axum::Router;
 use utoipa::openapi::schema::AdditionalProperties;
@@ -11,8 +19,8 @@ use utoipa::openapi::{RefOr, Schema};
 use utoipa::{Modify, OpenApi};
 use utoipa_swagger_ui::SwaggerUi;
 
-use super::links::Links;
-use super::{schemas, AppState};
+use self::links::Links;
+use super::AppState;
 
 const DESCRIPTION: &str = "\
 ringd keeps the one true list of nodes, weights and placement algorithm for \
