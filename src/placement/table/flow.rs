@@ -293,3 +293,6 @@ impl Work<'_> {
         start
     }
 }
+
+#[cfg(test)]
+mod tests;

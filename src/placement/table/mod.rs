@@ -13,8 +13,6 @@ mod assign;
 mod exact;
 mod flow;
 mod flow_graph;
-#[cfg(test)]
-mod flow_tests;
 pub(crate) mod layout;
 mod moves;
 mod primary;

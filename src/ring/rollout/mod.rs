@@ -8,12 +8,8 @@
 
 mod next;
 mod plan;
-#[cfg(test)]
-mod plan_tests;
 mod policy;
 mod record;
-#[cfg(test)]
-mod record_tests;
 mod step;
 mod waves;
 

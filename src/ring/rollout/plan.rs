@@ -353,37 +353,4 @@ fn search(
 }
 
 #[cfg(test)]
-pub(super) mod tests_support {
-    use super::*;
-
-    /// The ramp plan of a single added node `n-new` (weight 1) in `k` steps.
-    pub(in crate::ring::rollout) fn with_steps(base: &(Snapshot, Placement), k: u32) -> Plan {
-        let node = NodeRecord::new(NodeId::new("n-new").unwrap());
-        let direct = base
-            .0
-            .propose(
-                &base.1,
-                vec![ChangeOp::Upsert { node }],
-                None,
-                Role::Admin,
-                base.0.created_at,
-            )
-            .unwrap()
-            .unwrap();
-        let deltas = deltas(&base.0, &direct.snapshot);
-        let steps = simulate(
-            &base.0,
-            &base.1,
-            ramp_steps(&deltas, k),
-            &[],
-            Role::Admin,
-            base.0.created_at,
-        )
-        .unwrap();
-        Plan {
-            steps,
-            direct,
-            notes: Vec::new(),
-        }
-    }
-}
+mod tests;

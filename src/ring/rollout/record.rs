@@ -376,3 +376,6 @@ impl RolloutRecord {
         reason
     }
 }
+
+#[cfg(test)]
+mod tests;

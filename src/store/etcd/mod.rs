@@ -17,8 +17,6 @@ mod acks;
 mod deadlines;
 mod election;
 mod endpoint_health;
-#[cfg(test)]
-mod golden_tests;
 mod layout;
 mod lease_keys;
 mod lease_view;
@@ -30,6 +28,8 @@ mod read;
 mod replay;
 mod rollouts;
 mod session;
+#[cfg(test)]
+mod tests;
 mod watch;
 mod write;
 

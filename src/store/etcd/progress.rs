@@ -237,5 +237,4 @@ pub(super) async fn check(ops: Ops, progress: std::sync::Arc<Progress>) {
 }
 
 #[cfg(test)]
-#[path = "progress_tests.rs"]
 mod tests;

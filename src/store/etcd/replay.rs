@@ -205,5 +205,4 @@ async fn one_by_one(
 }
 
 #[cfg(test)]
-#[path = "replay_tests.rs"]
 mod tests;

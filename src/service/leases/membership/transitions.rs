@@ -240,5 +240,4 @@ pub(super) fn decide(i: Inputs<'_>) -> Decision {
 }
 
 #[cfg(test)]
-#[path = "transitions_tests.rs"]
 mod tests;

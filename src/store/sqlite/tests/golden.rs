@@ -6,8 +6,8 @@
 use crate::ring::{ChangeRecord, Snapshot};
 use crate::store::golden::{self, assert_written, files_under, old};
 
-use super::record::{decode_change, decode_snapshot, SnapshotRow};
-use super::rollouts;
+use crate::store::sqlite::record::{decode_change, decode_snapshot, SnapshotRow};
+use crate::store::sqlite::rollouts;
 
 /// A `snapshots` row as its golden file holds it: one `column: value`
 /// line per column that is not its key, each value exactly as stored.

@@ -2,8 +2,8 @@
 //! cannot finish: one node's weight raised from 1 to 4 under the zone
 //! rule, 8 partitions × 3 replicas over 2 zones.
 
-use super::assign::{assign, PrimaryHints, ZoneRule};
-use super::PartitionTable;
+use crate::placement::table::assign::{assign, PrimaryHints, ZoneRule};
+use crate::placement::table::{replica_quotas, PartitionTable};
 use crate::placement::{Node, NodeId, Weight, Zone};
 
 /// `n0`…`n4`: zones 0, 1, 0, 1, 0 and the given weights.
@@ -61,7 +61,7 @@ fn a_slot_the_greedy_passes_leave_open_is_filled_along_a_chain_of_moves() {
     // partition, 8, and `n2` and `n4` split the other 8; zone 1's 8 at 2:1
     // are 5.33 and 2.67, and the unit left goes to `n1` (either would be
     // 1.125 times its share; the earlier wins).
-    let quotas = super::replica_quotas(8, 3, &nodes([4, 2, 1, 1, 1]), &rule);
+    let quotas = replica_quotas(8, 3, &nodes([4, 2, 1, 1, 1]), &rule);
     assert_eq!(quotas, [8, 6, 4, 2, 4]);
     let neutral = [0u64; 5];
     let a = assign(

@@ -8,6 +8,7 @@ use time::OffsetDateTime;
 
 use super::*;
 use crate::placement::{Algorithm, NodeId, NodeState, Placement, RingConfig, Weight, RAMP_FULL};
+use crate::ring::rollout::*;
 use crate::ring::{ChangeOp, NodeRecord, RequestedOp, RingName, Role, Snapshot};
 
 fn id(s: &str) -> NodeId {
@@ -203,7 +204,7 @@ fn a_moved_fraction_cap_picks_the_fewest_steps_that_keep_it() {
     let k = plan.steps.len();
     assert!(plan.max_step_moved() <= 0.05, "{}", plan.max_step_moved());
     // One step fewer would not keep it.
-    let fewer = super::plan::tests_support::with_steps(&base, k as u32 - 1);
+    let fewer = with_steps(&base, k as u32 - 1);
     assert!(fewer.max_step_moved() > 0.05);
     assert!(k >= 4, "{k} steps for {}", plan.direct.diff.moved_fraction);
 }
@@ -314,4 +315,35 @@ fn table_waves_respect_the_per_node_cap_and_end_at_the_direct_table() {
         matches!(&plan.steps[0].ops[..], [ChangeOp::Upsert { node }] if node.id.as_str() == "n-new")
     );
     assert!(plan.steps[1..].iter().all(|s| s.ops.is_empty()));
+}
+
+/// The ramp plan of a single added node `n-new` (weight 1) in `k` steps.
+fn with_steps(base: &(Snapshot, Placement), k: u32) -> Plan {
+    let node = NodeRecord::new(NodeId::new("n-new").unwrap());
+    let direct = base
+        .0
+        .propose(
+            &base.1,
+            vec![ChangeOp::Upsert { node }],
+            None,
+            Role::Admin,
+            base.0.created_at,
+        )
+        .unwrap()
+        .unwrap();
+    let deltas = deltas(&base.0, &direct.snapshot);
+    let steps = simulate(
+        &base.0,
+        &base.1,
+        ramp_steps(&deltas, k),
+        &[],
+        Role::Admin,
+        base.0.created_at,
+    )
+    .unwrap();
+    Plan {
+        steps,
+        direct,
+        notes: Vec::new(),
+    }
 }

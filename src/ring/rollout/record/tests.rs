@@ -5,8 +5,8 @@ use std::time::Duration;
 
 use time::OffsetDateTime;
 
-use super::*;
 use crate::placement::Fingerprint;
+use crate::ring::rollout::*;
 use crate::ring::{ClientId, RingName, Role};
 
 fn t(s: i64) -> OffsetDateTime {

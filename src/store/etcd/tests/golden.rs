@@ -9,9 +9,9 @@ use serde::Serialize;
 use crate::ring::Snapshot;
 use crate::store::golden::{self, assert_written, at, files_under, old};
 
-use super::election::Candidate;
-use super::layout::{decode, encode, BeforeImage, RingMeta, VersionRecord};
-use super::lease_keys::{Alive, LeaseRecord};
+use crate::store::etcd::election::Candidate;
+use crate::store::etcd::layout::{decode, encode, BeforeImage, RingMeta, VersionRecord};
+use crate::store::etcd::lease_keys::{Alive, LeaseRecord};
 
 /// Asserts that `value` is written as the golden file `file` and reads
 /// back as itself.

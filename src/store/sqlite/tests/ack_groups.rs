@@ -7,10 +7,10 @@ use std::time::{Duration, Instant};
 
 use time::OffsetDateTime;
 
-use super::worker::MAX_GROUP;
-use super::{AckStats, SqliteStore};
 use crate::placement::{Algorithm, RingConfig};
 use crate::ring::{ClientAck, ClientId, ManualClock, RingName, Role, Snapshot};
+use crate::store::sqlite::worker::MAX_GROUP;
+use crate::store::sqlite::{AckStats, SqliteStore};
 use crate::store::{Store, StoreError, DEFAULT_RETENTION};
 
 fn name(s: &str) -> RingName {

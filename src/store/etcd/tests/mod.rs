@@ -1,0 +1,4 @@
+//! The etcd store's unit tests, by topic; the behaviour it shares with
+//! SQLite is tested once for both in `tests/store/conformance/`.
+
+mod golden;
