@@ -29,12 +29,11 @@ pub use rollouts::{RolloutStore, ROLLOUT_RETENTION};
 pub const DEFAULT_RETENTION: u64 = 1_000;
 
 /// One version in a ring's history, without its node list.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct HistoryEntry {
     /// The version.
     pub version: u64,
     /// When it was committed.
-    #[serde(with = "time::serde::rfc3339")]
     pub created_at: time::OffsetDateTime,
     /// Its fingerprint.
     pub fingerprint: crate::placement::Fingerprint,
