@@ -210,13 +210,10 @@ async fn one_op_change(
     role: Role,
 ) -> Result<ChangeOutcome, ApiError> {
     let request = ChangeRequest {
-        ops: vec![op.into()],
         expected_version: expected_version(headers, query.expected_version)?,
         reason: query.reason,
-        dry_run: false,
         idempotency_key: idempotency_key(headers)?,
-        force: false,
-        layout: None,
+        ..ChangeRequest::of(vec![op.into()])
     };
     Ok(state.service.rings().apply(ring, request, role).await?)
 }
