@@ -64,10 +64,13 @@ impl Lease {
         self.last_heartbeat = now;
     }
 
-    /// Released at `now`: the node left, and its deadline is no later.
+    /// Released at `now`: the node left, and its deadline is no later. Nor
+    /// is its last heartbeat: none follows a release, however late an
+    /// instance learns of it (etcd's watch, SQLite's start-up read).
     pub fn release(&mut self, now: OffsetDateTime) {
         self.released = true;
         self.deadline = self.deadline.min(now);
+        self.last_heartbeat = self.last_heartbeat.min(now);
     }
 }
 
@@ -274,8 +277,12 @@ mod tests {
         lease.renew(t(5));
         assert_eq!((lease.deadline, lease.last_heartbeat), (t(15), t(5)));
         lease.release(t(7));
-        assert_eq!(lease.deadline, t(7));
+        assert_eq!((lease.deadline, lease.last_heartbeat), (t(7), t(5)));
         assert_eq!(lease.health(t(6)), NodeHealth::Left);
+        // Learnt at t(20) of a release at t(7): last heard of at t(7).
+        let mut learnt = Lease::granted(LeaseId::from_bits(2), Duration::from_secs(10), t(20));
+        learnt.release(t(7));
+        assert_eq!((learnt.deadline, learnt.last_heartbeat), (t(7), t(7)));
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! The SQLite store: the shared conformance cases, plus what only a file
-//! on disk can show (reopening, schema versions, damage, being killed).
+//! on disk can show (reopening, expiry by the clock, schema versions, damage,
+//! being killed).
 #![cfg(feature = "server")]
 
 use std::io::{BufRead, BufReader};
@@ -8,11 +9,11 @@ use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::conformance::{add_node, at, chain, first, name, store_all};
+use crate::conformance::{add_node, chain, first, name, store_all, Backend};
 use ringd::placement::NodeId;
-use ringd::ring::{Clock, ManualClock, SystemClock};
+use ringd::ring::{Clock, ManualClock, NodeHealth, SystemClock};
 use ringd::store::sqlite::{SqliteStore, SCHEMA_VERSION};
-use ringd::store::{Lease, LeaseStore, Store, StoreError, DEFAULT_RETENTION};
+use ringd::store::{LeaseError, Store, StoreError, DEFAULT_RETENTION};
 use tempfile::TempDir;
 
 /// A fresh store in its own temporary directory, deleted with the guard.
@@ -23,6 +24,31 @@ async fn open(retention: u64) -> (TempDir, Arc<dyn Store>) {
 }
 
 store_conformance_tests!(open);
+
+/// A database file in its own temporary directory, deleted with it; each
+/// store opened on it is ringd started again on the same file.
+struct SqlitePath {
+    dir: TempDir,
+}
+
+impl SqlitePath {
+    fn new() -> Self {
+        Self {
+            dir: tempfile::tempdir().unwrap(),
+        }
+    }
+}
+
+impl Backend for SqlitePath {
+    const NAME: &'static str = "sqlite";
+
+    async fn open(&self, clock: Arc<ManualClock>) -> Arc<dyn Store> {
+        let db = self.dir.path().join("ringd.db");
+        Arc::new(SqliteStore::open(&db, DEFAULT_RETENTION, &*clock).unwrap())
+    }
+}
+
+lease_and_leadership_conformance_tests!(|| async { SqlitePath::new() });
 
 fn node(id: &str) -> NodeId {
     NodeId::new(id).unwrap()
@@ -92,51 +118,32 @@ async fn data_survives_reopen() {
     assert_eq!(kept, vec![5, 6]);
 }
 
-/// Reopening gives every stored live lease a fresh deadline of one TTL
-/// from the store's clock (the grace after a restart); a released lease
-/// keeps its release time.
+/// SQLite expires a lease by the time it is given: live to the instant
+/// of its deadline, expired the microsecond after, when renewing it is
+/// refused and registering again gives a new id. (etcd expires leases
+/// itself, in real time: `tests/etcd/leases.rs`.)
 #[tokio::test]
-async fn a_reopened_store_dates_the_grace_of_live_leases_by_its_clock() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("ringd.db");
-    let (ring, kept, left) = (name("cache"), node("kept"), node("left"));
-    let ttl = Duration::from_secs(10);
-    let clock = ManualClock::new(at(0));
-    let (kept_id, left_id) = {
-        let store = SqliteStore::open(&db, DEFAULT_RETENTION, &clock).unwrap();
-        store.create_ring(&first("cache").0).await.unwrap();
-        let a = store.grant_lease(&ring, &kept, ttl, at(0)).await.unwrap();
-        let b = store.grant_lease(&ring, &left, ttl, at(0)).await.unwrap();
-        store
-            .release_lease(&ring, &left, b.id, at(3))
-            .await
-            .unwrap();
-        (a.id, b.id)
-    };
-    clock.set(at(500));
-    let store = SqliteStore::open(&db, DEFAULT_RETENTION, &clock).unwrap();
-    let restarted = clock.now();
-    let leases = store.leases(&ring, restarted);
-    assert_eq!(
-        leases[&kept],
-        Lease {
-            id: kept_id,
-            ttl,
-            deadline: restarted + ttl,
-            last_heartbeat: restarted,
-            released: false,
-        }
+async fn a_lease_expires_when_the_clock_passes_its_deadline() {
+    let (file, clock) = (SqlitePath::new(), crate::conformance::clock_at(0));
+    let store = file.open(clock.clone()).await;
+    let (ring, a, ttl) = (name("cache"), node("a"), Duration::from_secs(10));
+    store.create_ring(&first("cache").0).await.unwrap();
+    let granted = store.grant_lease(&ring, &a, ttl, clock.now()).await;
+    let (id, deadline) = granted.map(|l| (l.id, l.deadline)).unwrap();
+    let renewed = store.renew_lease(&ring, &a, id, deadline).await.unwrap();
+    assert_eq!(renewed.deadline, deadline + ttl);
+
+    let now = renewed.deadline + time::Duration::MICROSECOND;
+    let health = store.leases(&ring, now)[&a].health(now);
+    assert_eq!(health, NodeHealth::Unhealthy);
+    let refused = store.renew_lease(&ring, &a, id, now).await;
+    assert!(
+        matches!(refused, Err(LeaseError::Expired { deadline }) if deadline == renewed.deadline),
+        "{refused:?}"
     );
-    assert_eq!(
-        leases[&left],
-        Lease {
-            id: left_id,
-            ttl,
-            deadline: at(3),
-            last_heartbeat: at(3),
-            released: true,
-        }
-    );
+    let back = store.grant_lease(&ring, &a, ttl, now).await.unwrap();
+    assert_ne!(back.id, id);
+    assert_eq!(back.health(now), NodeHealth::Healthy);
 }
 
 #[tokio::test]

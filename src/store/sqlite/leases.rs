@@ -126,7 +126,6 @@ pub(super) fn load(conn: &Connection, start: OffsetDateTime) -> Result<LeaseTabl
         if let Some(ns) = released_ns {
             let at = OffsetDateTime::from_unix_timestamp_nanos(i128::from(ns))
                 .map_err(|e| bad("release time", e.to_string()))?;
-            lease.last_heartbeat = at;
             lease.release(at);
         }
         table.insert(&ring_name, &node_id, lease, ());

@@ -7,6 +7,12 @@
 //! fresh, empty store, kept alive (a temporary directory, an etcd prefix
 //! …) by `Guard` until the case ends.
 //!
+//! Leases depend on time and on other instances, so their cases
+//! ([`lease_and_leadership_conformance_tests!`]) take a
+//! [`Backend`] instead, which opens as many stores on one deployment as a
+//! case needs, each dated by a `ManualClock`: every deadline is exact, and
+//! no case waits out a TTL.
+//!
 //! Snapshots are built with the real domain code (`Snapshot::first`,
 //! `Snapshot::propose`), so stored data has realistic node lists,
 //! fingerprints, bucket orders and change records.
@@ -17,6 +23,7 @@ mod acks;
 mod commits;
 mod events;
 mod jump;
+mod leases;
 mod reads;
 mod rings;
 mod rollouts;
@@ -29,15 +36,34 @@ pub(crate) use commits::{
 };
 pub(crate) use events::subscribe_sees_writes_in_order;
 pub(crate) use jump::{jump_chain, jump_orders_round_trip};
+pub(crate) use leases::{
+    a_grant_is_dated_by_its_now_and_read_from_memory, a_release_leaves_and_ends_the_lease,
+    a_renewal_extends_from_now_and_keeps_the_id,
+    a_store_opened_later_dates_the_leases_by_its_clock, forgotten_leases_are_gone,
+    leases_not_held_are_refused, leases_stay_in_their_ring,
+};
 pub(crate) use reads::{history_order_and_contents, pruned_versions, snapshot_lookup};
 pub(crate) use rings::{delete_then_recreate, list_rings_sorted};
 pub(crate) use rollouts::rollouts_one_active_per_ring;
 pub(crate) use table::tables_round_trip;
 
+use std::sync::Arc;
+
 use ringd::placement::{Algorithm, NodeId, Placement, RingConfig, Weight};
-use ringd::ring::{ChangeOp, NodeRecord, RingName, Role, Snapshot};
+use ringd::ring::{ChangeOp, ManualClock, NodeRecord, RingName, Role, Snapshot};
 use ringd::store::Store;
 use time::OffsetDateTime;
+
+/// One deployment of a backend (a database file, an etcd prefix) on which
+/// a case opens stores, as instances and restarts of ringd would.
+pub(crate) trait Backend {
+    /// What [`ringd::store::leadership::ClusterState::store`] names it.
+    const NAME: &'static str;
+
+    /// A store on this deployment's data that dates what it learns on its
+    /// own (leases read when it opens) by `clock`.
+    async fn open(&self, clock: Arc<ManualClock>) -> Arc<dyn Store>;
+}
 
 /// Defines one `#[tokio::test]` per conformance case, each on a fresh
 /// store from `$open`.
@@ -77,9 +103,45 @@ macro_rules! store_conformance_tests {
     };
 }
 
+/// Defines one `#[tokio::test]` per lease and leadership case, each on a
+/// fresh deployment from `$start`, an async `fn() -> impl Backend`.
+#[macro_export]
+macro_rules! lease_and_leadership_conformance_tests {
+    ($start:expr) => {
+        $crate::lease_and_leadership_conformance_tests!(@cases $start;
+            a_grant_is_dated_by_its_now_and_read_from_memory,
+            a_renewal_extends_from_now_and_keeps_the_id,
+            leases_not_held_are_refused,
+            a_release_leaves_and_ends_the_lease,
+            forgotten_leases_are_gone,
+            leases_stay_in_their_ring,
+            a_store_opened_later_dates_the_leases_by_its_clock,
+        );
+    };
+    (@cases $start:expr; $($case:ident),* $(,)?) => {
+        $(
+            #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+            async fn $case() {
+                $crate::conformance::$case($start().await).await;
+            }
+        )*
+    };
+}
+
 /// A valid ring name.
 pub(crate) fn name(s: &str) -> RingName {
     RingName::new(s).expect("valid ring name")
+}
+
+/// A valid node id.
+pub(crate) fn node(s: &str) -> NodeId {
+    NodeId::new(s).expect("valid node id")
+}
+
+/// A manual clock showing `at(secs)`, to the microsecond (a clock keeps
+/// no finer time).
+pub(crate) fn clock_at(secs: i64) -> Arc<ManualClock> {
+    Arc::new(ManualClock::new(at(secs)))
 }
 
 /// A fixed instant `secs` after a base, with nanoseconds so that
