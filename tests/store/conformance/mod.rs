@@ -7,8 +7,8 @@
 //! fresh, empty store, kept alive (a temporary directory, an etcd prefix
 //! …) by `Guard` until the case ends.
 //!
-//! Leases depend on time and on other instances, so their cases
-//! ([`lease_and_leadership_conformance_tests!`]) take a
+//! Leases and the election depend on time and on other instances, so
+//! their cases ([`lease_and_leadership_conformance_tests!`]) take a
 //! [`Backend`] instead, which opens as many stores on one deployment as a
 //! case needs, each dated by a `ManualClock`: every deadline is exact, and
 //! no case waits out a TTL.
@@ -23,6 +23,7 @@ mod acks;
 mod commits;
 mod events;
 mod jump;
+mod leadership;
 mod leases;
 mod reads;
 mod rings;
@@ -36,6 +37,7 @@ pub(crate) use commits::{
 };
 pub(crate) use events::subscribe_sees_writes_in_order;
 pub(crate) use jump::{jump_chain, jump_orders_round_trip};
+pub(crate) use leadership::the_first_candidate_leads_in_a_term_until_it_resigns;
 pub(crate) use leases::{
     a_grant_is_dated_by_its_now_and_read_from_memory, a_release_leaves_and_ends_the_lease,
     a_renewal_extends_from_now_and_keeps_the_id,
@@ -116,6 +118,7 @@ macro_rules! lease_and_leadership_conformance_tests {
             forgotten_leases_are_gone,
             leases_stay_in_their_ring,
             a_store_opened_later_dates_the_leases_by_its_clock,
+            the_first_candidate_leads_in_a_term_until_it_resigns,
         );
     };
     (@cases $start:expr; $($case:ident),* $(,)?) => {
