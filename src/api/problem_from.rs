@@ -17,6 +17,7 @@ impl From<PlacementError> for ApiError {
             EmptyNodeId | InvalidNodeId { .. } | DuplicateNodeId(_) => "id",
             InvalidHashKey { .. } => "hash_key",
             InvalidZone { .. } | MissingZone(_) => "zone",
+            InvalidAddress { .. } | MissingAddress { .. } => "address",
             WeightOutOfRange { .. } => "weight",
             RampOutOfRange { .. } | RampNotSupported { .. } => "ramp",
             UnknownAlgorithm(_) => "algorithm",

@@ -60,6 +60,22 @@ impl Algorithm {
         }
     }
 
+    /// Whether a node is placed by its `address` (as a proxy places the
+    /// servers it knows only by address) rather than by its label. Such an
+    /// algorithm needs an address on every active node, and only its
+    /// encoding carries the addresses, so every other algorithm's
+    /// fingerprints stay what they were before nodes had one.
+    pub fn places_by_address(self) -> bool {
+        match self {
+            Algorithm::Ring
+            | Algorithm::Ketama
+            | Algorithm::Maglev
+            | Algorithm::Jump
+            | Algorithm::Rendezvous
+            | Algorithm::Table => false,
+        }
+    }
+
     /// The hash an algorithm uses when none is given.
     pub fn default_hash(self) -> HashFunction {
         match self {

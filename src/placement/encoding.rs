@@ -16,7 +16,9 @@
 //! nodes      u32      count, then per active node in id order:
 //!                     u8 id length, id bytes, u8 zone length (0 = none,
 //!                     and always 0 unless zone_aware), zone bytes, u32 weight,
-//!                     and, only when ramped, u32 ramp (parts of 65,536)
+//!                     and, only when ramped, u32 ramp (parts of 65,536),
+//!                     and, only for an algorithm that places by address,
+//!                     u8 address length, address bytes
 //! body, by algorithm:
 //!   ring        u32 count, then count × (u64 position, u32 node)
 //!   ketama      u32 count, then count × (u32 position, u32 node)
@@ -169,6 +171,7 @@ impl Placement {
         out.push(self.config.hash.code());
         out.push(u8::from(self.config.zone_aware));
         let ramped = self.is_ramped();
+        let by_address = self.config.algorithm.places_by_address();
         out.push(u8::from(ramped));
         out.extend_from_slice(&self.config.replication_factor.to_le_bytes());
         out.extend_from_slice(&(self.nodes.len() as u32).to_le_bytes());
@@ -186,6 +189,16 @@ impl Placement {
             out.extend_from_slice(&n.weight.get().to_le_bytes());
             if ramped {
                 out.extend_from_slice(&n.ramp.get().to_le_bytes());
+            }
+            // Addresses are at most 255 bytes; only the algorithms that
+            // place by them write them, so no other encoding changes.
+            if by_address {
+                let address = n
+                    .address
+                    .as_ref()
+                    .map_or(&[][..], |a| a.as_str().as_bytes());
+                out.push(address.len() as u8);
+                out.extend_from_slice(address);
             }
         }
         match &self.layout {

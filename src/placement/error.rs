@@ -40,6 +40,24 @@ pub enum PlacementError {
         /// What is wrong with it.
         reason: &'static str,
     },
+    /// A node address was empty, too long or held whitespace or control
+    /// characters.
+    #[error("address `{address}` is invalid: {reason}")]
+    InvalidAddress {
+        /// The rejected address (truncated to 200 characters).
+        address: String,
+        /// What is wrong with it.
+        reason: &'static str,
+    },
+    /// An active node has no address under an algorithm that places by
+    /// address.
+    #[error("active node `{node}` has no address, but {algorithm} rings place nodes by their address (`host:port`): give it one")]
+    MissingAddress {
+        /// The first such node in id order.
+        node: String,
+        /// The ring's algorithm.
+        algorithm: &'static str,
+    },
     /// A weight was zero or above the maximum.
     #[error("weight {weight} is out of range: weights are integers from 1 to {max}")]
     WeightOutOfRange {

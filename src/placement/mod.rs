@@ -36,7 +36,7 @@ pub use config::{Algorithm, HashFunction, RingConfig, RingConfigSpec};
 pub use diff::{DiffBasis, MovedRange, NodeMovement, PlacementDiff, Transfer};
 pub use encoding::{BadFingerprint, Fingerprint};
 pub use error::PlacementError;
-pub use node::{HashKey, Node, NodeId, NodeState, Ramp, Weight, Zone, RAMP_FULL};
+pub use node::{Address, HashKey, Node, NodeId, NodeState, Ramp, Weight, Zone, RAMP_FULL};
 pub use ownership::{NodeOwnership, Ownership, OwnershipBasis};
 
 use continuum::Continuum;

@@ -18,6 +18,8 @@ pub const MAX_HASH_KEY_LEN: usize = 255;
 pub const MAX_ZONE_LEN: usize = 64;
 /// Largest accepted weight.
 pub const MAX_WEIGHT: u32 = 1_000_000;
+/// Longest accepted node address, in bytes.
+pub const MAX_ADDRESS_LEN: usize = 255;
 
 /// Checks the id/zone character set: ASCII letters and digits, then also
 /// `.`, `_`, `-` and `:` after the first character.
@@ -140,6 +142,42 @@ impl TryFrom<String> for HashKey {
 impl From<HashKey> for String {
     fn from(k: HashKey) -> Self {
         k.0
+    }
+}
+
+/// Where clients reach a node (`host:port`, a URL …): 1–255 bytes without
+/// whitespace or control characters. Most algorithms never read it; those
+/// that place a node by its address (as a proxy does, which knows its
+/// servers only by address) hash it, and check there that it has the form
+/// they need ([`Algorithm::places_by_address`](super::Algorithm::places_by_address)).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Address(Arc<str>);
+
+impl Address {
+    /// Validates `address`.
+    pub fn new(address: impl Into<String>) -> Result<Self, PlacementError> {
+        let address = address.into();
+        if address.is_empty()
+            || address.len() > MAX_ADDRESS_LEN
+            || address.chars().any(|c| c.is_control() || c.is_whitespace())
+        {
+            return Err(PlacementError::InvalidAddress {
+                address: excerpt(&address),
+                reason: "1–255 bytes without spaces or control characters",
+            });
+        }
+        Ok(Self(address.into()))
+    }
+
+    /// The address as a string slice.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for Address {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
     }
 }
 
@@ -266,6 +304,9 @@ pub struct Node {
     /// How much of its weight the node takes ([`Ramp::FULL`] unless a
     /// rollout is bringing it in or out).
     pub ramp: Ramp,
+    /// Where clients reach the node; placed by only under the algorithms
+    /// that place by address, and encoded only for them.
+    pub address: Option<Address>,
 }
 
 impl Node {
@@ -278,6 +319,7 @@ impl Node {
             zone: None,
             state: NodeState::Active,
             ramp: Ramp::FULL,
+            address: None,
         }
     }
 
@@ -296,6 +338,12 @@ impl Node {
     /// Sets the hash key.
     pub fn with_hash_key(mut self, key: HashKey) -> Self {
         self.hash_key = Some(key);
+        self
+    }
+
+    /// Sets the address.
+    pub fn with_address(mut self, address: Address) -> Self {
+        self.address = Some(address);
         self
     }
 

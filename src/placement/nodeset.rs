@@ -36,6 +36,14 @@ pub(crate) fn active_sorted(
             return Err(PlacementError::MissingZone(n.id.to_string()));
         }
     }
+    if config.algorithm.places_by_address() {
+        if let Some(n) = active.iter().find(|n| n.address.is_none()) {
+            return Err(PlacementError::MissingAddress {
+                node: n.id.to_string(),
+                algorithm: config.algorithm.name(),
+            });
+        }
+    }
     if matches!(
         config.algorithm,
         Algorithm::Ketama | Algorithm::Jump | Algorithm::Table

@@ -6,12 +6,11 @@ use serde::{Deserialize, Serialize};
 
 use super::text::{escape_refused, RefusedChar};
 use super::RingError;
-use crate::placement::{HashKey, Node, NodeId, NodeState, Ramp, Weight, Zone};
+pub use crate::placement::node::MAX_ADDRESS_LEN;
+use crate::placement::{Address, HashKey, Node, NodeId, NodeState, Ramp, Weight, Zone};
 
 /// Most labels a node may carry.
 pub const MAX_LABELS: usize = 32;
-/// Longest accepted node address, in bytes.
-pub const MAX_ADDRESS_LEN: usize = 255;
 /// Longest accepted label key, in bytes.
 pub const MAX_LABEL_KEY_LEN: usize = 63;
 /// Longest accepted label value, in bytes.
@@ -70,6 +69,9 @@ impl NodeRecord {
             zone: self.zone.clone(),
             state: self.state,
             ramp: self.ramp,
+            // Every record is made by `into_record`, which checks its
+            // address with the same rule.
+            address: self.address.as_deref().and_then(|a| Address::new(a).ok()),
         }
     }
 }
@@ -109,10 +111,7 @@ impl NodeRecordSpec {
             (None, None) => return Err(RingError::MissingNodeId),
         };
         if let Some(a) = &self.address {
-            if a.is_empty()
-                || a.len() > MAX_ADDRESS_LEN
-                || a.chars().any(|c| c.is_control() || c.is_whitespace())
-            {
+            if Address::new(a.as_str()).is_err() {
                 return Err(RingError::InvalidAddress(excerpt(a)));
             }
         }

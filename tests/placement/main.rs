@@ -1,6 +1,7 @@
 //! The placement core: known-answer vectors, published reference results,
 //! properties, inspection and errors.
 
+mod addresses;
 mod errors;
 mod inspection;
 mod jump_runs;

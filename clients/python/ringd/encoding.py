@@ -10,7 +10,7 @@ from typing import List, Sequence, Tuple
 
 from .errors import InvalidEncoding, PlacementError
 from .hashes import HASH_CODES
-from .model import ALGORITHM_CODES, RAMP_FULL, Node
+from .model import ADDRESS_ALGORITHMS, ALGORITHM_CODES, RAMP_FULL, Node
 
 MAGIC = b"RINGDPL\x01"  # "RINGDPL", then format version 1
 FLAG_RAMPED = 0x01
@@ -38,15 +38,22 @@ def encode_header(algorithm: str, hash_name: str, zone_aware: bool, replication_
         out += _LE32.pack(n.weight)
         if is_ramped:
             out += _LE32.pack(n.ramp)
+        if algorithm in ADDRESS_ALGORITHMS:
+            address = (n.address or "").encode()
+            out += bytes([len(address)]) + address
     return bytes(out)
 
 
-def header_length(active: Sequence[Node], zone_aware: bool, is_ramped: bool) -> int:
-    """Bytes before the body: 20, plus per node 1 + id + 1 + zone + 4, and 4
-    more per node for its ramp when the set is ramped (9.1)."""
+def header_length(active: Sequence[Node], zone_aware: bool, is_ramped: bool,
+                  algorithm: str) -> int:
+    """Bytes before the body: 20, plus per node 1 + id + 1 + zone + 4, 4
+    more per node for its ramp when the set is ramped, and 1 + address
+    under an algorithm that places by address (9.1)."""
     per_node = 6 + (4 if is_ramped else 0)
+    by_address = algorithm in ADDRESS_ALGORITHMS
     return 20 + sum(per_node + len(n.id.encode()) +
-                    (len(n.zone.encode()) if zone_aware and n.zone is not None else 0)
+                    (len(n.zone.encode()) if zone_aware and n.zone is not None else 0) +
+                    (1 + len((n.address or "").encode()) if by_address else 0)
                     for n in active)
 
 
@@ -79,13 +86,14 @@ def decode_header(data: bytes) -> Tuple[Header, int]:
     (count,) = _LE32.unpack_from(data, 16)
     pos = 20
 
-    def text() -> str:
-        # A length byte, then that many ASCII bytes (ids and zones are ASCII).
+    def text(encoding: str = "ascii") -> str:
+        # A length byte, then that many bytes: ASCII for ids and zones,
+        # UTF-8 for addresses.
         nonlocal pos
         end = pos + 1 + data[pos]
         if end > len(data):
             raise IndexError("a name runs past the end")
-        s = data[pos + 1:end].decode("ascii")
+        s = data[pos + 1:end].decode(encoding)
         pos = end
         return s
 
@@ -100,7 +108,8 @@ def decode_header(data: bytes) -> Tuple[Header, int]:
             if ramped:
                 (ramp,) = _LE32.unpack_from(data, pos)
                 pos += 4
-            nodes.append(Node(node_id, weight=weight, zone=zone, ramp=ramp))
+            address = text("utf-8") if algorithm in ADDRESS_ALGORITHMS else None
+            nodes.append(Node(node_id, weight=weight, zone=zone, ramp=ramp, address=address))
     except (IndexError, struct.error, UnicodeDecodeError) as e:
         raise InvalidEncoding(f"a node record is cut short or not ASCII ({e})") from None
     except PlacementError as e:

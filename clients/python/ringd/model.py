@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Dict, Mapping, Optional
+from typing import Any, Dict, FrozenSet, Mapping, Optional
 
 from .errors import PlacementError
 from .hashes import HASH_CODES
@@ -14,6 +14,9 @@ from .hashes import HASH_CODES
 ALGORITHM_CODES: Dict[str, int] = {
     "ring": 1, "ketama": 2, "maglev": 3, "jump": 4, "rendezvous": 5, "table": 6,
 }
+# The algorithms that place a node by its `address` (2.2): only their
+# encodings carry addresses (9.1).
+ADDRESS_ALGORITHMS: FrozenSet[str] = frozenset()
 STATES = ("active", "draining", "joining")
 RAMP_FULL = 65_536
 MAX_POINTS = 1 << 23
@@ -128,6 +131,7 @@ class Node:
     hash_key: Optional[str] = None
     state: str = "active"
     ramp: int = RAMP_FULL
+    address: Optional[str] = None
     label: str = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -145,6 +149,12 @@ class Node:
             raise PlacementError("InvalidState", f"{self.state!r} not one of {STATES}")
         if not _is_int(self.ramp) or not 1 <= self.ramp <= RAMP_FULL:
             raise PlacementError("RampOutOfRange", f"{self.ramp!r} not in 1..=65536")
+        if self.address is not None:
+            a = self.address
+            if not isinstance(a, str) or not a or len(a.encode()) > 255 \
+                    or any(_is_control(c) or c.isspace() for c in a):
+                raise PlacementError("InvalidAddress",
+                                     f"{a!r}: 1-255 bytes without spaces or control characters")
         object.__setattr__(self, "label", self.hash_key if self.hash_key is not None else self.id)
 
     @property
@@ -155,12 +165,13 @@ class Node:
     @classmethod
     def from_json(cls, obj: Mapping[str, Any]) -> Node:
         """A node from a snapshot's `NodeView` or a vector file's record:
-        absent and null fields take their defaults; `address`, `labels` and
-        the health fields do not affect placement and are ignored."""
+        absent and null fields take their defaults; `labels` and the health
+        fields do not affect placement and are ignored (`address` places
+        only under the algorithms that place by it, 2.2)."""
         def get(name: str, default: Any) -> Any:
             v = obj.get(name)
             return default if v is None else v
         return cls(id=obj.get("id", ""),  # checked in __post_init__
                    weight=get("weight", 1), zone=obj.get("zone"),
                    hash_key=obj.get("hash_key"), state=get("state", "active"),
-                   ramp=get("ramp", RAMP_FULL))
+                   ramp=get("ramp", RAMP_FULL), address=obj.get("address"))

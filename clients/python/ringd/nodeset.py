@@ -8,7 +8,7 @@ from typing import List, Optional, Sequence, Tuple
 
 from .errors import PlacementError
 from .ketama import digest_count
-from .model import MAX_POINTS, RAMP_FULL, Node, RingConfig
+from .model import ADDRESS_ALGORITHMS, MAX_POINTS, RAMP_FULL, Node, RingConfig
 
 
 def ramped(active: Sequence[Node]) -> bool:
@@ -33,7 +33,7 @@ def _ketama_digests(active: Sequence[Node]) -> List[int]:
 
 
 def normalize(config: RingConfig, nodes: Sequence[Node]) -> List[Node]:
-    """Checks 2 to 6 of 2.4 in their order; returns the active nodes sorted
+    """Checks 2 to 6 of 2.4 in their order (3a included); returns the active nodes sorted
     by id in byte order (ids are ASCII, so str order is byte order).
     Check 7 belongs to the server computing a table, which a client never does."""
     every = sorted(nodes, key=lambda n: n.id)
@@ -45,6 +45,10 @@ def normalize(config: RingConfig, nodes: Sequence[Node]) -> List[Node]:
         for n in active:
             if n.zone is None:
                 raise PlacementError("MissingZone", n.id)
+    if config.algorithm in ADDRESS_ALGORITHMS:
+        for n in active:
+            if n.address is None:
+                raise PlacementError("MissingAddress", f"{n.id} under {config.algorithm}")
     if config.algorithm in ("ketama", "jump", "table"):
         for n in active:
             if n.ramp != RAMP_FULL:

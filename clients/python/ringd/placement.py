@@ -134,7 +134,7 @@ class Placement:
             p = cls.build(config, nodes, table=[[]] * config.partitions)
         elif table_encoding is not None:
             active = normalize(config, nodes)
-            start = header_length(active, config.zone_aware, ramped(active))
+            start = header_length(active, config.zone_aware, ramped(active), config.algorithm)
             if len(table_encoding) < start:
                 raise InvalidTable("the encoding ends before its table")
             p = cls.build(config, nodes, table=table_encoding[start:])

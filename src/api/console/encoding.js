@@ -5,6 +5,8 @@
 
 const MAGIC = [0x52, 0x49, 0x4e, 0x47, 0x44, 0x50, 0x4c, 0x01];
 const ALGORITHMS = ["", "ring", "ketama", "maglev", "jump", "rendezvous", "table"];
+// The algorithms that place by address: only their node records carry one.
+const BY_ADDRESS = new Set([]);
 const TWO32 = 4294967296;
 const TWO64 = TWO32 * TWO32;
 export const NO_NODE = 0xffffffff;
@@ -49,7 +51,15 @@ export function decode(buffer) {
       ramp = v.getUint32(o, true);
       o += 4;
     }
-    nodes.push({ id, zone, weight, ramp });
+    let address = null;
+    if (BY_ADDRESS.has(algorithm)) {
+      need(1);
+      const addressLen = v.getUint8(o++);
+      need(addressLen);
+      address = text.decode(bytes.subarray(o, o + addressLen));
+      o += addressLen;
+    }
+    nodes.push({ id, zone, weight, ramp, address });
   }
   const out = { algorithm, zoneAware, replicationFactor, nodes, ramped };
   if (algorithm === "ring" || algorithm === "ketama") {
