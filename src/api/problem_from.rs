@@ -21,7 +21,7 @@ impl From<PlacementError> for ApiError {
             WeightOutOfRange { .. } => "weight",
             RampOutOfRange { .. } | RampNotSupported { .. } => "ramp",
             UnknownAlgorithm(_) => "algorithm",
-            UnknownHash(_) | HashNotSupported { .. } => "hash",
+            UnknownHash(_) | HashNotSupported { .. } | HashNotAccepted { .. } => "hash",
             TableSizeNotPrime(_) | TableSizeOutOfRange { .. } => "table_size",
             VnodesOutOfRange { .. } | TooManyPoints { .. } => "vnodes_per_weight",
             ReplicationOutOfRange { .. } => "replication_factor",

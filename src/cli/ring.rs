@@ -60,6 +60,15 @@ fn hash_parser() -> impl TypedValueParser<Value = HashFunction> {
         HashFunction::Md5 => "MD5 (ketama's only hash)",
         HashFunction::Sha256 => "SHA-256",
         HashFunction::Murmur3 => "MurmurHash3 x64-128",
+        HashFunction::Fnv1a64 => "Twemproxy's fnv1a_64 (its default)",
+        HashFunction::Fnv164 => "Twemproxy's fnv1_64",
+        HashFunction::Fnv1a32 => "Twemproxy's fnv1a_32",
+        HashFunction::Fnv132 => "Twemproxy's fnv1_32",
+        HashFunction::Crc32a => "Twemproxy's crc32a (CRC-32)",
+        HashFunction::OneAtATime => "Twemproxy's one_at_a_time",
+        HashFunction::Murmur => "Twemproxy's murmur (MurmurHash2)",
+        HashFunction::Jenkins => "Twemproxy's jenkins (lookup3)",
+        HashFunction::Hsieh => "Twemproxy's hsieh (SuperFastHash)",
     };
     PossibleValuesParser::new(HashFunction::ALL.map(|h| PossibleValue::new(h.name()).help(help(h))))
         .try_map(|name| name.parse::<HashFunction>())

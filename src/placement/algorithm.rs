@@ -126,15 +126,66 @@ pub enum HashFunction {
     Sha256,
     /// MurmurHash3 x64-128, seed 0; the first 64-bit half (h1).
     Murmur3,
+    /// twemproxy's `fnv1a_64` (spec 3.7): 32 bits, sign-extended bytes.
+    Fnv1a64,
+    /// twemproxy's `fnv1_64`: the low 32 bits of 64-bit FNV-1.
+    Fnv164,
+    /// twemproxy's `fnv1a_32`.
+    Fnv1a32,
+    /// twemproxy's `fnv1_32`.
+    Fnv132,
+    /// twemproxy's `crc32a`: the standard CRC-32.
+    Crc32a,
+    /// twemproxy's `one_at_a_time`.
+    OneAtATime,
+    /// twemproxy's `murmur` (MurmurHash2, length-derived seed).
+    Murmur,
+    /// twemproxy's `jenkins` (lookup3, initial value 13).
+    Jenkins,
+    /// twemproxy's `hsieh` (SuperFastHash).
+    Hsieh,
 }
 
 impl HashFunction {
     /// All hash functions, in their canonical code order.
-    pub const ALL: [HashFunction; 4] = [
+    pub const ALL: [HashFunction; 13] = [
         HashFunction::Xxh3,
         HashFunction::Md5,
         HashFunction::Sha256,
         HashFunction::Murmur3,
+        HashFunction::Fnv1a64,
+        HashFunction::Fnv164,
+        HashFunction::Fnv1a32,
+        HashFunction::Fnv132,
+        HashFunction::Crc32a,
+        HashFunction::OneAtATime,
+        HashFunction::Murmur,
+        HashFunction::Jenkins,
+        HashFunction::Hsieh,
+    ];
+
+    /// The hashes of the general algorithms (`ring`, `maglev`, `jump`,
+    /// `rendezvous`, `table`), which place by 64-bit hashes.
+    pub const GENERAL: [HashFunction; 4] = [
+        HashFunction::Xxh3,
+        HashFunction::Md5,
+        HashFunction::Sha256,
+        HashFunction::Murmur3,
+    ];
+
+    /// The key hashes of `twemproxy` rings: nutcracker's names (its `crc16`
+    /// and `crc32`, which keep 16 and 15 bits, are left out).
+    pub const TWEMPROXY: [HashFunction; 10] = [
+        HashFunction::Fnv1a64,
+        HashFunction::Md5,
+        HashFunction::Crc32a,
+        HashFunction::OneAtATime,
+        HashFunction::Murmur,
+        HashFunction::Jenkins,
+        HashFunction::Hsieh,
+        HashFunction::Fnv164,
+        HashFunction::Fnv1a32,
+        HashFunction::Fnv132,
     ];
 
     /// The name used in JSON and on the command line.
@@ -144,6 +195,15 @@ impl HashFunction {
             HashFunction::Md5 => "md5",
             HashFunction::Sha256 => "sha256",
             HashFunction::Murmur3 => "murmur3",
+            HashFunction::Fnv1a64 => "fnv1a_64",
+            HashFunction::Fnv164 => "fnv1_64",
+            HashFunction::Fnv1a32 => "fnv1a_32",
+            HashFunction::Fnv132 => "fnv1_32",
+            HashFunction::Crc32a => "crc32a",
+            HashFunction::OneAtATime => "one_at_a_time",
+            HashFunction::Murmur => "murmur",
+            HashFunction::Jenkins => "jenkins",
+            HashFunction::Hsieh => "hsieh",
         }
     }
 
@@ -154,6 +214,15 @@ impl HashFunction {
             HashFunction::Md5 => 2,
             HashFunction::Sha256 => 3,
             HashFunction::Murmur3 => 4,
+            HashFunction::Fnv1a64 => 9,
+            HashFunction::Fnv164 => 10,
+            HashFunction::Fnv1a32 => 11,
+            HashFunction::Fnv132 => 12,
+            HashFunction::Crc32a => 13,
+            HashFunction::OneAtATime => 14,
+            HashFunction::Murmur => 15,
+            HashFunction::Jenkins => 16,
+            HashFunction::Hsieh => 17,
         }
     }
 }

@@ -124,6 +124,18 @@ impl RingConfig {
                 requested: self.hash.name(),
             });
         }
+        let accepted: &'static [HashFunction] = match self.algorithm {
+            Algorithm::Ketama => &[HashFunction::Md5],
+            _ => &HashFunction::GENERAL,
+        };
+        if !accepted.contains(&self.hash) {
+            let names: Vec<&str> = accepted.iter().map(|h| h.name()).collect();
+            return Err(PlacementError::HashNotAccepted {
+                algorithm: self.algorithm.name(),
+                accepted: names.join(", "),
+                requested: self.hash.name(),
+            });
+        }
         if self.vnodes_per_weight == 0 || self.vnodes_per_weight > MAX_VNODES_PER_WEIGHT {
             return Err(PlacementError::VnodesOutOfRange {
                 value: self.vnodes_per_weight.into(),

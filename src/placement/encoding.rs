@@ -7,7 +7,8 @@
 //! ```text
 //! magic      8 bytes  "RINGDPL" 0x01
 //! algorithm  u8       1 ring, 2 ketama, 3 maglev, 4 jump, 5 rendezvous, 6 table
-//! hash       u8       1 xxh3, 2 md5, 3 sha256, 4 murmur3
+//! hash       u8       1 xxh3, 2 md5, 3 sha256, 4 murmur3; twemproxy's 9 to 17
+//!                     (spec 2.1)
 //! zone_aware u8       0 or 1
 //! flags      u8       bit 0: ramped (some active node's ramp is below full);
 //!                     0 otherwise, so unramped encodings are as before

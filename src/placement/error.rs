@@ -72,7 +72,7 @@ pub enum PlacementError {
     )]
     UnknownAlgorithm(String),
     /// The hash function name is not one ringd implements.
-    #[error("unknown hash function `{0}`: expected one of xxh3, md5, sha256, murmur3")]
+    #[error("unknown hash function `{0}`: expected one of xxh3, md5, sha256, murmur3, fnv1a_64, fnv1_64, fnv1a_32, fnv1_32, crc32a, one_at_a_time, murmur, jenkins, hsieh")]
     UnknownHash(String),
     /// The algorithm fixes its own hash function and another one was asked for.
     #[error("algorithm `{algorithm}` only supports hash `{required}`, not `{requested}`")]
@@ -81,6 +81,17 @@ pub enum PlacementError {
         algorithm: &'static str,
         /// The hash it requires.
         required: &'static str,
+        /// The hash that was requested.
+        requested: &'static str,
+    },
+    /// The algorithm takes a set of hash functions and another one was
+    /// asked for.
+    #[error("algorithm `{algorithm}` supports the hashes {accepted}, not `{requested}`")]
+    HashNotAccepted {
+        /// The algorithm.
+        algorithm: &'static str,
+        /// The names of the hashes it accepts, its default first.
+        accepted: String,
         /// The hash that was requested.
         requested: &'static str,
     },

@@ -8,6 +8,7 @@ use sha2::Sha256;
 use xxhash_rust::{xxh3::xxh3_64, xxh64::xxh64};
 
 use super::config::HashFunction;
+use super::twemproxy::hashes;
 
 /// Hashes `bytes` to 64 bits with `f`.
 ///
@@ -20,6 +21,17 @@ pub fn hash64(f: HashFunction, bytes: &[u8]) -> u64 {
         HashFunction::Md5 => md5_64(bytes),
         HashFunction::Sha256 => sha256_64(bytes),
         HashFunction::Murmur3 => murmur3_x64_128(bytes, 0).0,
+        // twemproxy's 32-bit hashes, zero-extended; only `twemproxy` rings
+        // accept them (RingConfig::validate).
+        HashFunction::Fnv1a64 => u64::from(hashes::fnv1a_64(bytes)),
+        HashFunction::Fnv164 => u64::from(hashes::fnv1_64(bytes)),
+        HashFunction::Fnv1a32 => u64::from(hashes::fnv1a_32(bytes)),
+        HashFunction::Fnv132 => u64::from(hashes::fnv1_32(bytes)),
+        HashFunction::Crc32a => u64::from(hashes::crc32a(bytes)),
+        HashFunction::OneAtATime => u64::from(hashes::one_at_a_time(bytes)),
+        HashFunction::Murmur => u64::from(hashes::murmur(bytes)),
+        HashFunction::Jenkins => u64::from(hashes::jenkins(bytes)),
+        HashFunction::Hsieh => u64::from(hashes::hsieh(bytes)),
     }
 }
 

@@ -28,6 +28,7 @@ mod ramp;
 pub mod rendezvous;
 mod repeated_sum;
 pub mod table;
+pub mod twemproxy;
 pub mod vnode;
 
 use std::sync::OnceLock;

@@ -70,6 +70,33 @@ pub enum HashName {
     Sha256,
     /// MurmurHash3 x64-128, first half.
     Murmur3,
+    /// twemproxy's fnv1a_64 (its default).
+    #[serde(rename = "fnv1a_64")]
+    Fnv1a64,
+    /// twemproxy's fnv1_64.
+    #[serde(rename = "fnv1_64")]
+    Fnv164,
+    /// twemproxy's fnv1a_32.
+    #[serde(rename = "fnv1a_32")]
+    Fnv1a32,
+    /// twemproxy's fnv1_32.
+    #[serde(rename = "fnv1_32")]
+    Fnv132,
+    /// twemproxy's crc32a (CRC-32).
+    #[serde(rename = "crc32a")]
+    Crc32a,
+    /// twemproxy's one_at_a_time.
+    #[serde(rename = "one_at_a_time")]
+    OneAtATime,
+    /// twemproxy's murmur (MurmurHash2).
+    #[serde(rename = "murmur")]
+    Murmur,
+    /// twemproxy's jenkins (lookup3).
+    #[serde(rename = "jenkins")]
+    Jenkins,
+    /// twemproxy's hsieh (SuperFastHash).
+    #[serde(rename = "hsieh")]
+    Hsieh,
 }
 
 impl HashName {
@@ -80,6 +107,15 @@ impl HashName {
             Self::Md5 => "md5",
             Self::Sha256 => "sha256",
             Self::Murmur3 => "murmur3",
+            Self::Fnv1a64 => "fnv1a_64",
+            Self::Fnv164 => "fnv1_64",
+            Self::Fnv1a32 => "fnv1a_32",
+            Self::Fnv132 => "fnv1_32",
+            Self::Crc32a => "crc32a",
+            Self::OneAtATime => "one_at_a_time",
+            Self::Murmur => "murmur",
+            Self::Jenkins => "jenkins",
+            Self::Hsieh => "hsieh",
         }
     }
 }
@@ -91,6 +127,15 @@ impl From<HashFunction> for HashName {
             HashFunction::Md5 => Self::Md5,
             HashFunction::Sha256 => Self::Sha256,
             HashFunction::Murmur3 => Self::Murmur3,
+            HashFunction::Fnv1a64 => Self::Fnv1a64,
+            HashFunction::Fnv164 => Self::Fnv164,
+            HashFunction::Fnv1a32 => Self::Fnv1a32,
+            HashFunction::Fnv132 => Self::Fnv132,
+            HashFunction::Crc32a => Self::Crc32a,
+            HashFunction::OneAtATime => Self::OneAtATime,
+            HashFunction::Murmur => Self::Murmur,
+            HashFunction::Jenkins => Self::Jenkins,
+            HashFunction::Hsieh => Self::Hsieh,
         }
     }
 }

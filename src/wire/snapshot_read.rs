@@ -112,6 +112,15 @@ fn hash_of(h: HashName) -> HashFunction {
         HashName::Md5 => HashFunction::Md5,
         HashName::Sha256 => HashFunction::Sha256,
         HashName::Murmur3 => HashFunction::Murmur3,
+        HashName::Fnv1a64 => HashFunction::Fnv1a64,
+        HashName::Fnv164 => HashFunction::Fnv164,
+        HashName::Fnv1a32 => HashFunction::Fnv1a32,
+        HashName::Fnv132 => HashFunction::Fnv132,
+        HashName::Crc32a => HashFunction::Crc32a,
+        HashName::OneAtATime => HashFunction::OneAtATime,
+        HashName::Murmur => HashFunction::Murmur,
+        HashName::Jenkins => HashFunction::Jenkins,
+        HashName::Hsieh => HashFunction::Hsieh,
     }
 }
 

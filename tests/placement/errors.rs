@@ -102,7 +102,7 @@ fn unknown_algorithm_hash_and_fields() {
     );
     assert_eq!(
         "crc32".parse::<HashFunction>().unwrap_err().to_string(),
-        "unknown hash function `crc32`: expected one of xxh3, md5, sha256, murmur3"
+        "unknown hash function `crc32`: expected one of xxh3, md5, sha256, murmur3, fnv1a_64, fnv1_64, fnv1a_32, fnv1_32, crc32a, one_at_a_time, murmur, jenkins, hsieh"
     );
     let e = serde_json::from_str::<RingConfig>(r#"{"algorithm":"ring","vnodes":3}"#).unwrap_err();
     assert!(e.to_string().contains("unknown field `vnodes`"), "{e}");

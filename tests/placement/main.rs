@@ -14,4 +14,5 @@ mod table_properties;
 mod table_reference;
 mod table_rules;
 mod table_sequences;
+mod twemproxy_hashes;
 mod vectors;

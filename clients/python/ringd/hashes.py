@@ -41,7 +41,12 @@ HASHES: Dict[str, Hash64] = {
 }
 
 # Codes in the canonical encoding (2.1).
-HASH_CODES: Dict[str, int] = {"xxh3": 1, "md5": 2, "sha256": 3, "murmur3": 4}
+HASH_CODES: Dict[str, int] = {
+    "xxh3": 1, "md5": 2, "sha256": 3, "murmur3": 4,
+    # twemproxy's key hashes (3.7), for `twemproxy` rings only.
+    "fnv1a_64": 9, "fnv1_64": 10, "fnv1a_32": 11, "fnv1_32": 12, "crc32a": 13,
+    "one_at_a_time": 14, "murmur": 15, "jenkins": 16, "hsieh": 17,
+}
 
 
 def hash64(name: str, data: bytes) -> int:

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, FrozenSet, Mapping, Optional
 
 from .errors import PlacementError
-from .hashes import HASH_CODES
+from .hashes import HASH_CODES, HASHES
 
 ALGORITHM_CODES: Dict[str, int] = {
     "ring": 1, "ketama": 2, "maglev": 3, "jump": 4, "rendezvous": 5, "table": 6,
@@ -104,6 +104,9 @@ class RingConfig:
         """Check 1 of 2.4, in its order."""
         if self.algorithm == "ketama" and self.hash != "md5":
             raise PlacementError("HashNotSupported", "ketama only supports md5")
+        if self.hash not in HASHES:
+            raise PlacementError("HashNotAccepted",
+                                 f"{self.algorithm} supports the hashes {', '.join(HASHES)}")
         v, r, p = self.vnodes_per_weight, self.replication_factor, self.partitions
         if not _is_int(v) or not 1 <= v <= 10_000:
             raise PlacementError("VnodesOutOfRange", f"{v!r} not in 1..=10000")

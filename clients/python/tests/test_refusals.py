@@ -23,6 +23,7 @@ def test_config_refusals() -> None:
     assert kind(RingConfig, algorithm="ketama", hash="xxh3") == "HashNotSupported"
     assert kind(RingConfig, algorithm="consistent") == "UnknownAlgorithm"
     assert kind(RingConfig, hash="crc32") == "UnknownHash"
+    assert kind(RingConfig, hash="fnv1a_64") == "HashNotAccepted"  # twemproxy's only
     assert kind(RingConfig, vnodes_per_weight=0) == "VnodesOutOfRange"
     assert kind(RingConfig, replication_factor=65) == "ReplicationOutOfRange"
     assert kind(RingConfig, partitions=1000) == "PartitionsOutOfRange"
