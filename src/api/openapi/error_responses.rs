@@ -1,7 +1,7 @@
 //! The error responses many operations share, named once for their
 //! OpenAPI annotations: `responses(ReadErrors, …)` instead of the same
 //! lines in every handler. Each set is only documentation; the handlers
-//! answer with [`ApiError`](super::problem::ApiError) as before. An
+//! answer with [`ApiError`](crate::api::problem::ApiError) as before. An
 //! operation's own 400 (which inputs it checks) stays beside it.
 
 use utoipa::IntoResponses;

@@ -57,7 +57,7 @@ token). With a read token configured, reads need the read or the admin token. \
 
 /// The head of the OpenAPI document of the v1 API: info, the schemas no
 /// operation names, and tags. The operations come from the route table
-/// ([`super::routes`]); [`finish`] then runs the modifiers, which need them.
+/// ([`crate::api::routes`]); [`finish`] then runs the modifiers, which need them.
 #[derive(OpenApi)]
 #[openapi(
     info(title = "ringd", description = DESCRIPTION, license(name = "Apache-2.0")),
@@ -157,7 +157,7 @@ pub fn docs_router(document: utoipa::openapi::OpenApi) -> Router<AppState> {
 /// The routes served on purpose without an operation in the document: the
 /// document itself and Swagger UI (`/docs` redirects to `/docs/`, which
 /// serves the UI's files under it), and the web console (`/ui`, see
-/// [`super::console`]).
+/// [`crate::api::console`]).
 pub const UNDOCUMENTED_ROUTES: &[&str] = &[
     "/openapi.json",
     "/docs",
