@@ -33,7 +33,9 @@ Here, just before each call, a case that schemathesis generated as valid
 is made into the request a correct client would send: each precondition
 it carries is set to the ring's current version, read from the server
 (or dropped when the call creates the ring), each configuration it
-carries gets `md5` for `ketama`, the nearest prime for its table size and,
+carries gets `md5` for `ketama` (and a hash of the four general ones
+elsewhere), `ring` for a proxy's mode (whose nodes need addresses of the
+proxy's form, which no schema can say), the nearest prime for its table size and,
 for `table`, partitions (256 when a `set_config` has none, fewer when
 there would be too many slots), and a lookup keeps one of its keys. Cases generated as invalid are sent
 as they are. Nothing else is changed, and a ring that does not exist is
@@ -95,6 +97,10 @@ def nearest_prime(n):
     return down
 
 
+# The algorithms that reproduce a proxy, and the hashes the others take.
+PROXY_MODES = {"nginx"}
+GENERAL_HASHES = {"xxh3", "md5", "sha256", "murmur3"}
+
 # Most replica slots a table may have: partitions × replicas.
 MAX_TABLE_CELLS = 1 << 23
 
@@ -111,12 +117,20 @@ def follow_config_rules(config, complete=False):
         while parts > 256 and parts * rf > MAX_TABLE_CELLS:
             parts //= 2
         config["partitions"] = parts
+    if config.get("algorithm") in PROXY_MODES:
+        # A proxy's mode places nodes by an address of the proxy's form,
+        # which every active node must have: no schema can say that of the
+        # nodes a ring already holds (tests/api checks those refusals).
+        config["algorithm"] = "ring"
     if config.get("algorithm") == "ketama":
         config["hash"] = "md5"
     elif "hash" in config and "algorithm" not in config:
         # A patch naming only the hash may meet a ketama ring; md5 is the
-        # one hash every algorithm takes.
+        # one hash every algorithm left here takes.
         config["hash"] = "md5"
+    elif "hash" in config and config["hash"] not in GENERAL_HASHES:
+        # A proxy's hash goes with its own mode only.
+        config["hash"] = "xxh3"
     size = config.get("table_size")
     if isinstance(size, int) and not isinstance(size, bool) and not is_prime(size):
         config["table_size"] = nearest_prime(size)

@@ -17,7 +17,10 @@ impl From<PlacementError> for ApiError {
             EmptyNodeId | InvalidNodeId { .. } | DuplicateNodeId(_) => "id",
             InvalidHashKey { .. } => "hash_key",
             InvalidZone { .. } | MissingZone(_) => "zone",
-            InvalidAddress { .. } | MissingAddress { .. } => "address",
+            InvalidAddress { .. }
+            | MissingAddress { .. }
+            | AddressNotServer { .. }
+            | DuplicateAddress { .. } => "address",
             WeightOutOfRange { .. } => "weight",
             RampOutOfRange { .. } | RampNotSupported { .. } => "ramp",
             UnknownAlgorithm(_) => "algorithm",

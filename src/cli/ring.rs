@@ -48,6 +48,7 @@ fn algorithm_parser() -> impl TypedValueParser<Value = Algorithm> {
         Algorithm::Jump => "Jump consistent hash",
         Algorithm::Rendezvous => "Weighted rendezvous hashing",
         Algorithm::Table => "Stored partition table with exact quotas",
+        Algorithm::Nginx => "nginx's hash $key consistent (nodes placed by address)",
     };
     PossibleValuesParser::new(Algorithm::ALL.map(|a| PossibleValue::new(a.name()).help(help(a))))
         .try_map(|name| name.parse::<Algorithm>())
@@ -69,6 +70,7 @@ fn hash_parser() -> impl TypedValueParser<Value = HashFunction> {
         HashFunction::Murmur => "Twemproxy's murmur (MurmurHash2)",
         HashFunction::Jenkins => "Twemproxy's jenkins (lookup3)",
         HashFunction::Hsieh => "Twemproxy's hsieh (SuperFastHash)",
+        HashFunction::Crc32 => "CRC-32 (nginx's only hash)",
     };
     PossibleValuesParser::new(HashFunction::ALL.map(|h| PossibleValue::new(h.name()).help(help(h))))
         .try_map(|name| name.parse::<HashFunction>())

@@ -23,17 +23,20 @@ pub enum Algorithm {
     Rendezvous,
     /// A stored partition table with exact quotas (`placement::table`).
     Table,
+    /// nginx's `hash $key consistent`, bit for bit (`placement::nginx`).
+    Nginx,
 }
 
 impl Algorithm {
     /// All algorithms, in their canonical code order.
-    pub const ALL: [Algorithm; 6] = [
+    pub const ALL: [Algorithm; 7] = [
         Algorithm::Ring,
         Algorithm::Ketama,
         Algorithm::Maglev,
         Algorithm::Jump,
         Algorithm::Rendezvous,
         Algorithm::Table,
+        Algorithm::Nginx,
     ];
 
     /// The name used in JSON and on the command line.
@@ -45,6 +48,7 @@ impl Algorithm {
             Algorithm::Jump => "jump",
             Algorithm::Rendezvous => "rendezvous",
             Algorithm::Table => "table",
+            Algorithm::Nginx => "nginx",
         }
     }
 
@@ -57,6 +61,7 @@ impl Algorithm {
             Algorithm::Jump => 4,
             Algorithm::Rendezvous => 5,
             Algorithm::Table => 6,
+            Algorithm::Nginx => 7,
         }
     }
 
@@ -73,6 +78,7 @@ impl Algorithm {
             | Algorithm::Jump
             | Algorithm::Rendezvous
             | Algorithm::Table => false,
+            Algorithm::Nginx => true,
         }
     }
 
@@ -80,6 +86,7 @@ impl Algorithm {
     pub fn default_hash(self) -> HashFunction {
         match self {
             Algorithm::Ketama => HashFunction::Md5,
+            Algorithm::Nginx => HashFunction::Crc32,
             _ => HashFunction::Xxh3,
         }
     }
@@ -144,15 +151,19 @@ pub enum HashFunction {
     Jenkins,
     /// twemproxy's `hsieh` (SuperFastHash).
     Hsieh,
+    /// CRC-32 (IEEE), as nginx's `ngx_crc32`: a 32-bit key hash for the
+    /// `nginx` algorithm only.
+    Crc32,
 }
 
 impl HashFunction {
     /// All hash functions, in their canonical code order.
-    pub const ALL: [HashFunction; 13] = [
+    pub const ALL: [HashFunction; 14] = [
         HashFunction::Xxh3,
         HashFunction::Md5,
         HashFunction::Sha256,
         HashFunction::Murmur3,
+        HashFunction::Crc32,
         HashFunction::Fnv1a64,
         HashFunction::Fnv164,
         HashFunction::Fnv1a32,
@@ -204,6 +215,7 @@ impl HashFunction {
             HashFunction::Murmur => "murmur",
             HashFunction::Jenkins => "jenkins",
             HashFunction::Hsieh => "hsieh",
+            HashFunction::Crc32 => "crc32",
         }
     }
 
@@ -223,6 +235,7 @@ impl HashFunction {
             HashFunction::Murmur => 15,
             HashFunction::Jenkins => 16,
             HashFunction::Hsieh => 17,
+            HashFunction::Crc32 => 5,
         }
     }
 }

@@ -6,7 +6,7 @@ use std::sync::OnceLock;
 use super::continuum::Continuum;
 use super::jump::runs::{BucketRuns, RunsBuilder, HOLE};
 use super::nodeset::{active_sorted, zones_of};
-use super::{config, hash, jump, ketama, maglev, vnode};
+use super::{config, hash, jump, ketama, maglev, nginx, vnode};
 use super::{Algorithm, Layout, Node, NodeId, Placement, PlacementError, RingConfig};
 
 impl Placement {
@@ -24,6 +24,7 @@ impl Placement {
             Algorithm::Jump => Layout::Jump(Self::checked_len(jump::initial_runs(&active))?),
             Algorithm::Rendezvous => Self::rendezvous_layout(config, &active),
             Algorithm::Table => return Self::table_from(config, active, None),
+            Algorithm::Nginx => Layout::Nginx(nginx::build(&active)),
         };
         Ok(Self::assemble(config, active, layout))
     }

@@ -126,6 +126,7 @@ impl RingConfig {
         }
         let accepted: &'static [HashFunction] = match self.algorithm {
             Algorithm::Ketama => &[HashFunction::Md5],
+            Algorithm::Nginx => &[HashFunction::Crc32],
             _ => &HashFunction::GENERAL,
         };
         if !accepted.contains(&self.hash) {

@@ -49,6 +49,21 @@ impl Continuum {
         Self::from_sorted(points, space_bits)
     }
 
+    /// Sorts `(position, owner)` pairs, keeps only the first of each run of
+    /// equal positions (the lowest owner index) and builds: nginx's rule.
+    pub(crate) fn from_unsorted_first_of_equal(
+        mut points: Vec<(u64, u32)>,
+        space_bits: u32,
+    ) -> Self {
+        points.sort_unstable();
+        points.dedup_by_key(|p| p.0);
+        let points = points
+            .into_iter()
+            .map(|(pos, owner)| Point { pos, owner })
+            .collect();
+        Self::from_sorted(points, space_bits)
+    }
+
     /// Number of points.
     pub(crate) fn len(&self) -> usize {
         self.points.len()

@@ -6,9 +6,10 @@
 //!
 //! ```text
 //! magic      8 bytes  "RINGDPL" 0x01
-//! algorithm  u8       1 ring, 2 ketama, 3 maglev, 4 jump, 5 rendezvous, 6 table
-//! hash       u8       1 xxh3, 2 md5, 3 sha256, 4 murmur3; twemproxy's 9 to 17
-//!                     (spec 2.1)
+//! algorithm  u8       1 ring, 2 ketama, 3 maglev, 4 jump, 5 rendezvous, 6 table,
+//!                     7 nginx
+//! hash       u8       1 xxh3, 2 md5, 3 sha256, 4 murmur3, 5 crc32; twemproxy's
+//!                     9 to 17 (spec 2.1)
 //! zone_aware u8       0 or 1
 //! flags      u8       bit 0: ramped (some active node's ramp is below full);
 //!                     0 otherwise, so unramped encodings are as before
@@ -23,6 +24,7 @@
 //! body, by algorithm:
 //!   ring        u32 count, then count × (u64 position, u32 node)
 //!   ketama      u32 count, then count × (u32 position, u32 node)
+//!   nginx       the same as ketama
 //!   maglev      u32 table size, then size × u32 node
 //!   jump        u32 buckets, then buckets × u32 node (0xFFFFFFFF = hole)
 //!   rendezvous  per node, u64 label hash
@@ -210,7 +212,7 @@ impl Placement {
                     out.extend_from_slice(&p.owner.to_le_bytes());
                 }
             }
-            Layout::Ketama(c) => {
+            Layout::Ketama(c) | Layout::Nginx(c) => {
                 out.extend_from_slice(&(c.len() as u32).to_le_bytes());
                 for p in c.points() {
                     out.extend_from_slice(&(p.pos as u32).to_le_bytes());
@@ -243,7 +245,7 @@ impl Placement {
     fn body_len(&self) -> usize {
         match &self.layout {
             Layout::Ring(c) => c.len() * 12,
-            Layout::Ketama(c) => c.len() * 8,
+            Layout::Ketama(c) | Layout::Nginx(c) => c.len() * 8,
             Layout::Maglev(t) => t.len() * 4,
             Layout::Jump(b) => b.len() as usize * 4,
             Layout::Rendezvous { node_hashes, .. } => node_hashes.len() * 8,

@@ -58,6 +58,28 @@ pub enum PlacementError {
         /// The ring's algorithm.
         algorithm: &'static str,
     },
+    /// An active node's address is not one the ring's proxy can take as a
+    /// server, or would change the configuration it is written into.
+    #[error("address `{address}` of node `{node}` cannot be an nginx server: {reason}")]
+    AddressNotServer {
+        /// The first such node in id order.
+        node: String,
+        /// Its address (truncated to 200 characters).
+        address: String,
+        /// What is wrong with it.
+        reason: &'static str,
+    },
+    /// Two active nodes share an address under an algorithm that places by
+    /// address: the proxy would take them for one server.
+    #[error("nodes `{first}` and `{second}` share the address `{address}`, but an nginx ring places nodes by address: give each its own")]
+    DuplicateAddress {
+        /// The address.
+        address: String,
+        /// The first node with it, in id order.
+        first: String,
+        /// The second.
+        second: String,
+    },
     /// A weight was zero or above the maximum.
     #[error("weight {weight} is out of range: weights are integers from 1 to {max}")]
     WeightOutOfRange {
@@ -68,11 +90,11 @@ pub enum PlacementError {
     },
     /// The algorithm name is not one ringd implements.
     #[error(
-        "unknown algorithm `{0}`: expected one of ring, ketama, maglev, jump, rendezvous, table"
+        "unknown algorithm `{0}`: expected one of ring, ketama, maglev, jump, rendezvous, table, nginx"
     )]
     UnknownAlgorithm(String),
     /// The hash function name is not one ringd implements.
-    #[error("unknown hash function `{0}`: expected one of xxh3, md5, sha256, murmur3, fnv1a_64, fnv1_64, fnv1a_32, fnv1_32, crc32a, one_at_a_time, murmur, jenkins, hsieh")]
+    #[error("unknown hash function `{0}`: expected one of xxh3, md5, sha256, murmur3, crc32, fnv1a_64, fnv1_64, fnv1a_32, fnv1_32, crc32a, one_at_a_time, murmur, jenkins, hsieh")]
     UnknownHash(String),
     /// The algorithm fixes its own hash function and another one was asked for.
     #[error("algorithm `{algorithm}` only supports hash `{required}`, not `{requested}`")]

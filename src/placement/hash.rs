@@ -32,6 +32,8 @@ pub fn hash64(f: HashFunction, bytes: &[u8]) -> u64 {
         HashFunction::Murmur => u64::from(hashes::murmur(bytes)),
         HashFunction::Jenkins => u64::from(hashes::jenkins(bytes)),
         HashFunction::Hsieh => u64::from(hashes::hsieh(bytes)),
+        // Only `nginx` accepts it, and hashes keys with it to 32 bits.
+        HashFunction::Crc32 => u64::from(crc32fast::hash(bytes)),
     }
 }
 

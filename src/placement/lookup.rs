@@ -1,16 +1,17 @@
 //! Key lookups, the hot path: a key's hash, its owner and its preference
 //! list.
 
-use super::{hash, ketama, preference, rendezvous};
+use super::{hash, ketama, nginx, preference, rendezvous};
 use super::{HashFunction, Layout, NodeId, Placement};
 
 impl Placement {
     /// The key's position in the algorithm's hash space: 32 bits for
-    /// `ketama`, 64 bits otherwise.
+    /// `ketama` and `nginx`, 64 bits otherwise.
     #[inline]
     pub fn key_hash(&self, key: &[u8]) -> u64 {
         match self.layout {
             Layout::Ketama(_) => u64::from(ketama::key_hash(key)),
+            Layout::Nginx(_) => u64::from(nginx::key_hash(key)),
             _ => hash::hash64(self.config.hash, key),
         }
     }
@@ -48,7 +49,7 @@ impl Placement {
     #[inline]
     pub fn owner_of_hash(&self, h: u64) -> Option<usize> {
         let i = match &self.layout {
-            Layout::Ring(c) | Layout::Ketama(c) => c.owner(h)?,
+            Layout::Ring(c) | Layout::Ketama(c) | Layout::Nginx(c) => c.owner(h)?,
             Layout::Maglev(t) => *t.get((h % self.config.table_size) as usize)?,
             Layout::Jump(b) if !b.is_empty() => b.owner(b.lookup(h)),
             Layout::Jump(_) => return None,
@@ -75,7 +76,7 @@ impl Placement {
         let n = self.nodes.len();
         let zones = self.zones.as_ref().map(|z| (&z.of_node[..], z.count));
         let picked = match &self.layout {
-            Layout::Ring(c) | Layout::Ketama(c) => match c.successor(h) {
+            Layout::Ring(c) | Layout::Ketama(c) | Layout::Nginx(c) => match c.successor(h) {
                 Some(start) => preference::select(c.walk(start), r, n, zones),
                 None => Vec::new(),
             },

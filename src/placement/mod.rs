@@ -20,6 +20,7 @@ pub mod jump;
 pub mod ketama;
 mod lookup;
 pub mod maglev;
+pub mod nginx;
 pub mod node;
 mod nodeset;
 mod ownership;
@@ -57,6 +58,7 @@ enum Layout {
         uniform: bool,
     },
     Table(table::PartitionTable),
+    Nginx(Continuum),
 }
 
 /// An immutable, materialized placement: who owns every key.
@@ -118,11 +120,11 @@ impl Placement {
         }
     }
 
-    /// For `ring` and `ketama`, the points on the circle in ascending order
-    /// with their owners (ties in the documented order).
+    /// For `ring`, `ketama` and `nginx`, the points on the circle in
+    /// ascending order with their owners (ties in the documented order).
     pub fn points(&self) -> Option<impl Iterator<Item = (u64, &NodeId)> + '_> {
         match &self.layout {
-            Layout::Ring(c) | Layout::Ketama(c) => Some(
+            Layout::Ring(c) | Layout::Ketama(c) | Layout::Nginx(c) => Some(
                 c.points()
                     .iter()
                     .map(|p| (p.pos, &self.nodes[p.owner as usize].id)),

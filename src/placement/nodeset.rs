@@ -3,7 +3,7 @@
 use super::config::{self, Algorithm, RingConfig};
 use super::error::PlacementError;
 use super::node::{Node, Zone};
-use super::{ketama, vnode};
+use super::{ketama, nginx, vnode};
 
 /// Zone number of each node (numbered by zone name order) and the number of
 /// distinct zones; present only when zone awareness is on.
@@ -44,9 +44,12 @@ pub(crate) fn active_sorted(
             });
         }
     }
+    if config.algorithm == Algorithm::Nginx {
+        nginx::check_nodes(&active)?;
+    }
     if matches!(
         config.algorithm,
-        Algorithm::Ketama | Algorithm::Jump | Algorithm::Table
+        Algorithm::Ketama | Algorithm::Jump | Algorithm::Table | Algorithm::Nginx
     ) {
         if let Some(n) = active.iter().find(|n| !n.ramp.is_full()) {
             return Err(PlacementError::RampNotSupported {
@@ -59,6 +62,7 @@ pub(crate) fn active_sorted(
     let total = match config.algorithm {
         Algorithm::Ring => vnode::point_count(config.vnodes_per_weight, &active),
         Algorithm::Ketama => ketama::point_count(&active),
+        Algorithm::Nginx => nginx::point_count(&active),
         Algorithm::Jump => active.iter().map(|n| u64::from(n.weight.get())).sum(),
         // Every cell of a partition table is encoded.
         Algorithm::Table => {

@@ -64,7 +64,7 @@ impl Placement {
     pub(crate) fn units(&self) -> (OwnershipBasis, Vec<u128>, u128) {
         let mut units = vec![0u128; self.nodes.len()];
         let (basis, total) = match &self.layout {
-            Layout::Ring(c) | Layout::Ketama(c) => {
+            Layout::Ring(c) | Layout::Ketama(c) | Layout::Nginx(c) => {
                 for arc in c.arcs() {
                     units[arc.owner as usize] += arc.len();
                 }

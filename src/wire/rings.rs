@@ -28,6 +28,9 @@ pub enum AlgorithmName {
     Rendezvous,
     /// A stored partition table with exact quotas.
     Table,
+    /// nginx's `hash $key consistent`, bit for bit (crc32; nodes placed by
+    /// address).
+    Nginx,
 }
 
 impl AlgorithmName {
@@ -40,6 +43,7 @@ impl AlgorithmName {
             Self::Jump => "jump",
             Self::Rendezvous => "rendezvous",
             Self::Table => "table",
+            Self::Nginx => "nginx",
         }
     }
 }
@@ -53,6 +57,7 @@ impl From<Algorithm> for AlgorithmName {
             Algorithm::Jump => Self::Jump,
             Algorithm::Rendezvous => Self::Rendezvous,
             Algorithm::Table => Self::Table,
+            Algorithm::Nginx => Self::Nginx,
         }
     }
 }
@@ -97,6 +102,8 @@ pub enum HashName {
     /// twemproxy's hsieh (SuperFastHash).
     #[serde(rename = "hsieh")]
     Hsieh,
+    /// CRC-32 (IEEE; nginx's only hash).
+    Crc32,
 }
 
 impl HashName {
@@ -116,6 +123,7 @@ impl HashName {
             Self::Murmur => "murmur",
             Self::Jenkins => "jenkins",
             Self::Hsieh => "hsieh",
+            Self::Crc32 => "crc32",
         }
     }
 }
@@ -136,6 +144,7 @@ impl From<HashFunction> for HashName {
             HashFunction::Murmur => Self::Murmur,
             HashFunction::Jenkins => Self::Jenkins,
             HashFunction::Hsieh => Self::Hsieh,
+            HashFunction::Crc32 => Self::Crc32,
         }
     }
 }

@@ -103,6 +103,7 @@ fn algorithm_of(a: AlgorithmName) -> Algorithm {
         AlgorithmName::Jump => Algorithm::Jump,
         AlgorithmName::Rendezvous => Algorithm::Rendezvous,
         AlgorithmName::Table => Algorithm::Table,
+        AlgorithmName::Nginx => Algorithm::Nginx,
     }
 }
 
@@ -121,6 +122,7 @@ fn hash_of(h: HashName) -> HashFunction {
         HashName::Murmur => HashFunction::Murmur,
         HashName::Jenkins => HashFunction::Jenkins,
         HashName::Hsieh => HashFunction::Hsieh,
+        HashName::Crc32 => HashFunction::Crc32,
     }
 }
 

@@ -29,6 +29,7 @@ mod lookup_bytes;
 mod membership_guard;
 mod membership_policy;
 mod membership_policy_input;
+mod nginx_rings;
 mod openapi_constraints;
 mod openapi_drift;
 mod preconditions;

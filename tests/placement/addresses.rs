@@ -54,3 +54,70 @@ fn a_record_hands_its_address_to_placement() {
         Some(Address::new("10.0.0.1:11211").unwrap())
     );
 }
+
+fn nginx_node(id: &str, address: &str) -> Node {
+    Node::new(NodeId::new(id).unwrap()).with_address(Address::new(address).unwrap())
+}
+
+#[test]
+fn nginx_keeps_the_point_of_the_lower_index_of_two_equal_ones() {
+    // These two addresses share the point 326743374 (spec 5.7, 12).
+    let nodes = [
+        nginx_node("replacement", "10.0.1.71:11211"),
+        nginx_node("original", "10.0.1.249:11211"),
+    ];
+    let p = Placement::build(&RingConfig::new(Algorithm::Nginx), &nodes).unwrap();
+    let mut counts = std::collections::BTreeMap::new();
+    for (pos, id) in p.points().unwrap() {
+        *counts.entry(id.as_str()).or_insert(0) += 1;
+        if pos == 326_743_374 {
+            assert_eq!(id.as_str(), "original");
+        }
+    }
+    assert_eq!(counts["original"], 160);
+    assert_eq!(counts["replacement"], 159);
+}
+
+#[test]
+fn nginx_places_by_address_alone() {
+    let config = RingConfig::new(Algorithm::Nginx);
+    let plain = Placement::build(&config, &[nginx_node("a", "10.0.0.1:80")]).unwrap();
+    let keyed = nginx_node("a", "10.0.0.1:80")
+        .with_hash_key(ringd::placement::HashKey::new("elsewhere").unwrap());
+    let keyed = Placement::build(&config, &[keyed]).unwrap();
+    let points = |p: &Placement| p.points().unwrap().map(|(x, _)| x).collect::<Vec<_>>();
+    assert_eq!(points(&plain), points(&keyed));
+    // A new address is a new server: none of its points stay.
+    let moved = Placement::build(&config, &[nginx_node("a", "10.0.0.2:80")]).unwrap();
+    let old: std::collections::BTreeSet<u64> = points(&plain).into_iter().collect();
+    assert!(points(&moved).iter().all(|x| !old.contains(x)));
+}
+
+#[test]
+fn nginx_refusals_come_in_the_spec_order() {
+    use ringd::placement::PlacementError as E;
+    let config = RingConfig::new(Algorithm::Nginx);
+    let build = |nodes: &[Node]| Placement::build(&config, nodes).unwrap_err();
+    let bare = Node::new(NodeId::new("b").unwrap());
+    assert!(matches!(
+        build(std::slice::from_ref(&bare)),
+        E::MissingAddress { .. }
+    ));
+    let bad = nginx_node("a", "10.0.0.1");
+    assert!(matches!(build(&[bad, bare]), E::MissingAddress { .. }));
+    let twice = [
+        nginx_node("a", "h:1"),
+        nginx_node("b", "h:1"),
+        nginx_node("c", "x;:1"),
+    ];
+    assert!(matches!(build(&twice), E::AddressNotServer { .. }));
+    match build(&twice[..2]) {
+        E::DuplicateAddress { first, second, .. } => assert_eq!((&*first, &*second), ("a", "b")),
+        other => panic!("{other:?}"),
+    }
+    let ramped = nginx_node("a", "h:1").with_ramp(ringd::placement::Ramp::new(100).unwrap());
+    assert!(matches!(build(&[ramped]), E::RampNotSupported { .. }));
+    let mut other = RingConfig::new(Algorithm::Ring);
+    other.hash = ringd::placement::HashFunction::Crc32;
+    assert!(matches!(other.validate(), Err(E::HashNotAccepted { .. })));
+}

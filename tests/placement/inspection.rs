@@ -3,11 +3,14 @@
 use std::collections::BTreeMap;
 
 use ringd::placement::{
-    Algorithm, DiffBasis, Node, NodeId, Placement, PlacementDiff, RingConfig, Weight,
+    Address, Algorithm, DiffBasis, Node, NodeId, Placement, PlacementDiff, RingConfig, Weight,
 };
 
+/// A node, with an address for the algorithms that place by it.
 fn node(id: &str, weight: u64) -> Node {
-    Node::new(NodeId::new(id).unwrap()).with_weight(Weight::new(weight).unwrap())
+    Node::new(NodeId::new(id).unwrap())
+        .with_weight(Weight::new(weight).unwrap())
+        .with_address(Address::new(format!("{id}.svc:11211")).unwrap())
 }
 
 fn cluster() -> Vec<Node> {
@@ -104,7 +107,12 @@ fn model_diffs_match_hashed_keys_for_jump_and_rendezvous() {
 
 #[test]
 fn moved_ranges_predict_exactly_which_keys_move() {
-    for alg in [Algorithm::Ring, Algorithm::Ketama, Algorithm::Maglev] {
+    for alg in [
+        Algorithm::Ring,
+        Algorithm::Ketama,
+        Algorithm::Maglev,
+        Algorithm::Nginx,
+    ] {
         let c = RingConfig::new(alg);
         let before = Placement::build(&c, &cluster()).unwrap();
         for (name, nodes) in changes() {

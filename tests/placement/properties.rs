@@ -2,20 +2,27 @@
 
 use proptest::prelude::*;
 use ringd::placement::{
-    Algorithm, Node, NodeId, Placement, PlacementDiff, RingConfig, Weight, Zone,
+    Address, Algorithm, Node, NodeId, Placement, PlacementDiff, RingConfig, Weight, Zone,
 };
 
 fn algorithm() -> impl Strategy<Value = Algorithm> {
     prop::sample::select(Algorithm::ALL.to_vec())
 }
 
-/// 1–12 nodes with distinct ids, weights 1–4 and one of three zones.
+/// A node's address, from its id (only `nginx` places by it).
+fn address_of(id: &str) -> Address {
+    Address::new(format!("{id}.svc:11211")).unwrap()
+}
+
+/// 1–12 nodes with distinct ids, weights 1–4, one of three zones and an
+/// address.
 fn nodes(max: usize) -> impl Strategy<Value = Vec<Node>> {
     prop::collection::btree_map("[a-z][a-z0-9]{0,7}", (1u64..=4, 0usize..3), 1..=max).prop_map(
         |m| {
             m.into_iter()
                 .map(|(id, (w, z))| {
-                    Node::new(NodeId::new(id).unwrap())
+                    Node::new(NodeId::new(id.as_str()).unwrap())
+                        .with_address(address_of(&id))
                         .with_weight(Weight::new(w).unwrap())
                         .with_zone(Zone::new(["za", "zb", "zc"][z]).unwrap())
                 })
@@ -83,7 +90,7 @@ proptest! {
         // against the least any assignment needs.
         prop_assume!(alg != Algorithm::Table);
         let before = Placement::build(&config(alg), &ns).unwrap();
-        let newcomer = Node::new(NodeId::new("zz-new").unwrap());
+        let newcomer = Node::new(NodeId::new("zz-new").unwrap()).with_address(address_of("zz-new"));
         let mut more = ns.clone();
         more.push(newcomer.clone());
         let after = before.rebuild(&config(alg), &more).unwrap();
@@ -168,7 +175,7 @@ proptest! {
         prop_assert_eq!(o.nodes.iter().map(|n| n.units).sum::<u128>(), o.total_units);
         let expected = match alg {
             Algorithm::Ring => 1u128 << 64,
-            Algorithm::Ketama => 1u128 << 32,
+            Algorithm::Ketama | Algorithm::Nginx => 1u128 << 32,
             Algorithm::Maglev => 4099,
             Algorithm::Table => 256,
             Algorithm::Jump | Algorithm::Rendezvous => {

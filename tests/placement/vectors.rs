@@ -7,8 +7,8 @@
 //! the change in the commit.
 
 use ringd::placement::{
-    Algorithm, HashFunction, HashKey, Node, NodeId, NodeState, Placement, Ramp, RingConfig, Weight,
-    Zone,
+    Address, Algorithm, HashFunction, HashKey, Node, NodeId, NodeState, Placement, Ramp,
+    RingConfig, Weight, Zone,
 };
 use serde_json::{json, Value};
 
@@ -21,8 +21,25 @@ fn node(id: &str, weight: u64) -> Node {
     Node::new(NodeId::new(id).unwrap()).with_weight(Weight::new(weight).unwrap())
 }
 
-/// The node set and config tweaks for each shape.
+/// An address for the `i`-th node of a shape, for the algorithms that
+/// place by address: `10.0.x.y:11211`.
+fn address(i: usize) -> Address {
+    Address::new(format!("10.0.{}.{}:11211", i / 250, i % 250 + 1)).unwrap()
+}
+
+/// The node set and config tweaks for each shape; under an algorithm that
+/// places by address, every node gets one.
 fn shape(name: &str, algorithm: Algorithm) -> (RingConfig, Vec<Node>) {
+    let (config, mut nodes) = shape_by_label(name, algorithm);
+    if algorithm.places_by_address() {
+        for (i, n) in nodes.iter_mut().enumerate() {
+            n.address.get_or_insert_with(|| address(i));
+        }
+    }
+    (config, nodes)
+}
+
+fn shape_by_label(name: &str, algorithm: Algorithm) -> (RingConfig, Vec<Node>) {
     let mut config = RingConfig::new(algorithm);
     // The fewest partitions keep the table's rows readable in the file
     // (set for `table` only: others do not use them, nor write them).
@@ -49,6 +66,17 @@ fn shape(name: &str, algorithm: Algorithm) -> (RingConfig, Vec<Node>) {
                     node(&format!("z-{i}"), 1).with_zone(Zone::new(zone).unwrap())
                 })
                 .collect()
+        }
+        "colliding" if algorithm == Algorithm::Nginx => {
+            // Two addresses with one equal point (326743374): nginx keeps
+            // the point of the server listed first, `original`.
+            let at = |a: &str| Address::new(a).unwrap();
+            vec![
+                node("replacement", 1).with_address(at("10.0.1.71:11211")),
+                node("original", 1).with_address(at("10.0.1.249:11211")),
+                node("peer-1", 1),
+                node("peer-2", 2),
+            ]
         }
         "colliding" => {
             // Two nodes hash the same label, so every point (or draw) of
@@ -93,12 +121,16 @@ fn node_json(n: &Node) -> Value {
     if !n.ramp.is_full() {
         v["ramp"] = json!(n.ramp.get());
     }
+    // Only the algorithms that place by address give nodes one.
+    if let Some(a) = &n.address {
+        v["address"] = json!(a.as_str());
+    }
     v
 }
 
 /// The small files beyond the shapes above, each pinning one input the
 /// shapes leave at its default: `(file name, algorithm)`.
-const EXTRAS: [(&str, Algorithm); 12] = [
+const EXTRAS: [(&str, Algorithm); 14] = [
     ("ring-md5-vnodes", Algorithm::Ring),
     ("rendezvous-sha256", Algorithm::Rendezvous),
     ("maglev-murmur3-table-size", Algorithm::Maglev),
@@ -111,6 +143,8 @@ const EXTRAS: [(&str, Algorithm); 12] = [
     ("jump-no-active", Algorithm::Jump),
     ("rendezvous-no-active", Algorithm::Rendezvous),
     ("table-no-active", Algorithm::Table),
+    ("nginx-forty", Algorithm::Nginx),
+    ("nginx-no-active", Algorithm::Nginx),
 ];
 
 /// The config, nodes and placement of one of [`EXTRAS`].
@@ -162,6 +196,23 @@ fn extra(name: &str, algorithm: Algorithm) -> (RingConfig, Vec<Node>, Placement)
             config.hash = HashFunction::Murmur3;
             config.partitions = 512;
             four()
+        }
+        "nginx-forty" => {
+            // 40 servers, weights 1 to 10: half on 11211 (each its own
+            // host), half on four hosts with ports of their own, one IPv6,
+            // one named.
+            (0..40)
+                .map(|i| {
+                    let a = match i {
+                        0 => "[2001:db8::7]:11211".to_owned(),
+                        1 => "cache-1.internal:8080".to_owned(),
+                        _ if i % 2 == 0 => format!("10.1.{}.{i}:11211", i % 4),
+                        _ => format!("10.1.0.{}:{}", i % 4 + 1, 20_000 + i),
+                    };
+                    node(&format!("s-{i:02}"), i as u64 % 10 + 1)
+                        .with_address(Address::new(a).unwrap())
+                })
+                .collect()
         }
         "ketama-zero-digests" => {
             // 5.2: (1, 1001, 2) → 0 digests, so `tiny` has no point at all.
@@ -314,7 +365,7 @@ fn vectors_are_reproduced_exactly() {
             checked += 1;
         }
     }
-    assert_eq!(checked, 45);
+    assert_eq!(checked, 52);
 }
 
 #[test]

@@ -4,6 +4,7 @@ rule. All results are unsigned Python ints; nothing passes through floats."""
 from __future__ import annotations
 
 import hashlib
+import zlib
 from typing import Callable, Dict
 
 import mmh3
@@ -33,16 +34,24 @@ def murmur3_64(data: bytes) -> int:
     return mmh3.hash64(data, 0, signed=False)[0]
 
 
+def crc32(data: bytes) -> int:
+    """CRC-32 (IEEE), nginx's only hash (3.5): a u32."""
+    return zlib.crc32(data)
+
+
 HASHES: Dict[str, Hash64] = {
     "xxh3": xxh3_64,
     "md5": md5_64,
     "sha256": sha256_64,
     "murmur3": murmur3_64,
+    "crc32": crc32,
 }
 
 # Codes in the canonical encoding (2.1).
 HASH_CODES: Dict[str, int] = {
     "xxh3": 1, "md5": 2, "sha256": 3, "murmur3": 4,
+    # nginx's CRC-32 (3.5), for `nginx` rings only.
+    "crc32": 5,
     # twemproxy's key hashes (3.7), for `twemproxy` rings only.
     "fnv1a_64": 9, "fnv1_64": 10, "fnv1a_32": 11, "fnv1_32": 12, "crc32a": 13,
     "one_at_a_time": 14, "murmur": 15, "jenkins": 16, "hsieh": 17,

@@ -6,17 +6,23 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Dict, FrozenSet, Mapping, Optional
+from typing import Any, Dict, FrozenSet, Mapping, Optional, Tuple
 
 from .errors import PlacementError
-from .hashes import HASH_CODES, HASHES
+from .hashes import HASH_CODES
 
 ALGORITHM_CODES: Dict[str, int] = {
-    "ring": 1, "ketama": 2, "maglev": 3, "jump": 4, "rendezvous": 5, "table": 6,
+    "ring": 1, "ketama": 2, "maglev": 3, "jump": 4, "rendezvous": 5, "table": 6, "nginx": 7,
 }
 # The algorithms that place a node by its `address` (2.2): only their
 # encodings carry addresses (9.1).
-ADDRESS_ALGORITHMS: FrozenSet[str] = frozenset()
+ADDRESS_ALGORITHMS: FrozenSet[str] = frozenset({"nginx"})
+# The hashes each algorithm accepts (2.1); the first is its default.
+_HASHES_OF: Dict[str, Tuple[str, ...]] = {
+    "ketama": ("md5",),
+    "nginx": ("crc32",),
+}
+_GENERAL_HASHES = ("xxh3", "md5", "sha256", "murmur3")
 STATES = ("active", "draining", "joining")
 RAMP_FULL = 65_536
 MAX_POINTS = 1 << 23
@@ -80,7 +86,7 @@ class RingConfig:
         if self.algorithm not in ALGORITHM_CODES:
             raise PlacementError("UnknownAlgorithm", repr(self.algorithm))
         if self.hash is None:
-            default = "md5" if self.algorithm == "ketama" else "xxh3"
+            default = _HASHES_OF.get(self.algorithm, _GENERAL_HASHES)[0]
             object.__setattr__(self, "hash", default)
         if self.hash not in HASH_CODES:
             raise PlacementError("UnknownHash", repr(self.hash))
@@ -104,9 +110,10 @@ class RingConfig:
         """Check 1 of 2.4, in its order."""
         if self.algorithm == "ketama" and self.hash != "md5":
             raise PlacementError("HashNotSupported", "ketama only supports md5")
-        if self.hash not in HASHES:
+        accepted = _HASHES_OF.get(self.algorithm, _GENERAL_HASHES)
+        if self.hash not in accepted:
             raise PlacementError("HashNotAccepted",
-                                 f"{self.algorithm} supports the hashes {', '.join(HASHES)}")
+                                 f"{self.algorithm} supports the hashes {', '.join(accepted)}")
         v, r, p = self.vnodes_per_weight, self.replication_factor, self.partitions
         if not _is_int(v) or not 1 <= v <= 10_000:
             raise PlacementError("VnodesOutOfRange", f"{v!r} not in 1..=10000")

@@ -4,10 +4,11 @@ normalization and the checks across nodes every build starts with (spec
 
 from __future__ import annotations
 
-from typing import List, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 from .errors import PlacementError
 from .ketama import digest_count
+from .nginx import POINTS_PER_WEIGHT, check_address
 from .model import ADDRESS_ALGORITHMS, MAX_POINTS, RAMP_FULL, Node, RingConfig
 
 
@@ -49,7 +50,18 @@ def normalize(config: RingConfig, nodes: Sequence[Node]) -> List[Node]:
         for n in active:
             if n.address is None:
                 raise PlacementError("MissingAddress", f"{n.id} under {config.algorithm}")
-    if config.algorithm in ("ketama", "jump", "table"):
+    if config.algorithm == "nginx":
+        seen: Dict[str, List[str]] = {}
+        for n in active:
+            assert n.address is not None  # just checked
+            reason = check_address(n.address)
+            if reason is not None:
+                raise PlacementError("AddressNotServer", f"{n.id} at {n.address!r}: {reason}")
+            seen.setdefault(n.address, []).append(n.id)
+        for address, ids in sorted(seen.items()):
+            if len(ids) > 1:
+                raise PlacementError("DuplicateAddress", f"{ids[0]} and {ids[1]} at {address!r}")
+    if config.algorithm in ("ketama", "jump", "table", "nginx"):
         for n in active:
             if n.ramp != RAMP_FULL:
                 raise PlacementError("RampNotSupported",
@@ -66,6 +78,8 @@ def normalize(config: RingConfig, nodes: Sequence[Node]) -> List[Node]:
         points = 4 * sum(_ketama_digests(active))
     elif config.algorithm == "jump":
         points = sum(n.weight for n in active)
+    elif config.algorithm == "nginx":
+        points = POINTS_PER_WEIGHT * sum(n.weight for n in active)
     if points > MAX_POINTS:
         raise PlacementError("TooManyPoints", f"{points} > {MAX_POINTS}")
     if config.algorithm == "maglev" and config.table_size < len(active):

@@ -8,7 +8,7 @@ import base64
 import json
 from typing import Any, Iterable, List, Mapping, Optional, Sequence, Tuple, TypedDict, Union
 
-from . import jump, ketama, maglev, rendezvous, ring
+from . import jump, ketama, maglev, nginx, rendezvous, ring
 from . import table as table_mod  # `table` is also a parameter of build()
 from .encoding import decode_header, encode_header, fingerprint_of, header_length
 from .errors import FingerprintMismatch, InvalidEncoding, InvalidTable, TableRequired
@@ -44,7 +44,8 @@ class Ownership(TypedDict):
 
 
 def _key_hash_fn(algorithm: str, hash_name: str) -> Hash64:
-    # Section 4: ketama always hashes keys with md5_32.
+    # Section 4: ketama always hashes keys with md5_32 (nginx's crc32 is
+    # its only hash, so HASHES gives it).
     return md5_32 if algorithm == "ketama" else HASHES[hash_name]
 
 
@@ -91,6 +92,8 @@ class Placement:
             layout = ring.build(active, h, config.vnodes_per_weight)
         elif config.algorithm == "ketama":
             layout = ketama.build(active)
+        elif config.algorithm == "nginx":
+            layout = nginx.build(active)
         elif config.algorithm == "maglev":
             layout = maglev.build(active, h, config.table_size, is_ramped)
         elif config.algorithm == "jump":
@@ -184,15 +187,21 @@ class Placement:
         body, active, alg = data[start:], header.nodes, header.algorithm
         if alg == "ketama" and header.hash != "md5":
             raise InvalidEncoding("ketama with a hash other than md5")
-        if header.ramped and alg in ("ketama", "jump", "table"):
+        if (alg == "nginx") != (header.hash == "crc32"):
+            raise InvalidEncoding(f"{alg} with hash {header.hash}")
+        if header.ramped and alg in ("ketama", "jump", "table", "nginx"):
             raise InvalidEncoding(f"{alg} cannot be ramped")
         if not 1 <= header.replication_factor <= 64:
             raise InvalidEncoding(f"replication factor {header.replication_factor}")
         h = _key_hash_fn(alg, header.hash)
         ids = [n.id for n in active]
         layout: Layout
-        if alg in ("ring", "ketama"):
-            layout = ring.Continuum.decode(ids, body, h, 64 if alg == "ring" else 32)
+        if alg in ("ring", "ketama", "nginx"):
+            circle = ring.Continuum.decode(ids, body, h, 64 if alg == "ring" else 32)
+            layout = circle
+            positions = [p for p, _ in circle.points]
+            if alg == "nginx" and any(a == b for a, b in zip(positions, positions[1:])):
+                raise InvalidEncoding("nginx keeps one of equal points (5.7)")
         elif alg == "maglev":
             layout = maglev.Maglev.decode(ids, body, h)
         elif alg == "jump":

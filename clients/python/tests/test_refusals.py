@@ -22,8 +22,11 @@ def kind(f: Any, *args: Any, **kw: Any) -> str:
 def test_config_refusals() -> None:
     assert kind(RingConfig, algorithm="ketama", hash="xxh3") == "HashNotSupported"
     assert kind(RingConfig, algorithm="consistent") == "UnknownAlgorithm"
-    assert kind(RingConfig, hash="crc32") == "UnknownHash"
+    assert kind(RingConfig, hash="fnv") == "UnknownHash"
+    assert kind(RingConfig, hash="crc32") == "HashNotAccepted"  # nginx's only
     assert kind(RingConfig, hash="fnv1a_64") == "HashNotAccepted"  # twemproxy's only
+    assert kind(RingConfig, algorithm="nginx", hash="md5") == "HashNotAccepted"
+    assert RingConfig(algorithm="nginx").hash == "crc32"
     assert kind(RingConfig, vnodes_per_weight=0) == "VnodesOutOfRange"
     assert kind(RingConfig, replication_factor=65) == "ReplicationOutOfRange"
     assert kind(RingConfig, partitions=1000) == "PartitionsOutOfRange"
@@ -57,6 +60,9 @@ def test_node_set_refusals() -> None:
     for algorithm in ("ketama", "jump", "table"):
         assert kind(build, RingConfig(algorithm=algorithm), [Node("a", ramp=100)]) \
             == "RampNotSupported"
+    nginx = RingConfig(algorithm="nginx")
+    assert kind(build, nginx, [Node("a", ramp=100, address="10.0.0.1:80")]) \
+        == "RampNotSupported"
     assert kind(build, RingConfig(vnodes_per_weight=10_000), [Node("a", weight=1000)]) \
         == "TooManyPoints"
     nodes = [Node(f"n{i}") for i in range(8)]
@@ -181,3 +187,19 @@ def test_an_empty_table_snapshot_needs_no_download() -> None:
     s["nodes"] = [{"id": "a", "weight": 1, "state": "draining"}]
     p = Placement.from_snapshot(s)
     assert (p.owner("k"), p.fingerprint()) == (None, empty.fingerprint())
+
+
+def test_nginx_places_by_address_and_refuses_what_nginx_could_not_take() -> None:
+    build, nginx = Placement.build, RingConfig(algorithm="nginx")
+    assert kind(build, nginx, [Node("a")]) == "MissingAddress"
+    build(nginx, [Node("a", address="10.0.0.1:80"), Node("b", state="draining")])
+    for bad in ("10.0.0.1", "10.0.0.1:0", "10.0.0.1:65536", "a;b:80", "a}:80", "a#b:80",
+                "'a':80", "$host:80", "unix:80", "[zz]:80"):
+        assert kind(build, nginx, [Node("a", address=bad)]) == "AddressNotServer", bad
+    assert kind(Node, "a", address="a b:80") == "InvalidAddress"
+    assert kind(build, nginx, [Node("a", address="h:1"), Node("b", address="h:1")]) \
+        == "DuplicateAddress"
+    # hash_key and id place nothing: only the address does.
+    one = build(nginx, [Node("a", address="10.0.0.1:80", hash_key="x")])
+    other = build(nginx, [Node("a", address="10.0.0.1:80")])
+    assert one.encode() == other.encode()

@@ -8,10 +8,11 @@ import hashlib
 import pytest
 
 from ringd import Node, Placement, RingConfig
-from ringd.hashes import fmix64, hash64, md5_32, xxh64
+from ringd.hashes import crc32, fmix64, hash64, md5_32, xxh64
 from ringd.jump import jump_hash, next_order
 from ringd.ketama import digest_count
 from ringd.maglev import permutation_seeds
+from ringd.nginx import server_points
 from ringd.preference import select
 from ringd.rendezvous import cost, log2_q32
 from ringd.ring import point_count, point_input
@@ -190,3 +191,11 @@ def test_ketama_example() -> None:
     assert points[:3] == [(3747649, "a"), (35374473, "a"), (61840307, "a")]
     assert (p.key_hash("hello"), p.owner("hello")) == (708854109, "a")
     assert (p.key_hash(""), p.owner("")) == (3649838548, "b")
+
+
+def test_nginx_crc32_and_points() -> None:
+    # 3.5's test values, and 5.7's example points.
+    assert [crc32(b) for b in (b"", b"hello", b"123456789", b"node-a")] == \
+        [0, 907060870, 3421780262, 2023312811]
+    assert server_points("10.0.0.1:11211", 1)[:2] == [1016082558, 3442865372]
+    assert len(server_points("10.0.0.1:11211", 3)) == 480

@@ -23,13 +23,13 @@ REFERENCE = VECTORS / "reference"
 FILES = sorted(p.name for p in VECTORS.glob("*.json"))
 REFERENCE_FILES = sorted(p.name for p in REFERENCE.glob("*.json"))
 
-ALGORITHMS = ["ring", "ketama", "maglev", "jump", "rendezvous", "table"]
+ALGORITHMS = ["ring", "ketama", "maglev", "jump", "rendezvous", "table", "nginx"]
 SHAPES = ["single", "weighted", "zoned", "colliding", "nodes-1000"]
 RAMPED = ["ring", "rendezvous", "maglev"]
 # One input each that the shapes leave at its default (spec 12), and every
 # algorithm with nothing active.
 EXTRAS = ["ring-md5-vnodes", "rendezvous-sha256", "maglev-murmur3-table-size",
-          "jump-md5-holes", "table-murmur3-partitions", "ketama-zero-digests"]
+          "jump-md5-holes", "table-murmur3-partitions", "ketama-zero-digests", "nginx-forty"]
 EXTRAS += [f"{a}-no-active" for a in ALGORITHMS]
 
 
@@ -79,7 +79,7 @@ def test_every_vector_file_is_here() -> None:
     expected = {f"{a}-{s}.json" for a in ALGORITHMS for s in SHAPES}
     expected |= {f"{a}-ramped.json" for a in RAMPED}
     expected |= {f"{e}.json" for e in EXTRAS}
-    assert set(FILES) == expected  # 45, as the Rust test counts them
+    assert set(FILES) == expected  # 52, as the Rust test counts them
     assert set(REFERENCE_FILES) == set(REFERENCE_CHECKS)
 
 

@@ -4,9 +4,9 @@
 // [0, 1) as doubles: exact enough for pixels, and much faster than BigInt.
 
 const MAGIC = [0x52, 0x49, 0x4e, 0x47, 0x44, 0x50, 0x4c, 0x01];
-const ALGORITHMS = ["", "ring", "ketama", "maglev", "jump", "rendezvous", "table"];
+const ALGORITHMS = ["", "ring", "ketama", "maglev", "jump", "rendezvous", "table", "nginx"];
 // The algorithms that place by address: only their node records carry one.
-const BY_ADDRESS = new Set([]);
+const BY_ADDRESS = new Set(["nginx"]);
 const TWO32 = 4294967296;
 const TWO64 = TWO32 * TWO32;
 export const NO_NODE = 0xffffffff;
@@ -62,7 +62,7 @@ export function decode(buffer) {
     nodes.push({ id, zone, weight, ramp, address });
   }
   const out = { algorithm, zoneAware, replicationFactor, nodes, ramped };
-  if (algorithm === "ring" || algorithm === "ketama") {
+  if (algorithm === "ring" || algorithm === "ketama" || algorithm === "nginx") {
     need(4);
     const p = v.getUint32(o, true);
     o += 4;

@@ -114,7 +114,9 @@ impl Placement {
         let mut tally = Tally::new(self, to);
         let same_hash = self.config.hash == to.config.hash;
         let basis = match (&self.layout, &to.layout) {
-            (Layout::Ring(a), Layout::Ring(b)) | (Layout::Ketama(a), Layout::Ketama(b))
+            (Layout::Ring(a), Layout::Ring(b))
+            | (Layout::Ketama(a), Layout::Ketama(b))
+            | (Layout::Nginx(a), Layout::Nginx(b))
                 if same_hash =>
             {
                 sweep::sweep_arcs(&mut tally, a, b);

@@ -13,7 +13,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::policy::{RolloutPolicy, MAX_STEPS};
 use super::step::{policy_ops, Deltas, Plan, PlanStep};
 use super::RolloutError;
-use crate::placement::{Algorithm, NodeId, Placement, Ramp, Weight, RAMP_FULL};
+use crate::placement::{Algorithm, NodeId, Placement, Ramp, RingConfig, Weight, RAMP_FULL};
 use crate::ring::{ChangeOp, NodeRecord, Proposal, RequestedOp, Role, Snapshot};
 
 fn capacity(r: &Option<NodeRecord>) -> u64 {
@@ -70,8 +70,13 @@ impl Plan {
             single("the change sets a new placement config, which cannot be taken in steps: make it a change of its own".into())?;
             return one_step(vec!["a new placement config is applied in one step".into()]);
         }
-        if let Some(id) = relabelled(&deltas, target.config.zone_aware) {
-            single(format!("the change gives node `{id}` a new hash_key or zone, which moves all of its keys at once: make it a change of its own"))?;
+        if let Some(id) = relabelled(&deltas, &target.config) {
+            let what = if target.config.algorithm.places_by_address() {
+                "address"
+            } else {
+                "hash_key"
+            };
+            single(format!("the change gives node `{id}` a new {what} or zone, which moves all of its keys at once: make it a change of its own"))?;
             return one_step(vec![format!("node `{id}` changes label or zone: one step")]);
         }
         match algorithm {
@@ -81,6 +86,17 @@ impl Plan {
                 one_step(notes)
             }
             Algorithm::Table => super::waves::plan(base, placement, &direct, &deltas, policy),
+            Algorithm::Nginx => {
+                notes.push("nginx: weights step in whole units, since nginx takes whole weights and ringd gives it no ramp; each unit is 160 points of its own, so unchanged servers keep theirs".into());
+                let most = deltas
+                    .values()
+                    .map(|(b, a)| weight_of(b).abs_diff(weight_of(a)))
+                    .max()
+                    .unwrap_or(1)
+                    .max(1);
+                let make = |k: u32| ketama_steps(&deltas, k);
+                search(base, placement, direct, policy, notes, most.min(u64::from(MAX_STEPS)) as u32, make, "nginx weights step in whole units, so this change has at most that many distinct steps; give the nodes larger weights for finer ones")
+            }
             Algorithm::Ketama => {
                 notes.push("ketama: weights step in whole units, and libketama clients know no ramp; since every server's point count depends on the total weight, each step also re-cuts the unchanged servers and moves some keys between them".into());
                 let most = deltas
@@ -118,11 +134,15 @@ fn deltas(base: &Snapshot, target: &Snapshot) -> Deltas {
 
 /// A node whose label, or zone in a zone-aware ring, the change alters
 /// while it is active on both sides: its keys all move at once.
-fn relabelled(deltas: &Deltas, zone_aware: bool) -> Option<&NodeId> {
+fn relabelled<'a>(deltas: &'a Deltas, config: &RingConfig) -> Option<&'a NodeId> {
+    let by_address = config.algorithm.places_by_address();
     deltas.iter().find_map(|(id, (b, a))| match (b, a) {
         (Some(b), Some(a)) if capacity(&Some(b.clone())) > 0 && capacity(&Some(a.clone())) > 0 => {
-            let moved =
-                b.to_node().label() != a.to_node().label() || (zone_aware && b.zone != a.zone);
+            let moved = if by_address {
+                b.address != a.address
+            } else {
+                b.to_node().label() != a.to_node().label()
+            } || (config.zone_aware && b.zone != a.zone);
             moved.then_some(id)
         }
         _ => None,

@@ -252,6 +252,34 @@ fn ketama_steps_whole_weights_and_says_so() {
 }
 
 #[test]
+fn nginx_steps_whole_weights_and_a_new_address_is_one_step() {
+    let at = |name: &str, weight: u64, address: &str| NodeRecord {
+        address: Some(address.into()),
+        ..record(name, weight)
+    };
+    let nodes = (0..10).map(|i| at(&format!("n-{i}"), 1, &format!("10.0.0.{i}:11211")));
+    let base = ring(RingConfig::new(Algorithm::Nginx), nodes.collect());
+    let added = upsert(at("n-new", 100, "10.0.1.1:11211"));
+    let plan = plan_of(&base, added, r#"{"steps": 4}"#).unwrap();
+    let weights: Vec<Option<(u32, u32)>> = ramps(&plan, "n-new");
+    assert_eq!(weights, [25, 50, 75, 100].map(|w| Some((w, RAMP_FULL))));
+    assert!(plan.notes[0].starts_with("nginx: weights step in whole units"));
+    // hash_key places nothing under nginx; a new address moves every key.
+    let relabel = NodeRecord {
+        hash_key: Some(crate::placement::HashKey::new("elsewhere").unwrap()),
+        ..at("n-1", 1, "10.0.0.1:11211")
+    };
+    let err = plan_of(&base, upsert(relabel), r#"{"steps": 2}"#).unwrap_err();
+    assert!(!matches!(err, RolloutError::SingleStepOnly(_)), "{err}");
+    let moved = at("n-1", 1, "10.0.9.9:11211");
+    let err = plan_of(&base, upsert(moved), r#"{"steps": 2}"#).unwrap_err();
+    assert!(
+        matches!(&err, RolloutError::SingleStepOnly(why) if why.contains("a new address")),
+        "{err}"
+    );
+}
+
+#[test]
 fn a_new_config_or_label_is_one_step() {
     let base = ten(Algorithm::Ring);
     let relabel = NodeRecord {
