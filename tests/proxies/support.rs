@@ -1,0 +1,98 @@
+//! What the agreement tests share: loopback ports from the OS, processes
+//! killed when a test ends however it ends, and keys of every kind.
+
+use std::net::{Ipv4Addr, SocketAddrV4, TcpListener, TcpStream};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// A port on `host` that the OS had free a moment ago.
+pub(crate) fn free_port(host: Ipv4Addr) -> u16 {
+    TcpListener::bind(SocketAddrV4::new(host, 0))
+        .and_then(|l| l.local_addr())
+        .expect("a free loopback port")
+        .port()
+}
+
+/// Whether `host:port` can be bound now.
+pub(crate) fn is_free(host: Ipv4Addr, port: u16) -> bool {
+    TcpListener::bind(SocketAddrV4::new(host, port)).is_ok()
+}
+
+/// A process started by a test, killed (and reaped) when dropped, so none
+/// outlives a failing test.
+pub(crate) struct Running {
+    name: String,
+    child: Child,
+}
+
+impl Running {
+    /// Starts `command` with its output in `log`.
+    pub(crate) fn start(name: &str, mut command: Command, log: &Path) -> Self {
+        let out = std::fs::File::create(log).expect("a log file");
+        let err = out.try_clone().expect("a log file");
+        let child = command
+            .stdin(Stdio::null())
+            .stdout(Stdio::from(out))
+            .stderr(Stdio::from(err))
+            .spawn()
+            .unwrap_or_else(|e| panic!("{name} did not start: {e}"));
+        Self {
+            name: name.to_owned(),
+            child,
+        }
+    }
+
+    /// Waits until every one of `listens` accepts a connection; panics
+    /// with `log`'s text if the process exits or 10 s pass first.
+    pub(crate) fn wait_listening(&mut self, listens: &[SocketAddrV4], log: &Path) {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        for addr in listens {
+            loop {
+                if TcpStream::connect_timeout(&(*addr).into(), Duration::from_millis(200)).is_ok() {
+                    break;
+                }
+                let exited = self.child.try_wait().expect("try_wait");
+                if exited.is_some() || Instant::now() > deadline {
+                    let text = std::fs::read_to_string(log).unwrap_or_default();
+                    panic!(
+                        "{} is not listening on {addr} ({exited:?}):\n{text}",
+                        self.name
+                    );
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        }
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A small deterministic generator (splitmix64), so a failure replays.
+pub(crate) struct Rng(u64);
+
+impl Rng {
+    /// Seeded.
+    pub(crate) fn new(seed: u64) -> Self {
+        Self(seed)
+    }
+
+    /// The next 64 random bits.
+    pub(crate) fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// A number below `n`.
+    pub(crate) fn below(&mut self, n: u64) -> u64 {
+        self.next_u64() % n
+    }
+}
