@@ -86,28 +86,8 @@ impl Plan {
                 one_step(notes)
             }
             Algorithm::Table => super::waves::plan(base, placement, &direct, &deltas, policy),
-            Algorithm::Nginx => {
-                notes.push("nginx: weights step in whole units, since nginx takes whole weights and ringd gives it no ramp; each unit is 160 points of its own, so unchanged servers keep theirs".into());
-                let most = deltas
-                    .values()
-                    .map(|(b, a)| weight_of(b).abs_diff(weight_of(a)))
-                    .max()
-                    .unwrap_or(1)
-                    .max(1);
-                let make = |k: u32| ketama_steps(&deltas, k);
-                search(base, placement, direct, policy, notes, most.min(u64::from(MAX_STEPS)) as u32, make, "nginx weights step in whole units, so this change has at most that many distinct steps; give the nodes larger weights for finer ones")
-            }
-            Algorithm::Ketama => {
-                notes.push("ketama: weights step in whole units, and libketama clients know no ramp; since every server's point count depends on the total weight, each step also re-cuts the unchanged servers and moves some keys between them".into());
-                let most = deltas
-                    .values()
-                    .map(|(b, a)| weight_of(b).abs_diff(weight_of(a)))
-                    .max()
-                    .unwrap_or(1)
-                    .max(1);
-                let make = |k: u32| ketama_steps(&deltas, k);
-                search(base, placement, direct, policy, notes, most.min(u64::from(MAX_STEPS)) as u32, make, "ketama weights step in whole units, so this change has at most that many distinct steps; give the nodes larger weights (say 100 per unit) for finer ones")
-            }
+            Algorithm::Nginx => whole_unit_steps(base, placement, direct, policy, &deltas, notes, "nginx: weights step in whole units, since nginx takes whole weights and ringd gives it no ramp; each unit is 160 points of its own, so unchanged servers keep theirs", "nginx weights step in whole units, so this change has at most that many distinct steps; give the nodes larger weights for finer ones"),
+            Algorithm::Ketama => whole_unit_steps(base, placement, direct, policy, &deltas, notes, "ketama: weights step in whole units, and libketama clients know no ramp; since every server's point count depends on the total weight, each step also re-cuts the unchanged servers and moves some keys between them", "ketama weights step in whole units, so this change has at most that many distinct steps; give the nodes larger weights (say 100 per unit) for finer ones"),
             Algorithm::Ring | Algorithm::Rendezvous | Algorithm::Maglev => {
                 if algorithm == Algorithm::Maglev {
                     notes.push("maglev: ramped weights refill the whole table, so each step also moves some slots between unchanged nodes: about 6% more than the change at once over 5 steps, 10% over 10 (docs/benchmarks.md)".into());
@@ -319,6 +299,39 @@ pub(super) fn simulate(
         });
     }
     Ok(steps)
+}
+
+/// A plan for the algorithms whose weights step only in whole units
+/// (`ketama`, `nginx`): at most as many steps as the largest weight change.
+#[allow(clippy::too_many_arguments)]
+fn whole_unit_steps(
+    base: &Snapshot,
+    placement: &Placement,
+    direct: Proposal,
+    policy: &RolloutPolicy,
+    deltas: &Deltas,
+    mut notes: Vec<String>,
+    note: &str,
+    too_fine: &str,
+) -> Result<Plan, RolloutError> {
+    notes.push(note.into());
+    let most = deltas
+        .values()
+        .map(|(b, a)| weight_of(b).abs_diff(weight_of(a)))
+        .max()
+        .unwrap_or(1)
+        .max(1);
+    let steps = most.min(u64::from(MAX_STEPS)) as u32;
+    search(
+        base,
+        placement,
+        direct,
+        policy,
+        notes,
+        steps,
+        |k| ketama_steps(deltas, k),
+        too_fine,
+    )
 }
 
 /// The plan with the policy's step count, or the fewest steps (up to
