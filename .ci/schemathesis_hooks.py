@@ -98,7 +98,7 @@ def nearest_prime(n):
 
 
 # The algorithms that reproduce a proxy, and the hashes the others take.
-PROXY_MODES = {"nginx"}
+PROXY_MODES = {"nginx", "haproxy"}
 GENERAL_HASHES = {"xxh3", "md5", "sha256", "murmur3"}
 
 # Most replica slots a table may have: partitions × replicas.
@@ -118,10 +118,13 @@ def follow_config_rules(config, complete=False):
             parts //= 2
         config["partitions"] = parts
     if config.get("algorithm") in PROXY_MODES:
-        # A proxy's mode places nodes by an address of the proxy's form,
-        # which every active node must have: no schema can say that of the
-        # nodes a ring already holds (tests/api checks those refusals).
+        # A proxy's mode asks of the nodes a ring already holds what no
+        # schema can say (nginx: an address of its form on every active
+        # node; haproxy: weights up to 256); tests/api checks those
+        # refusals.
         config["algorithm"] = "ring"
+    # Only haproxy rings take `avalanche`, and none is left here.
+    config.pop("avalanche", None)
     if config.get("algorithm") == "ketama":
         config["hash"] = "md5"
     elif "hash" in config and "algorithm" not in config:

@@ -21,10 +21,11 @@ impl From<PlacementError> for ApiError {
             | MissingAddress { .. }
             | AddressNotServer { .. }
             | DuplicateAddress { .. } => "address",
-            WeightOutOfRange { .. } => "weight",
+            WeightOutOfRange { .. } | WeightTooHighForProxy { .. } => "weight",
             RampOutOfRange { .. } | RampNotSupported { .. } => "ramp",
             UnknownAlgorithm(_) => "algorithm",
             UnknownHash(_) | HashNotSupported { .. } | HashNotAccepted { .. } => "hash",
+            AvalancheNotSupported(_) => "avalanche",
             TableSizeNotPrime(_) | TableSizeOutOfRange { .. } => "table_size",
             VnodesOutOfRange { .. } | TooManyPoints { .. } => "vnodes_per_weight",
             ReplicationOutOfRange { .. } => "replication_factor",
@@ -36,7 +37,7 @@ impl From<PlacementError> for ApiError {
             }
             // Built from stored state, never from a request: the store is
             // inconsistent, which is the server's fault.
-            InvalidBucketOrder(_) | InvalidEncoding(_) | InvalidTable(_) => {
+            InvalidBucketOrder(_) | InvalidEncoding(_) | InvalidTable(_) | InvalidServerIds(_) => {
                 return Self::internal(e)
             }
         };
@@ -68,6 +69,7 @@ impl From<RingError> for ApiError {
                 return Self::invalid(field.clone(), e.to_string())
             }
             RingError::EmptyChange | RingError::TooManyOps(_) => "ops",
+            RingError::ServerIdsExhausted => "id",
             RingError::InvalidIdempotencyKey(_) => "Idempotency-Key",
             RingError::IdempotencyKeyReused { .. } => {
                 return Self::new(ProblemKind::IdempotencyKeyReused, e.to_string())

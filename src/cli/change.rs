@@ -234,6 +234,11 @@ fn table_size(c: &RingConfigView) -> u64 {
     c.table_size.unwrap_or(DEFAULT_TABLE_SIZE)
 }
 
+/// `haproxy`'s avalanche modifier, or "-" for a ring that has none.
+fn avalanche(c: &RingConfigView) -> String {
+    c.avalanche.map_or_else(|| "-".to_owned(), yes_no)
+}
+
 /// The configuration fields a change alters, old value against new, so a
 /// change of algorithm or hash is never a surprise.
 fn config_change(from: &RingConfigView, to: &RingConfigView) -> String {
@@ -264,6 +269,7 @@ fn config_change(from: &RingConfigView, to: &RingConfigView) -> String {
             to.replication_factor.to_string(),
         ),
         ("zone aware", yes_no(from.zone_aware), yes_no(to.zone_aware)),
+        ("avalanche", avalanche(from), avalanche(to)),
     ];
     let changed: Vec<(&str, String)> = pairs
         .into_iter()

@@ -49,6 +49,7 @@ fn algorithm_parser() -> impl TypedValueParser<Value = Algorithm> {
         Algorithm::Rendezvous => "Weighted rendezvous hashing",
         Algorithm::Table => "Stored partition table with exact quotas",
         Algorithm::Nginx => "nginx's hash $key consistent (nodes placed by address)",
+        Algorithm::Haproxy => "HAProxy 2.6 hash-type consistent, by stable server ids",
     };
     PossibleValuesParser::new(Algorithm::ALL.map(|a| PossibleValue::new(a.name()).help(help(a))))
         .try_map(|name| name.parse::<Algorithm>())
@@ -70,7 +71,10 @@ fn hash_parser() -> impl TypedValueParser<Value = HashFunction> {
         HashFunction::Murmur => "Twemproxy's murmur (MurmurHash2)",
         HashFunction::Jenkins => "Twemproxy's jenkins (lookup3)",
         HashFunction::Hsieh => "Twemproxy's hsieh (SuperFastHash)",
-        HashFunction::Crc32 => "CRC-32 (nginx's only hash)",
+        HashFunction::Crc32 => "CRC-32 (nginx's only hash; also haproxy's)",
+        HashFunction::Sdbm => "sdbm (haproxy's default)",
+        HashFunction::Djb2 => "djb2 (haproxy)",
+        HashFunction::Wt6 => "wt6 (haproxy)",
     };
     PossibleValuesParser::new(HashFunction::ALL.map(|h| PossibleValue::new(h.name()).help(help(h))))
         .try_map(|name| name.parse::<HashFunction>())
@@ -105,6 +109,10 @@ pub struct CreateArgs {
     /// default: 65536].
     #[arg(long, value_name = "N")]
     pub partitions: Option<u64>,
+    /// `haproxy`: pass key hashes through HAProxy's avalanche modifier,
+    /// true or false [server default: true for haproxy].
+    #[arg(long, value_name = "BOOL")]
+    pub avalanche: Option<bool>,
     /// The membership policy.
     #[command(flatten)]
     pub policy: PolicyArgs,
@@ -183,6 +191,7 @@ async fn create(ctx: &Context, a: CreateArgs) -> Result<(), CliError> {
         // The flag only turns it on; the server's default is off.
         zone_aware: a.zone_aware.then_some(true),
         partitions: a.partitions,
+        avalanche: a.avalanche,
         membership: a.policy.input(),
     };
     let body = to_body(&input);
@@ -220,6 +229,9 @@ fn config_fields(c: &RingConfigView) -> Vec<(&'static str, String)> {
     ]);
     if let Some(p) = c.partitions {
         fields.push(("partitions", p.to_string()));
+    }
+    if let Some(a) = c.avalanche {
+        fields.push(("avalanche", yes_no(a)));
     }
     fields
 }

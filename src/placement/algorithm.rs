@@ -25,11 +25,14 @@ pub enum Algorithm {
     Table,
     /// nginx's `hash $key consistent`, bit for bit (`placement::nginx`).
     Nginx,
+    /// HAProxy 2.6's `hash-type consistent`, servers placed by stable
+    /// numeric ids (`placement::haproxy`).
+    Haproxy,
 }
 
 impl Algorithm {
     /// All algorithms, in their canonical code order.
-    pub const ALL: [Algorithm; 7] = [
+    pub const ALL: [Algorithm; 8] = [
         Algorithm::Ring,
         Algorithm::Ketama,
         Algorithm::Maglev,
@@ -37,6 +40,7 @@ impl Algorithm {
         Algorithm::Rendezvous,
         Algorithm::Table,
         Algorithm::Nginx,
+        Algorithm::Haproxy,
     ];
 
     /// The name used in JSON and on the command line.
@@ -49,6 +53,7 @@ impl Algorithm {
             Algorithm::Rendezvous => "rendezvous",
             Algorithm::Table => "table",
             Algorithm::Nginx => "nginx",
+            Algorithm::Haproxy => "haproxy",
         }
     }
 
@@ -62,6 +67,7 @@ impl Algorithm {
             Algorithm::Rendezvous => 5,
             Algorithm::Table => 6,
             Algorithm::Nginx => 7,
+            Algorithm::Haproxy => 8,
         }
     }
 
@@ -77,7 +83,9 @@ impl Algorithm {
             | Algorithm::Maglev
             | Algorithm::Jump
             | Algorithm::Rendezvous
-            | Algorithm::Table => false,
+            | Algorithm::Table
+            // HAProxy places a server by its numeric id (5.8).
+            | Algorithm::Haproxy => false,
             Algorithm::Nginx => true,
         }
     }
@@ -87,7 +95,19 @@ impl Algorithm {
         match self {
             Algorithm::Ketama => HashFunction::Md5,
             Algorithm::Nginx => HashFunction::Crc32,
+            Algorithm::Haproxy => HashFunction::Sdbm,
             _ => HashFunction::Xxh3,
+        }
+    }
+
+    /// The hashes a ring of this algorithm accepts: a proxy's mode takes
+    /// only its proxy's key hashes, the others only the 64-bit ones.
+    pub fn accepted_hashes(self) -> &'static [HashFunction] {
+        match self {
+            Algorithm::Ketama => &[HashFunction::Md5],
+            Algorithm::Nginx => &[HashFunction::Crc32],
+            Algorithm::Haproxy => &HashFunction::HAPROXY,
+            _ => &HashFunction::GENERAL,
         }
     }
 }
@@ -151,19 +171,28 @@ pub enum HashFunction {
     Jenkins,
     /// twemproxy's `hsieh` (SuperFastHash).
     Hsieh,
-    /// CRC-32 (IEEE), as nginx's `ngx_crc32`: a 32-bit key hash for the
-    /// `nginx` algorithm only.
+    /// The standard CRC-32 (IEEE): nginx's only hash (`ngx_crc32`) and
+    /// HAProxy's `crc32`, 32 bits.
     Crc32,
+    /// HAProxy's `sdbm` (32 bits).
+    Sdbm,
+    /// HAProxy's `djb2` (32 bits).
+    Djb2,
+    /// HAProxy's `wt6` (32 bits).
+    Wt6,
 }
 
 impl HashFunction {
     /// All hash functions, in their canonical code order.
-    pub const ALL: [HashFunction; 14] = [
+    pub const ALL: [HashFunction; 17] = [
         HashFunction::Xxh3,
         HashFunction::Md5,
         HashFunction::Sha256,
         HashFunction::Murmur3,
         HashFunction::Crc32,
+        HashFunction::Sdbm,
+        HashFunction::Djb2,
+        HashFunction::Wt6,
         HashFunction::Fnv1a64,
         HashFunction::Fnv164,
         HashFunction::Fnv1a32,
@@ -199,6 +228,15 @@ impl HashFunction {
         HashFunction::Fnv132,
     ];
 
+    /// The key hashes of `haproxy` rings: HAProxy 2.6's `hash-type`
+    /// functions (its `none` is left out), default first.
+    pub const HAPROXY: [HashFunction; 4] = [
+        HashFunction::Sdbm,
+        HashFunction::Djb2,
+        HashFunction::Wt6,
+        HashFunction::Crc32,
+    ];
+
     /// The name used in JSON and on the command line.
     pub fn name(self) -> &'static str {
         match self {
@@ -216,6 +254,9 @@ impl HashFunction {
             HashFunction::Jenkins => "jenkins",
             HashFunction::Hsieh => "hsieh",
             HashFunction::Crc32 => "crc32",
+            HashFunction::Sdbm => "sdbm",
+            HashFunction::Djb2 => "djb2",
+            HashFunction::Wt6 => "wt6",
         }
     }
 
@@ -236,6 +277,9 @@ impl HashFunction {
             HashFunction::Jenkins => 16,
             HashFunction::Hsieh => 17,
             HashFunction::Crc32 => 5,
+            HashFunction::Sdbm => 6,
+            HashFunction::Djb2 => 7,
+            HashFunction::Wt6 => 8,
         }
     }
 }

@@ -6,7 +6,9 @@ use std::sync::OnceLock;
 use super::continuum::Continuum;
 use super::jump::runs::{BucketRuns, RunsBuilder, HOLE};
 use super::nodeset::{active_sorted, zones_of};
-use super::{config, hash, jump, ketama, maglev, nginx, vnode};
+use std::collections::BTreeMap;
+
+use super::{config, haproxy, hash, jump, ketama, maglev, nginx, vnode};
 use super::{Algorithm, Layout, Node, NodeId, Placement, PlacementError, RingConfig};
 
 impl Placement {
@@ -25,7 +27,28 @@ impl Placement {
             Algorithm::Rendezvous => Self::rendezvous_layout(config, &active),
             Algorithm::Table => return Self::table_from(config, active, None),
             Algorithm::Nginx => Layout::Nginx(nginx::build(&active)),
+            Algorithm::Haproxy => {
+                return Self::build_with_server_ids(config, nodes, &haproxy::initial_ids(nodes))
+            }
         };
+        Ok(Self::assemble(config, active, layout))
+    }
+
+    /// Builds a `haproxy` placement on stored server ids (node id → server
+    /// id; nodes that are not active may be in it, and are ignored). Other
+    /// algorithms ignore `ids`. [`Placement::build`] numbers every node
+    /// from 1 in id order instead (spec 5.8).
+    pub fn build_with_server_ids(
+        config: &RingConfig,
+        nodes: &[Node],
+        ids: &BTreeMap<NodeId, u32>,
+    ) -> Result<Self, PlacementError> {
+        if config.algorithm != Algorithm::Haproxy {
+            return Self::build(config, nodes);
+        }
+        let active = active_sorted(config, nodes)?;
+        let ids = haproxy::ids_of(&active, ids)?;
+        let layout = Layout::Haproxy(haproxy::build(&active, ids));
         Ok(Self::assemble(config, active, layout))
     }
 
@@ -77,8 +100,33 @@ impl Placement {
                 let runs = Self::checked_len(jump::next_runs(old, &self.nodes, &active))?;
                 Ok(Self::assemble(config, active, Layout::Jump(runs)))
             }
+            (Layout::Haproxy(old), Algorithm::Haproxy) => {
+                Self::build_with_server_ids(config, nodes, &self.next_server_ids(old, nodes))
+            }
             _ => Self::build(config, nodes),
         }
+    }
+
+    /// The ids a `haproxy` placement passes on: an active node keeps its
+    /// id, a new one takes the next above the largest. A ring keeps ids
+    /// for life, draining nodes included (`ring::ServerIds`), and proposes
+    /// versions with those; this is for placements alone.
+    fn next_server_ids(&self, old: &haproxy::Circle, nodes: &[Node]) -> BTreeMap<NodeId, u32> {
+        let mut ids: BTreeMap<NodeId, u32> = self
+            .nodes
+            .iter()
+            .map(|n| n.id.clone())
+            .zip(old.server_ids.iter().copied())
+            .collect();
+        let next = ids.values().max().map_or(1, |m| m + 1);
+        let mut new: Vec<NodeId> = nodes
+            .iter()
+            .map(|n| n.id.clone())
+            .filter(|id| !ids.contains_key(id))
+            .collect();
+        new.sort();
+        ids.extend(new.into_iter().zip(next..));
+        ids
     }
 
     fn merged_ring(&self, old: &Continuum, active: &[Node]) -> Continuum {

@@ -48,6 +48,9 @@ pub struct RingConfig {
     pub zone_aware: bool,
     /// `table`: partitions, a power of two from 2^8 to 2^20.
     pub partitions: u32,
+    /// `haproxy`: whether key hashes go through HAProxy's avalanche
+    /// modifier (`full_hash`); always false for other algorithms.
+    pub avalanche: bool,
 }
 
 /// The written form: `table_size` and `partitions` only where they
@@ -64,6 +67,8 @@ struct ConfigOut<'a> {
     zone_aware: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     partitions: Option<&'a u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    avalanche: Option<bool>,
 }
 
 impl Serialize for RingConfig {
@@ -76,6 +81,8 @@ impl Serialize for RingConfig {
             replication_factor: self.replication_factor,
             zone_aware: self.zone_aware,
             partitions: self.partitions_written().then_some(&self.partitions),
+            // Written for `haproxy` only, so other configs read as before.
+            avalanche: (self.algorithm == Algorithm::Haproxy).then_some(self.avalanche),
         }
         .serialize(s)
     }
@@ -98,6 +105,8 @@ impl RingConfig {
             replication_factor: DEFAULT_REPLICATION_FACTOR,
             zone_aware: false,
             partitions: DEFAULT_PARTITIONS,
+            // Plain `hash-type consistent` is sdbm with avalanche.
+            avalanche: algorithm == Algorithm::Haproxy,
         }
     }
 
@@ -124,11 +133,7 @@ impl RingConfig {
                 requested: self.hash.name(),
             });
         }
-        let accepted: &'static [HashFunction] = match self.algorithm {
-            Algorithm::Ketama => &[HashFunction::Md5],
-            Algorithm::Nginx => &[HashFunction::Crc32],
-            _ => &HashFunction::GENERAL,
-        };
+        let accepted = self.algorithm.accepted_hashes();
         if !accepted.contains(&self.hash) {
             let names: Vec<&str> = accepted.iter().map(|h| h.name()).collect();
             return Err(PlacementError::HashNotAccepted {
@@ -136,6 +141,9 @@ impl RingConfig {
                 accepted: names.join(", "),
                 requested: self.hash.name(),
             });
+        }
+        if self.avalanche && self.algorithm != Algorithm::Haproxy {
+            return Err(PlacementError::AvalancheNotSupported(self.algorithm.name()));
         }
         if self.vnodes_per_weight == 0 || self.vnodes_per_weight > MAX_VNODES_PER_WEIGHT {
             return Err(PlacementError::VnodesOutOfRange {
@@ -194,6 +202,8 @@ pub struct RingConfigSpec {
     /// Defaults to 65536.
     #[serde(default, deserialize_with = "super::json_integer::option")]
     pub partitions: Option<u64>,
+    /// `haproxy` only; defaults to true for `haproxy`.
+    pub avalanche: Option<bool>,
 }
 
 impl RingConfigSpec {
@@ -204,6 +214,7 @@ impl RingConfigSpec {
     pub fn missing_fields(&self) -> Vec<&'static str> {
         let maglev = self.algorithm == Some(Algorithm::Maglev);
         let table = self.algorithm == Some(Algorithm::Table);
+        let haproxy = self.algorithm == Some(Algorithm::Haproxy);
         [
             ("algorithm", self.algorithm.is_none()),
             ("hash", self.hash.is_none()),
@@ -212,6 +223,7 @@ impl RingConfigSpec {
             ("replication_factor", self.replication_factor.is_none()),
             ("zone_aware", self.zone_aware.is_none()),
             ("partitions", table && self.partitions.is_none()),
+            ("avalanche", haproxy && self.avalanche.is_none()),
         ]
         .into_iter()
         .filter_map(|(name, missing)| missing.then_some(name))
@@ -228,6 +240,7 @@ impl RingConfigSpec {
             replication_factor,
             zone_aware,
             partitions,
+            avalanche,
         } = self;
         algorithm.is_none()
             && hash.is_none()
@@ -236,6 +249,7 @@ impl RingConfigSpec {
             && replication_factor.is_none()
             && zone_aware.is_none()
             && partitions.is_none()
+            && avalanche.is_none()
     }
 
     /// Checks the ranges of the given fields that hold whatever the rest
@@ -258,10 +272,13 @@ impl RingConfigSpec {
     /// `base` with every field this spec gives replaced, validated as a
     /// whole. Omitted fields keep their value in `base`; none is reset to
     /// a default (changing `algorithm` to `ketama` on an `xxh3` ring needs
-    /// `"hash": "md5"` too, and says so).
+    /// `"hash": "md5"` too, and says so), except `avalanche`, which only
+    /// `haproxy` has: a change of algorithm without it takes the new
+    /// algorithm's default (on for `haproxy`, off for the others).
     pub fn apply_to(&self, base: &RingConfig) -> Result<RingConfig, PlacementError> {
+        let algorithm = self.algorithm.unwrap_or(base.algorithm);
         let config = RingConfig {
-            algorithm: self.algorithm.unwrap_or(base.algorithm),
+            algorithm,
             hash: self.hash.unwrap_or(base.hash),
             vnodes_per_weight: match self.vnodes_per_weight {
                 Some(v) => vnodes(v)?,
@@ -276,6 +293,13 @@ impl RingConfigSpec {
             partitions: match self.partitions {
                 Some(p) => partitions(p)?,
                 None => base.partitions,
+            },
+            // Only `haproxy` has the modifier, so a change of algorithm
+            // takes the new algorithm's default unless one is given.
+            avalanche: match self.avalanche {
+                Some(a) => a,
+                None if algorithm == base.algorithm => base.avalanche,
+                None => RingConfig::new(algorithm).avalanche,
             },
         };
         config.validate()?;

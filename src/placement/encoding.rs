@@ -30,6 +30,8 @@
 //!   rendezvous  per node, u64 label hash
 //!   table       u32 partitions, u8 replicas, then partitions × replicas
 //!               node indices, primary first (u16, or u32 above 65,535 nodes)
+//!   haproxy     u8 avalanche (0 or 1), per node u32 server id, then u32
+//!               count, then count × (u32 key, u32 node), ascending by key
 //! ```
 
 use std::fmt;
@@ -239,6 +241,17 @@ impl Placement {
             Layout::Table(_) => {
                 out.extend_from_slice(&self.table_body().expect("a table layout"));
             }
+            Layout::Haproxy(c) => {
+                out.push(u8::from(self.config.avalanche));
+                for id in &c.server_ids {
+                    out.extend_from_slice(&id.to_le_bytes());
+                }
+                out.extend_from_slice(&(c.points().len() as u32).to_le_bytes());
+                for &(key, owner) in c.points() {
+                    out.extend_from_slice(&key.to_le_bytes());
+                    out.extend_from_slice(&owner.to_le_bytes());
+                }
+            }
         }
     }
 
@@ -252,6 +265,7 @@ impl Placement {
             Layout::Table(t) => {
                 5 + t.cells().len() * super::table::layout::index_width(self.nodes.len())
             }
+            Layout::Haproxy(c) => 5 + c.server_ids.len() * 4 + c.points().len() * 8,
         }
     }
 }

@@ -90,11 +90,11 @@ pub enum PlacementError {
     },
     /// The algorithm name is not one ringd implements.
     #[error(
-        "unknown algorithm `{0}`: expected one of ring, ketama, maglev, jump, rendezvous, table, nginx"
+        "unknown algorithm `{0}`: expected one of ring, ketama, maglev, jump, rendezvous, table, nginx, haproxy"
     )]
     UnknownAlgorithm(String),
     /// The hash function name is not one ringd implements.
-    #[error("unknown hash function `{0}`: expected one of xxh3, md5, sha256, murmur3, crc32, fnv1a_64, fnv1_64, fnv1a_32, fnv1_32, crc32a, one_at_a_time, murmur, jenkins, hsieh")]
+    #[error("unknown hash function `{0}`: expected one of xxh3, md5, sha256, murmur3, crc32, sdbm, djb2, wt6, fnv1a_64, fnv1_64, fnv1a_32, fnv1_32, crc32a, one_at_a_time, murmur, jenkins, hsieh")]
     UnknownHash(String),
     /// The algorithm fixes its own hash function and another one was asked for.
     #[error("algorithm `{algorithm}` only supports hash `{required}`, not `{requested}`")]
@@ -117,6 +117,24 @@ pub enum PlacementError {
         /// The hash that was requested.
         requested: &'static str,
     },
+    /// `avalanche` was set on a ring whose algorithm has no such modifier.
+    #[error("avalanche applies to haproxy rings only, not to {0}: leave it out")]
+    AvalancheNotSupported(&'static str),
+    /// An active node's weight is above what the ring's proxy accepts.
+    #[error("node `{node}` has weight {weight}, but {algorithm} takes weights from 1 to {max}")]
+    WeightTooHighForProxy {
+        /// The first such node in id order.
+        node: String,
+        /// Its weight.
+        weight: u32,
+        /// The proxy's largest weight.
+        max: u32,
+        /// The ring's algorithm.
+        algorithm: &'static str,
+    },
+    /// A `haproxy` placement's server ids do not fit its active nodes.
+    #[error("haproxy server ids do not match the active nodes: {0}")]
+    InvalidServerIds(String),
     /// The Maglev table size is not a prime number.
     #[error("table_size {0} is not prime: Maglev needs a prime table size such as 65537")]
     TableSizeNotPrime(u64),

@@ -32,8 +32,13 @@ pub fn hash64(f: HashFunction, bytes: &[u8]) -> u64 {
         HashFunction::Murmur => u64::from(hashes::murmur(bytes)),
         HashFunction::Jenkins => u64::from(hashes::jenkins(bytes)),
         HashFunction::Hsieh => u64::from(hashes::hsieh(bytes)),
-        // Only `nginx` accepts it, and hashes keys with it to 32 bits.
+        // The proxies' 32-bit hashes, zero-extended. Only `nginx` (crc32)
+        // and `haproxy` rings accept them (`RingConfig::validate`);
+        // `haproxy` adds HAProxy's avalanche itself (`haproxy::key_hash`).
         HashFunction::Crc32 => u64::from(crc32fast::hash(bytes)),
+        HashFunction::Sdbm | HashFunction::Djb2 | HashFunction::Wt6 => {
+            u64::from(super::haproxy::hashes::hash32(f, bytes))
+        }
     }
 }
 

@@ -1,17 +1,23 @@
 //! Key lookups, the hot path: a key's hash, its owner and its preference
 //! list.
 
-use super::{hash, ketama, nginx, preference, rendezvous};
+use super::{haproxy, hash, ketama, nginx, preference, rendezvous};
 use super::{HashFunction, Layout, NodeId, Placement};
 
 impl Placement {
     /// The key's position in the algorithm's hash space: 32 bits for
-    /// `ketama` and `nginx`, 64 bits otherwise.
+    /// `ketama`, `nginx` and `haproxy` (after the avalanche modifier, when
+    /// on), 64 bits otherwise.
     #[inline]
     pub fn key_hash(&self, key: &[u8]) -> u64 {
         match self.layout {
             Layout::Ketama(_) => u64::from(ketama::key_hash(key)),
             Layout::Nginx(_) => u64::from(nginx::key_hash(key)),
+            Layout::Haproxy(_) => u64::from(haproxy::key_hash(
+                self.config.hash,
+                self.config.avalanche,
+                key,
+            )),
             _ => hash::hash64(self.config.hash, key),
         }
     }
@@ -50,6 +56,7 @@ impl Placement {
     pub fn owner_of_hash(&self, h: u64) -> Option<usize> {
         let i = match &self.layout {
             Layout::Ring(c) | Layout::Ketama(c) | Layout::Nginx(c) => c.owner(h)?,
+            Layout::Haproxy(c) => c.boundaries.owner(h)?,
             Layout::Maglev(t) => *t.get((h % self.config.table_size) as usize)?,
             Layout::Jump(b) if !b.is_empty() => b.owner(b.lookup(h)),
             Layout::Jump(_) => return None,
@@ -78,6 +85,12 @@ impl Placement {
         let picked = match &self.layout {
             Layout::Ring(c) | Layout::Ketama(c) | Layout::Nginx(c) => match c.successor(h) {
                 Some(start) => preference::select(c.walk(start), r, n, zones),
+                None => Vec::new(),
+            },
+            // The nearest point, then the points after it: the servers
+            // HAProxy falls back to, in order, when it must avoid one.
+            Layout::Haproxy(c) => match c.boundaries.successor(h) {
+                Some(start) => preference::select(c.boundaries.walk(start), r, n, zones),
                 None => Vec::new(),
             },
             Layout::Maglev(t) if !t.is_empty() => {

@@ -14,6 +14,7 @@ mod continuum;
 mod diff;
 mod encoding;
 pub mod error;
+pub mod haproxy;
 pub mod hash;
 pub mod json_integer;
 pub mod jump;
@@ -59,6 +60,7 @@ enum Layout {
     },
     Table(table::PartitionTable),
     Nginx(Continuum),
+    Haproxy(haproxy::Circle),
 }
 
 /// An immutable, materialized placement: who owns every key.
@@ -128,6 +130,32 @@ impl Placement {
                 c.points()
                     .iter()
                     .map(|p| (p.pos, &self.nodes[p.owner as usize].id)),
+            ),
+            _ => None,
+        }
+    }
+
+    /// For `haproxy`, each active node's server id, in node (id) order.
+    pub fn server_ids(&self) -> Option<impl Iterator<Item = (&NodeId, u32)> + '_> {
+        match &self.layout {
+            Layout::Haproxy(c) => Some(
+                self.nodes
+                    .iter()
+                    .map(|n| &n.id)
+                    .zip(c.server_ids.iter().copied()),
+            ),
+            _ => None,
+        }
+    }
+
+    /// For `haproxy`, HAProxy's points (`full_hash(id × 4096 + k)`) in
+    /// ascending order with their owners.
+    pub fn haproxy_points(&self) -> Option<impl Iterator<Item = (u32, &NodeId)> + '_> {
+        match &self.layout {
+            Layout::Haproxy(c) => Some(
+                c.points()
+                    .iter()
+                    .map(|&(key, owner)| (key, &self.nodes[owner as usize].id)),
             ),
             _ => None,
         }

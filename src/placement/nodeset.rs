@@ -3,7 +3,7 @@
 use super::config::{self, Algorithm, RingConfig};
 use super::error::PlacementError;
 use super::node::{Node, Zone};
-use super::{ketama, nginx, vnode};
+use super::{haproxy, ketama, nginx, vnode};
 
 /// Zone number of each node (numbered by zone name order) and the number of
 /// distinct zones; present only when zone awareness is on.
@@ -49,7 +49,11 @@ pub(crate) fn active_sorted(
     }
     if matches!(
         config.algorithm,
-        Algorithm::Ketama | Algorithm::Jump | Algorithm::Table | Algorithm::Nginx
+        Algorithm::Ketama
+            | Algorithm::Jump
+            | Algorithm::Table
+            | Algorithm::Nginx
+            | Algorithm::Haproxy
     ) {
         if let Some(n) = active.iter().find(|n| !n.ramp.is_full()) {
             return Err(PlacementError::RampNotSupported {
@@ -59,11 +63,25 @@ pub(crate) fn active_sorted(
             });
         }
     }
+    if config.algorithm == Algorithm::Haproxy {
+        if let Some(n) = active.iter().find(|n| n.weight.get() > haproxy::MAX_WEIGHT) {
+            return Err(PlacementError::WeightTooHighForProxy {
+                node: n.id.to_string(),
+                weight: n.weight.get(),
+                max: haproxy::MAX_WEIGHT,
+                algorithm: config.algorithm.name(),
+            });
+        }
+    }
     let total = match config.algorithm {
         Algorithm::Ring => vnode::point_count(config.vnodes_per_weight, &active),
         Algorithm::Ketama => ketama::point_count(&active),
         Algorithm::Nginx => nginx::point_count(&active),
         Algorithm::Jump => active.iter().map(|n| u64::from(n.weight.get())).sum(),
+        Algorithm::Haproxy => active
+            .iter()
+            .map(|n| u64::from(haproxy::POINTS_PER_WEIGHT * n.weight.get()))
+            .sum(),
         // Every cell of a partition table is encoded.
         Algorithm::Table => {
             let cells = u64::from(config.partitions)

@@ -3,7 +3,7 @@
 use serde::{Serialize, Serializer};
 
 use super::jump::runs::HOLE;
-use super::{Layout, Node, NodeId, Placement};
+use super::{haproxy, Layout, Node, NodeId, Placement};
 
 /// What the ownership units count.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -64,7 +64,10 @@ impl Placement {
     pub(crate) fn units(&self) -> (OwnershipBasis, Vec<u128>, u128) {
         let mut units = vec![0u128; self.nodes.len()];
         let (basis, total) = match &self.layout {
-            Layout::Ring(c) | Layout::Ketama(c) | Layout::Nginx(c) => {
+            Layout::Ring(c)
+            | Layout::Ketama(c)
+            | Layout::Nginx(c)
+            | Layout::Haproxy(haproxy::Circle { boundaries: c, .. }) => {
                 for arc in c.arcs() {
                     units[arc.owner as usize] += arc.len();
                 }

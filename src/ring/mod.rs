@@ -12,6 +12,7 @@ pub mod membership_policy;
 mod name;
 mod record;
 pub mod rollout;
+mod server_ids;
 mod snapshot;
 mod table_bytes;
 mod text;
@@ -30,6 +31,7 @@ pub use name::{RingName, MAX_RING_NAME_LEN};
 pub use record::{
     NodeRecord, NodeRecordSpec, MAX_ADDRESS_LEN, MAX_LABELS, MAX_LABEL_KEY_LEN, MAX_LABEL_VALUE_LEN,
 };
+pub use server_ids::ServerIds;
 pub use snapshot::{ExactLayout, Proposal, Snapshot};
 pub use table_bytes::TableBytes;
 pub use text::{escape_refused, is_refused_char, RefusedChar};
@@ -106,6 +108,9 @@ pub enum RingError {
         /// What is wrong.
         error: Box<RingError>,
     },
+    /// A `haproxy` ring has given every server id it may give (spec 5.8.3).
+    #[error("this haproxy ring has given all {max} server ids; a new node cannot get one: copy the ring's nodes into a new ring", max = crate::placement::haproxy::MAX_SERVER_ID)]
+    ServerIdsExhausted,
     /// The placement core refused the result.
     #[error(transparent)]
     Placement(#[from] PlacementError),

@@ -8,6 +8,7 @@ use super::bucket_order::BucketOrder;
 use super::change::{ChangeOp, ChangeRecord, RequestedOp, Role};
 use super::membership_policy::MembershipPolicy;
 use super::record::NodeRecord;
+use super::server_ids::ServerIds;
 use super::table_bytes::TableBytes;
 use super::{RingError, RingName};
 use crate::placement::{
@@ -39,6 +40,8 @@ pub struct Snapshot {
     pub fingerprint: Fingerprint,
     /// For `jump`, the persisted bucket order as runs.
     pub bucket_runs: Option<BucketOrder>,
+    /// For `haproxy`, every node's server id, kept for life.
+    pub server_ids: Option<ServerIds>,
     /// For `table`, the partition table body (as in the canonical
     /// encoding). Kept by the store; the wire view leaves it out, and a
     /// client downloads it from `…/snapshots/{v}/table` instead.
@@ -60,16 +63,19 @@ pub enum ExactLayout {
     Table(TableBytes),
     /// A `jump` ring's bucket order.
     Buckets(BucketOrder),
+    /// A `haproxy` ring's server ids (a rollout going back to a version).
+    ServerIds(ServerIds),
 }
 
 impl ExactLayout {
     /// The layout `snapshot` has that its nodes and config alone do not
-    /// give: its table or bucket order, if it has one.
+    /// give: its table, bucket order or server ids, if it has one.
     pub fn of(snapshot: &Snapshot) -> Option<Self> {
-        match (&snapshot.table, &snapshot.bucket_runs) {
-            (Some(t), _) => Some(Self::Table(t.clone())),
-            (None, Some(b)) => Some(Self::Buckets(b.clone())),
-            (None, None) => None,
+        match (&snapshot.table, &snapshot.bucket_runs, &snapshot.server_ids) {
+            (Some(t), _, _) => Some(Self::Table(t.clone())),
+            (None, Some(b), _) => Some(Self::Buckets(b.clone())),
+            (None, None, Some(s)) => Some(Self::ServerIds(s.clone())),
+            (None, None, None) => None,
         }
     }
 }
@@ -122,6 +128,7 @@ impl Snapshot {
             created_at: now,
             fingerprint: placement.fingerprint(),
             bucket_runs: BucketOrder::of(&placement),
+            server_ids: (config.algorithm == Algorithm::Haproxy).then(|| ServerIds::initial(&[])),
             table: placement.table_body().map(Into::into),
             table_moves: None,
             change: ChangeRecord {
@@ -156,6 +163,17 @@ impl Snapshot {
                 &self.config,
                 &nodes,
                 table.as_bytes(),
+            )?);
+        }
+        if self.config.algorithm == Algorithm::Haproxy {
+            let ids = self.server_ids.as_ref().ok_or_else(|| {
+                PlacementError::InvalidServerIds("the snapshot carries no server ids".into())
+            })?;
+            ids.check(&self.nodes)?;
+            return Ok(Placement::build_with_server_ids(
+                &self.config,
+                &nodes,
+                &ids.ids,
             )?);
         }
         Ok(match &self.bucket_runs {
@@ -267,6 +285,7 @@ impl Snapshot {
             None => true,
             Some(ExactLayout::Table(t)) => self.table.as_ref() == Some(t),
             Some(ExactLayout::Buckets(b)) => self.bucket_runs.as_ref() == Some(b),
+            Some(ExactLayout::ServerIds(s)) => self.server_ids.as_ref() == Some(s),
         };
         if config == self.config
             && membership == self.membership
@@ -275,13 +294,34 @@ impl Snapshot {
         {
             return Ok(None);
         }
-        let placement = match layout {
-            None => current.rebuild(&config, &placement_nodes(&nodes))?,
-            Some(ExactLayout::Table(t)) => {
+        // A `haproxy` ring's ids evolve with its nodes; a ring that
+        // becomes `haproxy` numbers its nodes afresh (spec 5.8.3).
+        let server_ids = match (config.algorithm, &self.server_ids, layout) {
+            (Algorithm::Haproxy, Some(ids), Some(ExactLayout::ServerIds(target))) => {
+                Some(ids.restored(target))
+            }
+            (Algorithm::Haproxy, Some(ids), _) if self.config.algorithm == Algorithm::Haproxy => {
+                Some(ids.evolve(&self.nodes, &nodes)?)
+            }
+            (Algorithm::Haproxy, _, _) => Some(ServerIds::initial(&nodes)),
+            _ => None,
+        };
+        let placement = match (layout, &server_ids) {
+            (_, Some(ids)) => {
+                ids.check(&nodes)?;
+                Placement::build_with_server_ids(&config, &placement_nodes(&nodes), &ids.ids)?
+            }
+            (None, None) => current.rebuild(&config, &placement_nodes(&nodes))?,
+            (Some(ExactLayout::Table(t)), None) => {
                 Placement::build_with_table(&config, &placement_nodes(&nodes), t.as_bytes())?
             }
-            Some(ExactLayout::Buckets(b)) => {
+            (Some(ExactLayout::Buckets(b)), None) => {
                 Placement::build_with_runs(&config, &placement_nodes(&nodes), b.placement_runs())?
+            }
+            // Ids given for a ring that is not `haproxy` (it changed
+            // algorithm since): the config decides.
+            (Some(ExactLayout::ServerIds(_)), None) => {
+                current.rebuild(&config, &placement_nodes(&nodes))?
             }
         };
         let diff = current.diff(&placement);
@@ -295,6 +335,7 @@ impl Snapshot {
             nodes,
             fingerprint: placement.fingerprint(),
             bucket_runs: BucketOrder::of(&placement),
+            server_ids,
             table_moves: worth_sending(placement.table_moves_since(current), table.as_ref()),
             table,
             change: ChangeRecord {

@@ -212,6 +212,33 @@ pub(super) fn jump() -> Vec<Snapshot> {
     )
 }
 
+/// Ring `haproxy`: three nodes numbered 1 to 3, then `h-b` replaced by
+/// `h-d` (hash_key `h-b`) in one change, which takes over id 2.
+pub(super) fn haproxy() -> Vec<Snapshot> {
+    let first = Snapshot::first(
+        name("haproxy"),
+        RingConfig::new(Algorithm::Haproxy),
+        Role::Admin,
+        at(0),
+    );
+    let mut d = NodeRecord::new(id("h-d"));
+    d.hash_key = Some(HashKey::new("h-b").expect("a hash key"));
+    d.weight = Weight::new(4).expect("a weight");
+    chain(
+        first.expect("version 1"),
+        vec![
+            (vec![plain("h-a"), plain("h-b"), plain("h-c")], None),
+            (
+                vec![
+                    RequestedOp::Op(ChangeOp::Remove { id: id("h-b") }),
+                    upsert(d),
+                ],
+                Some("replace-b"),
+            ),
+        ],
+    )
+}
+
 /// Ring `table` (256 partitions, one replica): four nodes, then a fifth,
 /// whose moves are shorter than the table and so are kept.
 pub(super) fn table() -> Vec<Snapshot> {
@@ -254,6 +281,7 @@ pub(super) fn versions() -> Vec<(&'static str, Snapshot)> {
         ("cache-3", c3),
         ("jump-3", jump().pop().expect("version 3")),
         ("table-3", table().pop().expect("version 3")),
+        ("haproxy-3", haproxy().pop().expect("version 3")),
         ("maglev-1", maglev()),
     ]
 }

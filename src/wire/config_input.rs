@@ -48,6 +48,12 @@ pub struct CompleteConfigInput {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "server", schema(value_type = PartitionsSchema, required = false))]
     pub partitions: Option<u64>,
+    /// `haproxy`: whether key hashes go through HAProxy's avalanche
+    /// modifier; omitted, true for `haproxy` (HAProxy's own default), and
+    /// refused by every other algorithm.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "server", schema(value_type = bool, required = false))]
+    pub avalanche: Option<bool>,
     /// The membership policy: omitted, the ring's stays as it is; given,
     /// it replaces it, with defaults for the fields it omits.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -83,6 +89,10 @@ pub struct ConfigPatchInput {
     /// `table`: partitions, a power of two.
     #[cfg_attr(feature = "server", schema(value_type = PartitionsSchema, required = false))]
     pub partitions: Option<u64>,
+    /// `haproxy`: whether key hashes go through HAProxy's avalanche
+    /// modifier (other algorithms refuse it).
+    #[cfg_attr(feature = "server", schema(value_type = bool, required = false))]
+    pub avalanche: Option<bool>,
     /// Policy fields to change; the others keep the ring's values.
     #[cfg_attr(feature = "server", schema(value_type = MembershipPolicyInput, required = false))]
     pub membership: Option<MembershipPolicyInput>,
@@ -123,6 +133,11 @@ pub struct RingConfigInput {
     #[cfg_attr(feature = "server", schema(value_type = Option<PartitionsSchema>))]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub partitions: Option<u64>,
+    /// `haproxy`: whether key hashes go through HAProxy's avalanche
+    /// modifier; defaults to true for `haproxy`, and other algorithms
+    /// refuse it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub avalanche: Option<bool>,
     /// The membership policy; omitted fields take their defaults.
     #[cfg_attr(feature = "server", schema(value_type = Option<MembershipPolicyInput>))]
     #[serde(skip_serializing_if = "Option::is_none")]

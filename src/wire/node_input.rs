@@ -139,6 +139,7 @@ mod tests {
             replication_factor: None,
             zone_aware: None,
             partitions: None,
+            avalanche: None,
             membership: None,
         };
         assert_eq!(

@@ -31,6 +31,8 @@ pub enum AlgorithmName {
     /// nginx's `hash $key consistent`, bit for bit (crc32; nodes placed by
     /// address).
     Nginx,
+    /// HAProxy 2.6's `hash-type consistent`, by stable server ids.
+    Haproxy,
 }
 
 impl AlgorithmName {
@@ -44,6 +46,7 @@ impl AlgorithmName {
             Self::Rendezvous => "rendezvous",
             Self::Table => "table",
             Self::Nginx => "nginx",
+            Self::Haproxy => "haproxy",
         }
     }
 }
@@ -58,6 +61,7 @@ impl From<Algorithm> for AlgorithmName {
             Algorithm::Rendezvous => Self::Rendezvous,
             Algorithm::Table => Self::Table,
             Algorithm::Nginx => Self::Nginx,
+            Algorithm::Haproxy => Self::Haproxy,
         }
     }
 }
@@ -102,8 +106,14 @@ pub enum HashName {
     /// twemproxy's hsieh (SuperFastHash).
     #[serde(rename = "hsieh")]
     Hsieh,
-    /// CRC-32 (IEEE; nginx's only hash).
+    /// The standard CRC-32 (nginx's only hash; also haproxy's).
     Crc32,
+    /// sdbm (haproxy's default).
+    Sdbm,
+    /// djb2 (haproxy).
+    Djb2,
+    /// wt6 (haproxy).
+    Wt6,
 }
 
 impl HashName {
@@ -124,6 +134,9 @@ impl HashName {
             Self::Jenkins => "jenkins",
             Self::Hsieh => "hsieh",
             Self::Crc32 => "crc32",
+            Self::Sdbm => "sdbm",
+            Self::Djb2 => "djb2",
+            Self::Wt6 => "wt6",
         }
     }
 }
@@ -145,6 +158,9 @@ impl From<HashFunction> for HashName {
             HashFunction::Jenkins => Self::Jenkins,
             HashFunction::Hsieh => Self::Hsieh,
             HashFunction::Crc32 => Self::Crc32,
+            HashFunction::Sdbm => Self::Sdbm,
+            HashFunction::Djb2 => Self::Djb2,
+            HashFunction::Wt6 => Self::Wt6,
         }
     }
 }
@@ -174,6 +190,10 @@ pub struct RingConfigView {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "server", schema(value_type = Option<PartitionsSchema>))]
     pub partitions: Option<u32>,
+    /// `haproxy`: whether key hashes go through HAProxy's avalanche
+    /// modifier. Shown for `haproxy` rings only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub avalanche: Option<bool>,
     /// The membership policy (not placement: it never enters the
     /// fingerprint). Always present in a ring's or a snapshot's config; in
     /// a recorded `set_config` op, present only if the op set it.
@@ -192,6 +212,7 @@ impl From<&RingConfig> for RingConfigView {
             replication_factor: c.replication_factor,
             zone_aware: c.zone_aware,
             partitions: c.partitions_written().then_some(c.partitions),
+            avalanche: (c.algorithm == Algorithm::Haproxy).then_some(c.avalanche),
             membership: None,
         }
     }

@@ -16,7 +16,7 @@ use super::changes::{ChangeView, OpView, RoleName};
 use super::membership::{MembershipPolicyView, OnJoinName, OnLeaveName};
 use super::nodes::{NodeStateName, NodeView};
 use super::rings::{AlgorithmName, HashName, RingConfigView};
-use super::snapshots::SnapshotView;
+use super::snapshots::{ServerIdsView, SnapshotView};
 use crate::placement::{
     Algorithm, BadFingerprint, HashFunction, HashKey, NodeId, NodeState, PlacementError, Ramp,
     RingConfig, RingConfigSpec, Weight, Zone,
@@ -25,7 +25,7 @@ use crate::ring::durations::parse_duration;
 use crate::ring::membership_policy::{ChangeRate, PolicyDelay, UnhealthyFraction};
 use crate::ring::{
     ChangeOp, ChangeRecord, IdempotencyKey, MembershipPolicy, MembershipPolicySpec, NodeRecord,
-    NodeRecordSpec, OnJoin, OnLeave, RingError, RingName, Role, Snapshot,
+    NodeRecordSpec, OnJoin, OnLeave, RingError, RingName, Role, ServerIds, Snapshot,
 };
 
 /// Why a snapshot view is not a snapshot ringd could have made.
@@ -69,6 +69,7 @@ impl TryFrom<SnapshotView> for Snapshot {
             nodes: v.nodes.into_iter().map(node_of).collect::<Result<_, _>>()?,
             fingerprint: v.fingerprint.parse()?,
             bucket_runs: v.buckets,
+            server_ids: v.server_ids.map(server_ids_of).transpose()?,
             // Never sent: a client downloads it, or applies the moves.
             table: None,
             table_moves: v.table_moves,
@@ -91,8 +92,20 @@ fn config_of(
         replication_factor: Some(c.replication_factor.into()),
         zone_aware: Some(c.zone_aware),
         partitions: c.partitions.map(Into::into),
+        avalanche: c.avalanche,
     })?;
     Ok((config, c.membership.map(policy_of).transpose()?))
+}
+
+fn server_ids_of(v: ServerIdsView) -> Result<ServerIds, SnapshotViewError> {
+    Ok(ServerIds {
+        ids: v
+            .ids
+            .into_iter()
+            .map(|(n, i)| Ok((NodeId::new(n)?, i)))
+            .collect::<Result<_, PlacementError>>()?,
+        next: v.next,
+    })
 }
 
 fn algorithm_of(a: AlgorithmName) -> Algorithm {
@@ -104,6 +117,7 @@ fn algorithm_of(a: AlgorithmName) -> Algorithm {
         AlgorithmName::Rendezvous => Algorithm::Rendezvous,
         AlgorithmName::Table => Algorithm::Table,
         AlgorithmName::Nginx => Algorithm::Nginx,
+        AlgorithmName::Haproxy => Algorithm::Haproxy,
     }
 }
 
@@ -123,6 +137,9 @@ fn hash_of(h: HashName) -> HashFunction {
         HashName::Jenkins => HashFunction::Jenkins,
         HashName::Hsieh => HashFunction::Hsieh,
         HashName::Crc32 => HashFunction::Crc32,
+        HashName::Sdbm => HashFunction::Sdbm,
+        HashName::Djb2 => HashFunction::Djb2,
+        HashName::Wt6 => HashFunction::Wt6,
     }
 }
 

@@ -8,7 +8,9 @@ use super::nodes::NodeView;
 use super::rings::RingConfigView;
 #[cfg(feature = "server")]
 use super::schema::{VersionCursorSchema, WaitSchema};
-use crate::ring::{BucketOrder, Snapshot, TableBytes};
+use std::collections::BTreeMap;
+
+use crate::ring::{BucketOrder, ServerIds, Snapshot, TableBytes};
 
 /// A complete, immutable ring version.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -38,6 +40,10 @@ pub struct SnapshotView {
     )]
     #[cfg_attr(feature = "server", schema(value_type = Option<Vec<Option<String>>>))]
     pub buckets: Option<BucketOrder>,
+    /// `haproxy` only: every node's numeric server id (HAProxy's `id`),
+    /// which the node keeps for life, and the next id the ring will give.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_ids: Option<ServerIdsView>,
     /// `table` only: the slots that changed since the previous version,
     /// base64 of `u32` count, then per slot `u32` partition, `u8` slot and
     /// the node's index in this version's active nodes (`u16`, or `u32`
@@ -49,6 +55,25 @@ pub struct SnapshotView {
     pub table_moves: Option<TableBytes>,
     /// What produced this version.
     pub change: ChangeView,
+}
+
+/// A `haproxy` ring's server ids.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
+pub struct ServerIdsView {
+    /// Node id → server id, for every node of the version.
+    pub ids: BTreeMap<String, u32>,
+    /// Above every id the ring has given: the id of its next new node.
+    pub next: u32,
+}
+
+impl From<&ServerIds> for ServerIdsView {
+    fn from(s: &ServerIds) -> Self {
+        Self {
+            ids: s.ids.iter().map(|(n, &i)| (n.to_string(), i)).collect(),
+            next: s.next,
+        }
+    }
 }
 
 fn per_bucket<S: serde::Serializer>(order: &Option<BucketOrder>, s: S) -> Result<S::Ok, S::Error> {
@@ -65,6 +90,7 @@ impl From<&Snapshot> for SnapshotView {
             nodes: s.nodes.iter().map(NodeView::from).collect(),
             fingerprint: s.fingerprint.to_string(),
             buckets: s.bucket_runs.clone(),
+            server_ids: s.server_ids.as_ref().map(Into::into),
             table_moves: s.table_moves.clone(),
             change: (&s.change).into(),
         }

@@ -281,3 +281,32 @@ fn change_apply_reads_stdin_and_refuses_nothing_silently() {
     );
     assert!(ok(u, &["-o", "json", "ring", "show", "cache"]).contains("\n  \"version\": 2\n"));
 }
+
+#[test]
+fn haproxy_rings_show_their_avalanche_and_its_changes() {
+    let s = Ringd::sqlite().start();
+    let u = s.url.as_str();
+    let create = [
+        "ring",
+        "create",
+        "edge",
+        "--algorithm",
+        "haproxy",
+        "--avalanche",
+        "false",
+    ];
+    check(u, "ring_create_haproxy.txt", &create);
+    ok(u, &["node", "add", "edge", "a"]);
+    let patch = s.dir.join("avalanche.json");
+    std::fs::write(
+        &patch,
+        r#"{"ops": [{"op": "update_config", "config": {"avalanche": true, "hash": "djb2"}}]}"#,
+    )
+    .unwrap();
+    let path = patch.to_str().unwrap();
+    check(
+        u,
+        "change_avalanche_dry_run.txt",
+        &["change", "apply", "edge", path, "--dry-run"],
+    );
+}

@@ -98,11 +98,39 @@ fn a_table_over_the_cell_cap_is_refused() {
 fn unknown_algorithm_hash_and_fields() {
     assert_eq!(
         "consistent".parse::<Algorithm>().unwrap_err().to_string(),
-        "unknown algorithm `consistent`: expected one of ring, ketama, maglev, jump, rendezvous, table, nginx"
+        "unknown algorithm `consistent`: expected one of ring, ketama, maglev, jump, rendezvous, table, nginx, haproxy"
+    );
+    // A proxy's mode takes its proxy's hashes only, and the others none of them.
+    let e =
+        serde_json::from_str::<RingConfig>(r#"{"algorithm":"haproxy","hash":"xxh3"}"#).unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("algorithm `haproxy` supports the hashes sdbm, djb2, wt6, crc32, not `xxh3`"),
+        "{e}"
+    );
+    let e =
+        serde_json::from_str::<RingConfig>(r#"{"algorithm":"ring","hash":"sdbm"}"#).unwrap_err();
+    assert!(
+        e.to_string().contains(
+            "algorithm `ring` supports the hashes xxh3, md5, sha256, murmur3, not `sdbm`"
+        ),
+        "{e}"
+    );
+    let e =
+        serde_json::from_str::<RingConfig>(r#"{"algorithm":"jump","avalanche":true}"#).unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("avalanche applies to haproxy rings only"),
+        "{e}"
+    );
+    let haproxy: RingConfig = serde_json::from_str(r#"{"algorithm":"haproxy"}"#).unwrap();
+    assert_eq!(
+        (haproxy.hash, haproxy.avalanche),
+        (HashFunction::Sdbm, true)
     );
     assert_eq!(
         "whirlpool".parse::<HashFunction>().unwrap_err().to_string(),
-        "unknown hash function `whirlpool`: expected one of xxh3, md5, sha256, murmur3, crc32, fnv1a_64, fnv1_64, fnv1a_32, fnv1_32, crc32a, one_at_a_time, murmur, jenkins, hsieh"
+        "unknown hash function `whirlpool`: expected one of xxh3, md5, sha256, murmur3, crc32, sdbm, djb2, wt6, fnv1a_64, fnv1_64, fnv1a_32, fnv1_32, crc32a, one_at_a_time, murmur, jenkins, hsieh"
     );
     let e = serde_json::from_str::<RingConfig>(r#"{"algorithm":"ring","vnodes":3}"#).unwrap_err();
     assert!(e.to_string().contains("unknown field `vnodes`"), "{e}");
@@ -154,4 +182,21 @@ fn jump_bucket_orders_are_checked() {
         .contains("`a` has weight 1 but holds 2 buckets"));
     let ok = Placement::build_with_buckets(&c, &nodes, &[id("b"), None, id("a")]).unwrap();
     assert_eq!(ok.bucket_order().unwrap(), vec![id("b"), None, id("a")]);
+}
+
+#[test]
+fn haproxy_takes_weights_up_to_256_and_no_ramp() {
+    let c = RingConfig::new(Algorithm::Haproxy);
+    let heavy =
+        |w: u64| Node::new(NodeId::new("heavy").unwrap()).with_weight(Weight::new(w).unwrap());
+    assert!(Placement::build(&c, &[heavy(256)]).is_ok());
+    assert_eq!(
+        Placement::build(&c, &[heavy(257)]).unwrap_err().to_string(),
+        "node `heavy` has weight 257, but haproxy takes weights from 1 to 256"
+    );
+    let ramped = heavy(2).with_ramp(ringd::placement::Ramp::new(100).unwrap());
+    assert!(matches!(
+        Placement::build(&c, &[ramped]),
+        Err(PlacementError::RampNotSupported { .. })
+    ));
 }

@@ -3,6 +3,7 @@
 
 mod addresses;
 mod errors;
+mod haproxy_vectors;
 mod inspection;
 mod jump_runs;
 mod properties;

@@ -126,7 +126,7 @@ proptest! {
 
     #[test]
     fn reweighting_moves_keys_only_to_or_from_that_node(
-        alg in prop::sample::select(vec![Algorithm::Ring, Algorithm::Rendezvous, Algorithm::Jump]),
+        alg in prop::sample::select(vec![Algorithm::Ring, Algorithm::Rendezvous, Algorithm::Jump, Algorithm::Haproxy]),
         ns in nodes(12), pick in any::<prop::sample::Index>(), w in 1u64..=6,
     ) {
         let before = Placement::build(&config(alg), &ns).unwrap();
@@ -175,7 +175,7 @@ proptest! {
         prop_assert_eq!(o.nodes.iter().map(|n| n.units).sum::<u128>(), o.total_units);
         let expected = match alg {
             Algorithm::Ring => 1u128 << 64,
-            Algorithm::Ketama | Algorithm::Nginx => 1u128 << 32,
+            Algorithm::Ketama | Algorithm::Nginx | Algorithm::Haproxy => 1u128 << 32,
             Algorithm::Maglev => 4099,
             Algorithm::Table => 256,
             Algorithm::Jump | Algorithm::Rendezvous => {

@@ -17,7 +17,7 @@ const SHAPES: [&str; 5] = ["single", "weighted", "zoned", "colliding", "nodes-10
 /// The algorithms that take ramps, each with one more file: `ramped`.
 const RAMPED: [Algorithm; 3] = [Algorithm::Ring, Algorithm::Rendezvous, Algorithm::Maglev];
 
-fn node(id: &str, weight: u64) -> Node {
+pub(crate) fn node(id: &str, weight: u64) -> Node {
     Node::new(NodeId::new(id).unwrap()).with_weight(Weight::new(weight).unwrap())
 }
 
@@ -130,7 +130,7 @@ fn node_json(n: &Node) -> Value {
 
 /// The small files beyond the shapes above, each pinning one input the
 /// shapes leave at its default: `(file name, algorithm)`.
-const EXTRAS: [(&str, Algorithm); 14] = [
+const EXTRAS: [(&str, Algorithm); 15] = [
     ("ring-md5-vnodes", Algorithm::Ring),
     ("rendezvous-sha256", Algorithm::Rendezvous),
     ("maglev-murmur3-table-size", Algorithm::Maglev),
@@ -145,6 +145,7 @@ const EXTRAS: [(&str, Algorithm); 14] = [
     ("table-no-active", Algorithm::Table),
     ("nginx-forty", Algorithm::Nginx),
     ("nginx-no-active", Algorithm::Nginx),
+    ("haproxy-no-active", Algorithm::Haproxy),
 ];
 
 /// The config, nodes and placement of one of [`EXTRAS`].
@@ -241,7 +242,7 @@ fn vector(algorithm: Algorithm, shape_name: &str) -> Value {
 
 /// The file for a placement: `key_count` generated keys (plus four fixed
 /// ones) looked up, the first `list_count` with preference lists.
-fn vector_of(
+pub(crate) fn vector_of(
     algorithm: Algorithm,
     shape_name: &str,
     config: &RingConfig,
@@ -298,6 +299,12 @@ fn vector_of(
         "lookups": lookups,
         "preference_lists": preference_lists,
     });
+    // `haproxy` only: the server ids of the active nodes, by node id.
+    if let Some(ids) = p.server_ids() {
+        let ids: serde_json::Map<String, Value> =
+            ids.map(|(n, i)| (n.to_string(), json!(i))).collect();
+        v["server_ids"] = Value::Object(ids);
+    }
     // `table` only (the other algorithms' files stay as they were): every
     // partition's replicas, primary first, by id.
     if let Some(t) = p.partition_table() {
@@ -365,7 +372,7 @@ fn vectors_are_reproduced_exactly() {
             checked += 1;
         }
     }
-    assert_eq!(checked, 52);
+    assert_eq!(checked, 58);
 }
 
 #[test]

@@ -9,20 +9,18 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, FrozenSet, Mapping, Optional, Tuple
 
 from .errors import PlacementError
-from .hashes import HASH_CODES
+from .hashes import GENERAL, HASH_CODES
 
 ALGORITHM_CODES: Dict[str, int] = {
     "ring": 1, "ketama": 2, "maglev": 3, "jump": 4, "rendezvous": 5, "table": 6, "nginx": 7,
+    "haproxy": 8,
 }
 # The algorithms that place a node by its `address` (2.2): only their
 # encodings carry addresses (9.1).
 ADDRESS_ALGORITHMS: FrozenSet[str] = frozenset({"nginx"})
-# The hashes each algorithm accepts (2.1); the first is its default.
-_HASHES_OF: Dict[str, Tuple[str, ...]] = {
-    "ketama": ("md5",),
-    "nginx": ("crc32",),
-}
-_GENERAL_HASHES = ("xxh3", "md5", "sha256", "murmur3")
+# The hashes each algorithm accepts, its default first (2.1).
+ACCEPTED_HASHES: Dict[str, Tuple[str, ...]] = {
+    "ketama": ("md5",), "nginx": ("crc32",), "haproxy": ("sdbm", "djb2", "wt6", "crc32")}
 STATES = ("active", "draining", "joining")
 RAMP_FULL = 65_536
 MAX_POINTS = 1 << 23
@@ -72,7 +70,8 @@ def is_prime(n: int) -> bool:
 
 @dataclass(frozen=True)
 class RingConfig:
-    """A ring config; `hash=None` takes the algorithm's default (2.1)."""
+    """A ring config; `hash=None` takes the algorithm's default (2.1), and
+    `avalanche=None` too (on for `haproxy`, which alone has the modifier)."""
 
     algorithm: str = "ring"
     hash: Optional[str] = None
@@ -81,13 +80,15 @@ class RingConfig:
     replication_factor: int = 3
     zone_aware: bool = False
     partitions: int = DEFAULT_PARTITIONS
+    avalanche: Optional[bool] = None
 
     def __post_init__(self) -> None:
         if self.algorithm not in ALGORITHM_CODES:
             raise PlacementError("UnknownAlgorithm", repr(self.algorithm))
         if self.hash is None:
-            default = _HASHES_OF.get(self.algorithm, _GENERAL_HASHES)[0]
-            object.__setattr__(self, "hash", default)
+            object.__setattr__(self, "hash", ACCEPTED_HASHES.get(self.algorithm, GENERAL)[0])
+        if self.avalanche is None:
+            object.__setattr__(self, "avalanche", self.algorithm == "haproxy")
         if self.hash not in HASH_CODES:
             raise PlacementError("UnknownHash", repr(self.hash))
         self.validate()
@@ -110,10 +111,14 @@ class RingConfig:
         """Check 1 of 2.4, in its order."""
         if self.algorithm == "ketama" and self.hash != "md5":
             raise PlacementError("HashNotSupported", "ketama only supports md5")
-        accepted = _HASHES_OF.get(self.algorithm, _GENERAL_HASHES)
+        accepted = ACCEPTED_HASHES.get(self.algorithm, GENERAL)
         if self.hash not in accepted:
-            raise PlacementError("HashNotAccepted",
-                                 f"{self.algorithm} supports the hashes {', '.join(accepted)}")
+            raise PlacementError("HashNotAccepted", f"{self.algorithm} takes {accepted}, "
+                                 f"not {self.hash!r}")
+        if not isinstance(self.avalanche, bool):
+            raise PlacementError("InvalidConfig", "avalanche must be a boolean")
+        if self.avalanche and self.algorithm != "haproxy":
+            raise PlacementError("AvalancheNotSupported", "avalanche applies to haproxy only")
         v, r, p = self.vnodes_per_weight, self.replication_factor, self.partitions
         if not _is_int(v) or not 1 <= v <= 10_000:
             raise PlacementError("VnodesOutOfRange", f"{v!r} not in 1..=10000")

@@ -61,7 +61,7 @@ def normalize(config: RingConfig, nodes: Sequence[Node]) -> List[Node]:
         for address, ids in sorted(seen.items()):
             if len(ids) > 1:
                 raise PlacementError("DuplicateAddress", f"{ids[0]} and {ids[1]} at {address!r}")
-    if config.algorithm in ("ketama", "jump", "table", "nginx"):
+    if config.algorithm in ("ketama", "jump", "table", "nginx", "haproxy"):
         for n in active:
             if n.ramp != RAMP_FULL:
                 raise PlacementError("RampNotSupported",
@@ -70,7 +70,14 @@ def normalize(config: RingConfig, nodes: Sequence[Node]) -> List[Node]:
         cells = config.partitions * min(config.replication_factor, len(active))
         if cells > MAX_POINTS:
             raise PlacementError("TableTooLarge", f"{cells} cells > {MAX_POINTS}")
+    if config.algorithm == "haproxy":
+        for n in active:
+            if n.weight > 256:
+                raise PlacementError("WeightTooHighForProxy",
+                                     f"{n.id} has weight {n.weight}; haproxy takes 1..=256")
     points = 0
+    if config.algorithm == "haproxy":
+        points = 16 * sum(n.weight for n in active)
     if config.algorithm == "ring":
         # Full points, whatever the ramp (2.4 step 5).
         points = config.vnodes_per_weight * sum(n.weight for n in active)

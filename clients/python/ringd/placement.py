@@ -6,15 +6,17 @@ from __future__ import annotations
 
 import base64
 import json
-from typing import Any, Iterable, List, Mapping, Optional, Sequence, Tuple, TypedDict, Union
+from typing import (Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, TypedDict,
+                    Union)
 
-from . import jump, ketama, maglev, nginx, rendezvous, ring
+from . import haproxy, jump, ketama, maglev, nginx, rendezvous, ring
 from . import table as table_mod  # `table` is also a parameter of build()
 from .encoding import decode_header, encode_header, fingerprint_of, header_length
-from .errors import FingerprintMismatch, InvalidEncoding, InvalidTable, TableRequired
-from .hashes import HASHES, Hash64, md5_32
+from .errors import (FingerprintMismatch, InvalidEncoding, InvalidTable, PlacementError,
+                     TableRequired)
+from .hashes import GENERAL, HASHES, Hash64, md5_32
 from .layout import Layout
-from .model import Node, RingConfig
+from .model import ACCEPTED_HASHES, Node, RingConfig
 from .nodeset import normalize, ramped, zone_numbers
 from .preference import select
 
@@ -45,7 +47,10 @@ class Ownership(TypedDict):
 
 def _key_hash_fn(algorithm: str, hash_name: str) -> Hash64:
     # Section 4: ketama always hashes keys with md5_32 (nginx's crc32 is
-    # its only hash, so HASHES gives it).
+    # its only hash, so HASHES gives it); haproxy layouts make their own
+    # (its 32-bit hashes, with or without avalanche).
+    if algorithm == "haproxy":
+        return haproxy.HASH32[hash_name]
     return md5_32 if algorithm == "ketama" else HASHES[hash_name]
 
 
@@ -78,10 +83,13 @@ class Placement:
     @classmethod
     def build(cls, config: RingConfig, nodes: Sequence[Node], *,
               buckets: Optional[Iterable[Any]] = None,
-              table: Optional[Union[bytes, Sequence[Sequence[str]]]] = None) -> Placement:
+              table: Optional[Union[bytes, Sequence[Sequence[str]]]] = None,
+              server_ids: Optional[Mapping[str, int]] = None) -> Placement:
         """A placement of `config` over `nodes` (any states, any order).
         `jump` takes its persisted bucket order from `buckets` (ids or None
         per bucket, or `[id, count]` runs; the initial order without it).
+        `haproxy` takes its stored server ids from `server_ids` (node id to
+        HAProxy's `id`; every node numbered from 1 in id order without it).
         `table` needs `table`: the encoding's table body (bytes) or rows of
         node ids, primary first; a client never computes a table."""
         active = normalize(config, nodes)
@@ -101,6 +109,9 @@ class Placement:
             layout = jump.restore(active, order, h)
         elif config.algorithm == "rendezvous":
             layout = rendezvous.build(active, h, is_ramped)
+        elif config.algorithm == "haproxy":
+            ids = haproxy.initial_ids(nodes) if server_ids is None else server_ids
+            layout = haproxy.build(active, ids, config.hash_name, bool(config.avalanche))
         elif table is None:
             raise TableRequired("a table placement needs its stored table")
         elif isinstance(table, (bytes, bytearray, memoryview)):
@@ -131,7 +142,9 @@ class Placement:
         expected = obj["fingerprint"]
         version = obj.get("version")
         if config.algorithm != "table":
-            p = cls.build(config, nodes, buckets=obj.get("buckets"))
+            ids = obj.get("server_ids")
+            p = cls.build(config, nodes, buckets=obj.get("buckets"),
+                          server_ids=None if ids is None else ids["ids"])
         elif not normalize(config, nodes):
             # No active node: every row is empty (r = 0), nothing to fetch.
             p = cls.build(config, nodes, table=[[]] * config.partitions)
@@ -185,11 +198,9 @@ class Placement:
             raise FingerprintMismatch(expected_fingerprint, actual)
         header, start = decode_header(data)
         body, active, alg = data[start:], header.nodes, header.algorithm
-        if alg == "ketama" and header.hash != "md5":
-            raise InvalidEncoding("ketama with a hash other than md5")
-        if (alg == "nginx") != (header.hash == "crc32"):
+        if header.hash not in ACCEPTED_HASHES.get(alg, GENERAL):
             raise InvalidEncoding(f"{alg} with hash {header.hash}")
-        if header.ramped and alg in ("ketama", "jump", "table", "nginx"):
+        if header.ramped and alg in ("ketama", "jump", "table", "nginx", "haproxy"):
             raise InvalidEncoding(f"{alg} cannot be ramped")
         if not 1 <= header.replication_factor <= 64:
             raise InvalidEncoding(f"replication factor {header.replication_factor}")
@@ -208,6 +219,11 @@ class Placement:
             layout = jump.Jump.decode(active, body, h)
         elif alg == "rendezvous":
             layout = rendezvous.Rendezvous.decode(active, body, header.ramped, h)
+        elif alg == "haproxy":
+            try:
+                layout = haproxy.Haproxy.decode_body(active, body, header.hash)
+            except PlacementError as e:
+                raise InvalidEncoding(f"bad haproxy body: {e}") from None
         else:
             if len(body) < 4:
                 raise InvalidEncoding("the table body ends early")
@@ -290,7 +306,7 @@ class Placement:
     def points(self) -> Optional[List[Tuple[int, str]]]:
         """`ring`/`ketama`: the sorted point list as (position, node id)."""
         lay = self._layout
-        if not isinstance(lay, ring.Continuum):
+        if not isinstance(lay, ring.Continuum) or isinstance(lay, haproxy.Haproxy):
             return None
         return [(p, lay.ids[i]) for p, i in lay.points]
 
@@ -303,6 +319,13 @@ class Placement:
         """`jump`: the bucket order, one id or None (a hole) per bucket."""
         lay = self._layout
         return lay.bucket_order() if isinstance(lay, jump.Jump) else None
+
+    def server_ids(self) -> Optional[Dict[str, int]]:
+        """`haproxy`: each active node's server id (HAProxy's `id`)."""
+        lay = self._layout
+        if not isinstance(lay, haproxy.Haproxy):
+            return None
+        return dict(zip(lay.ids, lay.server_ids))
 
     def table_rows(self) -> Optional[List[List[str]]]:
         """`table`: every partition's node ids, primary first."""

@@ -22,8 +22,14 @@ def kind(f: Any, *args: Any, **kw: Any) -> str:
 def test_config_refusals() -> None:
     assert kind(RingConfig, algorithm="ketama", hash="xxh3") == "HashNotSupported"
     assert kind(RingConfig, algorithm="consistent") == "UnknownAlgorithm"
-    assert kind(RingConfig, hash="fnv") == "UnknownHash"
-    assert kind(RingConfig, hash="crc32") == "HashNotAccepted"  # nginx's only
+    assert kind(RingConfig, hash="crc64") == "UnknownHash"
+    # A proxy's hashes belong to its mode, and its mode takes no other.
+    assert kind(RingConfig, hash="crc32") == "HashNotAccepted"  # nginx's and haproxy's
+    assert kind(RingConfig, algorithm="haproxy", hash="xxh3") == "HashNotAccepted"
+    assert kind(RingConfig, algorithm="nginx", hash="sdbm") == "HashNotAccepted"
+    assert kind(RingConfig, algorithm="jump", avalanche=True) == "AvalancheNotSupported"
+    assert (RingConfig(algorithm="haproxy").hash, RingConfig(algorithm="haproxy").avalanche) \
+        == ("sdbm", True)
     assert kind(RingConfig, hash="fnv1a_64") == "HashNotAccepted"  # twemproxy's only
     assert kind(RingConfig, algorithm="nginx", hash="md5") == "HashNotAccepted"
     assert RingConfig(algorithm="nginx").hash == "crc32"
@@ -48,6 +54,14 @@ def test_node_refusals() -> None:
     assert kind(Node, "n", weight=True) == "WeightOutOfRange"
     assert kind(Node, "n", ramp=65_537) == "RampOutOfRange"
     assert kind(Node, "n", state="leaving") == "InvalidState"
+
+
+def test_haproxy_refusals() -> None:
+    haproxy = RingConfig(algorithm="haproxy")
+    assert kind(Placement.build, haproxy, [Node("a", weight=257)]) == "WeightTooHighForProxy"
+    assert kind(Placement.build, haproxy, [Node("a", ramp=100)]) == "RampNotSupported"
+    assert kind(Placement.build, haproxy, [Node("a"), Node("b")],
+                server_ids={"a": 1, "b": 1}) == "InvalidServerIds"
 
 
 def test_node_set_refusals() -> None:

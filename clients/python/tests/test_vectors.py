@@ -23,7 +23,7 @@ REFERENCE = VECTORS / "reference"
 FILES = sorted(p.name for p in VECTORS.glob("*.json"))
 REFERENCE_FILES = sorted(p.name for p in REFERENCE.glob("*.json"))
 
-ALGORITHMS = ["ring", "ketama", "maglev", "jump", "rendezvous", "table", "nginx"]
+ALGORITHMS = ["ring", "ketama", "maglev", "jump", "rendezvous", "table", "nginx", "haproxy"]
 SHAPES = ["single", "weighted", "zoned", "colliding", "nodes-1000"]
 RAMPED = ["ring", "rendezvous", "maglev"]
 # One input each that the shapes leave at its default (spec 12), and every
@@ -31,6 +31,11 @@ RAMPED = ["ring", "rendezvous", "maglev"]
 EXTRAS = ["ring-md5-vnodes", "rendezvous-sha256", "maglev-murmur3-table-size",
           "jump-md5-holes", "table-murmur3-partitions", "ketama-zero-digests", "nginx-forty"]
 EXTRAS += [f"{a}-no-active" for a in ALGORITHMS]
+# haproxy: each key hash with and without avalanche, 40 servers, ids with
+# gaps after removals, and a replacement that took over an id.
+EXTRAS += ["haproxy-sdbm-avalanche-40", "haproxy-sdbm", "haproxy-removals",
+           "haproxy-replacement"]
+EXTRAS += [f"haproxy-{h}{m}" for h in ("djb2", "wt6", "crc32") for m in ("", "-avalanche")]
 
 
 @lru_cache(maxsize=None)
@@ -49,7 +54,8 @@ def built(name: str) -> Placement:
     v = vector(name)
     return Placement.build(RingConfig.from_json(v["config"]),
                            [Node.from_json(n) for n in v["nodes"]],
-                           buckets=v.get("buckets"), table=v.get("table"))
+                           buckets=v.get("buckets"), table=v.get("table"),
+                           server_ids=v.get("server_ids"))
 
 
 @lru_cache(maxsize=None)
@@ -79,7 +85,7 @@ def test_every_vector_file_is_here() -> None:
     expected = {f"{a}-{s}.json" for a in ALGORITHMS for s in SHAPES}
     expected |= {f"{a}-ramped.json" for a in RAMPED}
     expected |= {f"{e}.json" for e in EXTRAS}
-    assert set(FILES) == expected  # 52, as the Rust test counts them
+    assert set(FILES) == expected  # 68, as the Rust tests count them
     assert set(REFERENCE_FILES) == set(REFERENCE_CHECKS)
 
 
@@ -111,6 +117,7 @@ def test_layout_inputs_read_back(name: str) -> None:
     v, p = vector(name), built(name)
     assert p.bucket_order() == v["buckets"]
     assert p.table_rows() == v.get("table")
+    assert p.server_ids() == v.get("server_ids")
 
 
 @pytest.mark.parametrize("name", FILES)
@@ -132,6 +139,9 @@ def snapshot_of(v: Dict[str, Any]) -> Dict[str, Any]:
     s["config"]["membership"] = {"mode": "manual"}  # not placement: ignored
     if v["buckets"] is not None:
         s["buckets"] = v["buckets"]
+    if "server_ids" in v:
+        ids = v["server_ids"]
+        s["server_ids"] = {"ids": ids, "next": max(ids.values(), default=0) + 1}
     return s
 
 

@@ -4,7 +4,7 @@
 // [0, 1) as doubles: exact enough for pixels, and much faster than BigInt.
 
 const MAGIC = [0x52, 0x49, 0x4e, 0x47, 0x44, 0x50, 0x4c, 0x01];
-const ALGORITHMS = ["", "ring", "ketama", "maglev", "jump", "rendezvous", "table", "nginx"];
+const ALGORITHMS = ["", "ring", "ketama", "maglev", "jump", "rendezvous", "table", "nginx", "haproxy"];
 // The algorithms that place by address: only their node records carry one.
 const BY_ADDRESS = new Set(["nginx"]);
 const TWO32 = 4294967296;
@@ -79,6 +79,32 @@ export function decode(buffer) {
       owner[i] = v.getUint32(o + (wide ? 8 : 4), true);
     }
     out.points = { pos, owner };
+  } else if (algorithm === "haproxy") {
+    // u8 avalanche, a u32 server id per node, then HAProxy's points. A key
+    // goes to the nearest point (placement-spec 5.8.2), which is the first
+    // point at or after it among the "boundaries" key + gap/2: those are
+    // drawn, so pointAt answers haproxy rings as it answers the others.
+    need(1 + count * 4 + 4);
+    o += 1 + count * 4;
+    const p = v.getUint32(o, true);
+    o += 4;
+    need(p * 8);
+    const keys = new Float64Array(p);
+    const owners = new Uint32Array(p);
+    for (let i = 0; i < p; i++, o += 8) {
+      keys[i] = v.getUint32(o, true);
+      owners[i] = v.getUint32(o + 4, true);
+    }
+    const bounds = [];
+    for (let i = 0; i < p; i++) {
+      const gap = i + 1 < p ? keys[i + 1] - keys[i] : keys[0] + TWO32 - keys[i];
+      bounds.push([(keys[i] + Math.floor(gap / 2)) % TWO32, owners[i]]);
+    }
+    bounds.sort((a, b) => a[0] - b[0]);
+    out.points = {
+      pos: Float64Array.from(bounds, (b) => b[0] / TWO32),
+      owner: Uint32Array.from(bounds, (b) => b[1]),
+    };
   } else if (algorithm === "maglev" || algorithm === "jump") {
     need(4);
     const n = v.getUint32(o, true);

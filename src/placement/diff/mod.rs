@@ -122,6 +122,14 @@ impl Placement {
                 sweep::sweep_arcs(&mut tally, a, b);
                 DiffBasis::Ranges
             }
+            // Positions after the avalanche modifier, a bijection: the
+            // moved share of positions is the moved share of key hashes.
+            (Layout::Haproxy(a), Layout::Haproxy(b))
+                if same_hash && self.config.avalanche == to.config.avalanche =>
+            {
+                sweep::sweep_arcs(&mut tally, &a.boundaries, &b.boundaries);
+                DiffBasis::Ranges
+            }
             (Layout::Maglev(a), Layout::Maglev(b))
                 if same_hash && self.config.table_size == to.config.table_size =>
             {

@@ -34,9 +34,13 @@ pub fn hash32(f: HashFunction, key: &[u8]) -> Option<u32> {
         HashFunction::Murmur => murmur(key),
         HashFunction::Jenkins => jenkins(key),
         HashFunction::Hsieh => hsieh(key),
-        HashFunction::Xxh3 | HashFunction::Sha256 | HashFunction::Murmur3 | HashFunction::Crc32 => {
-            return None
-        }
+        HashFunction::Xxh3
+        | HashFunction::Sha256
+        | HashFunction::Murmur3
+        | HashFunction::Crc32
+        | HashFunction::Sdbm
+        | HashFunction::Djb2
+        | HashFunction::Wt6 => return None,
     })
 }
 

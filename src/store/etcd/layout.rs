@@ -11,8 +11,8 @@ use time::OffsetDateTime;
 
 use crate::placement::{Fingerprint, NodeId, RingConfig};
 use crate::ring::{
-    BucketOrder, ChangeRecord, ClientId, MembershipPolicy, NodeRecord, RingName, Snapshot,
-    TableBytes,
+    BucketOrder, ChangeRecord, ClientId, MembershipPolicy, NodeRecord, RingName, ServerIds,
+    Snapshot, TableBytes,
 };
 use crate::store::{Cause, StoreError};
 
@@ -161,6 +161,9 @@ pub(super) struct VersionRecord {
     /// as runs or as the per-bucket `buckets` of values written before runs.
     #[serde(default, alias = "buckets", skip_serializing_if = "Option::is_none")]
     pub bucket_runs: Option<BucketOrder>,
+    /// For `haproxy`, every node's server id and the next id to give.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_ids: Option<ServerIds>,
     /// For `table`, the table body (base64).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub table: Option<TableBytes>,
@@ -183,6 +186,7 @@ impl VersionRecord {
             membership: s.membership,
             fingerprint: s.fingerprint,
             bucket_runs: s.bucket_runs.clone(),
+            server_ids: s.server_ids.clone(),
             table: s.table.clone(),
             table_moves: s.table_moves.clone(),
             change: s.change.clone(),
@@ -201,6 +205,7 @@ impl VersionRecord {
             nodes,
             fingerprint: self.fingerprint,
             bucket_runs: self.bucket_runs,
+            server_ids: self.server_ids,
             table: self.table,
             table_moves: self.table_moves,
             change: self.change,

@@ -24,7 +24,8 @@ use time::OffsetDateTime;
 
 use crate::placement::{Fingerprint, RingConfig};
 use crate::ring::{
-    BucketOrder, ChangeRecord, MembershipPolicy, NodeRecord, RingName, Snapshot, TableBytes,
+    BucketOrder, ChangeRecord, MembershipPolicy, NodeRecord, RingName, ServerIds, Snapshot,
+    TableBytes,
 };
 use crate::store::{Cause, StoreError};
 
@@ -44,6 +45,8 @@ struct SnapshotOut<'a> {
     fingerprint: &'a Fingerprint,
     #[serde(skip_serializing_if = "Option::is_none")]
     bucket_runs: Option<&'a BucketOrder>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    server_ids: Option<&'a ServerIds>,
     #[serde(skip_serializing_if = "Option::is_none")]
     table: Option<&'a TableBytes>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -67,6 +70,8 @@ struct SnapshotIn {
     #[serde(default, alias = "buckets")]
     bucket_runs: Option<BucketOrder>,
     #[serde(default)]
+    server_ids: Option<ServerIds>,
+    #[serde(default)]
     table: Option<TableBytes>,
     #[serde(default)]
     table_moves: Option<TableBytes>,
@@ -84,6 +89,7 @@ impl From<SnapshotIn> for Snapshot {
             nodes: s.nodes,
             fingerprint: s.fingerprint,
             bucket_runs: s.bucket_runs,
+            server_ids: s.server_ids,
             table: s.table,
             table_moves: s.table_moves,
             change: s.change,
@@ -127,6 +133,7 @@ impl SnapshotRow {
             nodes: &s.nodes,
             fingerprint: &s.fingerprint,
             bucket_runs: s.bucket_runs.as_ref(),
+            server_ids: s.server_ids.as_ref(),
             table: s.table.as_ref(),
             table_moves: s.table_moves.as_ref(),
             change: &s.change,

@@ -55,7 +55,12 @@ fn before(previous: Option<&Snapshot>, next: &Snapshot) -> Vec<BeforeImage> {
 
 /// The version records of the fixed versions, by file name.
 fn version_records() -> Vec<(String, Snapshot, VersionRecord)> {
-    let chains = [golden::cache(), golden::jump(), golden::table()];
+    let chains = [
+        golden::cache(),
+        golden::jump(),
+        golden::table(),
+        golden::haproxy(),
+    ];
     golden::versions()
         .into_iter()
         .map(|(name, s)| {
