@@ -3,5 +3,6 @@
 //! from ringd's placement, in front of real backends, and checks that
 //! every key is answered by the owner ringd names.
 
+mod haproxy;
 mod nginx;
 mod support;

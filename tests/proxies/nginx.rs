@@ -6,15 +6,14 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{Ipv4Addr, SocketAddrV4, TcpStream};
+use std::net::{Ipv4Addr, SocketAddrV4};
 use std::path::Path;
 use std::process::Command;
 
 use ringd::placement::nginx::server_points;
 use ringd::placement::{Address, Algorithm, Node, NodeId, Placement, RingConfig, Weight};
 
-use super::support::{free_port, is_free, Rng, Running};
+use super::support::{free_port, is_free, KeyClient, Rng, Running};
 
 /// Keys sent through each node set's upstream.
 const KEYS_PER_SET: usize = 20_000;
@@ -177,72 +176,6 @@ fn keys_for(placement: &Placement, seed: u64, arc_end: Option<u32>) -> Vec<Vec<u
     keys
 }
 
-/// A keep-alive HTTP/1.1 connection to the proxy.
-struct Client {
-    to: SocketAddrV4,
-    conn: Option<(TcpStream, BufReader<TcpStream>)>,
-}
-
-impl Client {
-    fn new(to: SocketAddrV4) -> Self {
-        Self { to, conn: None }
-    }
-
-    /// The body of the answer to `GET /` with `key` in `X-Ringd-Key`.
-    fn ask(&mut self, key: &[u8]) -> String {
-        for _ in 0..3 {
-            if let Some(body) = self.try_ask(key) {
-                return body;
-            }
-            self.conn = None;
-        }
-        panic!("no answer from {} for key {key:?}", self.to);
-    }
-
-    fn try_ask(&mut self, key: &[u8]) -> Option<String> {
-        if self.conn.is_none() {
-            let s = TcpStream::connect(self.to).ok()?;
-            s.set_nodelay(true).ok()?;
-            let r = BufReader::new(s.try_clone().ok()?);
-            self.conn = Some((s, r));
-        }
-        let (w, r) = self.conn.as_mut()?;
-        let mut req = b"GET / HTTP/1.1\r\nHost: proxy\r\nX-Ringd-Key: ".to_vec();
-        req.extend_from_slice(key);
-        req.extend_from_slice(b"\r\n\r\n");
-        w.write_all(&req).ok()?;
-        let mut status = String::new();
-        r.read_line(&mut status).ok()?;
-        let mut length = None;
-        let mut close = false;
-        loop {
-            let mut line = String::new();
-            if r.read_line(&mut line).ok()? == 0 {
-                return None;
-            }
-            let line = line.trim_end().to_ascii_lowercase();
-            if line.is_empty() {
-                break;
-            }
-            if let Some(v) = line.strip_prefix("content-length:") {
-                length = v.trim().parse::<usize>().ok();
-            }
-            close |= line == "connection: close";
-        }
-        let mut body = vec![0; length?];
-        r.read_exact(&mut body).ok()?;
-        if close {
-            self.conn = None;
-        }
-        assert!(
-            status.starts_with("HTTP/1.1 200"),
-            "{status}: {}",
-            String::from_utf8_lossy(&body)
-        );
-        String::from_utf8(body).ok()
-    }
-}
-
 fn nginx(dir: &Path, name: &str, http: &str) -> (Command, std::path::PathBuf) {
     let prefix = dir.join(name);
     std::fs::create_dir_all(&prefix).expect("a prefix");
@@ -335,7 +268,7 @@ fn nginx_places_every_key_where_ringd_says() {
                 .map(|chunk| {
                     let by_address = &by_address;
                     s.spawn(move || {
-                        let mut client = Client::new(*front);
+                        let mut client = KeyClient::new(*front, "X-Ringd-Key");
                         let mut wrong = Vec::new();
                         for k in chunk.iter() {
                             let answered = client.ask(k);

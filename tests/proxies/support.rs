@@ -1,6 +1,7 @@
 //! What the agreement tests share: loopback ports from the OS, processes
 //! killed when a test ends however it ends, and keys of every kind.
 
+use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{Ipv4Addr, SocketAddrV4, TcpListener, TcpStream};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
@@ -94,5 +95,78 @@ impl Rng {
     /// A number below `n`.
     pub(crate) fn below(&mut self, n: u64) -> u64 {
         self.next_u64() % n
+    }
+}
+
+/// One keep-alive HTTP connection to a proxy that asks it for keys, each
+/// sent raw in one request header; reconnects when the proxy closes it.
+pub(crate) struct KeyClient {
+    to: SocketAddrV4,
+    header: &'static str,
+    conn: Option<(TcpStream, BufReader<TcpStream>)>,
+}
+
+impl KeyClient {
+    /// A client of `to` that sends each key in the header `header`.
+    pub(crate) fn new(to: SocketAddrV4, header: &'static str) -> Self {
+        Self {
+            to,
+            header,
+            conn: None,
+        }
+    }
+
+    /// The body of the answer to `GET /` with `key` in the header.
+    pub(crate) fn ask(&mut self, key: &[u8]) -> String {
+        for _ in 0..3 {
+            if let Some(body) = self.try_ask(key) {
+                return body;
+            }
+            self.conn = None;
+        }
+        panic!("no answer from {} for key {key:?}", self.to);
+    }
+
+    fn try_ask(&mut self, key: &[u8]) -> Option<String> {
+        if self.conn.is_none() {
+            let s = TcpStream::connect(self.to).ok()?;
+            s.set_nodelay(true).ok()?;
+            let r = BufReader::new(s.try_clone().ok()?);
+            self.conn = Some((s, r));
+        }
+        let (w, r) = self.conn.as_mut()?;
+        let mut req = format!("GET / HTTP/1.1\r\nHost: proxy\r\n{}: ", self.header).into_bytes();
+        req.extend_from_slice(key);
+        req.extend_from_slice(b"\r\n\r\n");
+        w.write_all(&req).ok()?;
+        let mut status = String::new();
+        r.read_line(&mut status).ok()?;
+        let mut length = None;
+        let mut close = false;
+        loop {
+            let mut line = String::new();
+            if r.read_line(&mut line).ok()? == 0 {
+                return None;
+            }
+            let line = line.trim_end().to_ascii_lowercase();
+            if line.is_empty() {
+                break;
+            }
+            if let Some(v) = line.strip_prefix("content-length:") {
+                length = v.trim().parse::<usize>().ok();
+            }
+            close |= line == "connection: close";
+        }
+        let mut body = vec![0; length?];
+        r.read_exact(&mut body).ok()?;
+        if close {
+            self.conn = None;
+        }
+        assert!(
+            status.starts_with("HTTP/1.1 200"),
+            "{status}: {}",
+            String::from_utf8_lossy(&body)
+        );
+        String::from_utf8(body).ok()
     }
 }
