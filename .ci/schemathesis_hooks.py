@@ -98,7 +98,7 @@ def nearest_prime(n):
 
 
 # The algorithms that reproduce a proxy, and the hashes the others take.
-PROXY_MODES = {"nginx", "haproxy"}
+PROXY_MODES = {"nginx", "haproxy", "twemproxy"}
 GENERAL_HASHES = {"xxh3", "md5", "sha256", "murmur3"}
 
 # Most replica slots a table may have: partitions × replicas.
@@ -120,11 +120,13 @@ def follow_config_rules(config, complete=False):
     if config.get("algorithm") in PROXY_MODES:
         # A proxy's mode asks of the nodes a ring already holds what no
         # schema can say (nginx: an address of its form on every active
-        # node; haproxy: weights up to 256); tests/api checks those
-        # refusals.
+        # node; haproxy: weights up to 256; twemproxy: addresses and
+        # distinct server names); tests/api checks those refusals.
         config["algorithm"] = "ring"
-    # Only haproxy rings take `avalanche`, and none is left here.
+    # Only haproxy rings take `avalanche`, and only twemproxy rings a
+    # `hash_tag`; none is left here.
     config.pop("avalanche", None)
+    config.pop("hash_tag", None)
     if config.get("algorithm") == "ketama":
         config["hash"] = "md5"
     elif "hash" in config and "algorithm" not in config:

@@ -33,7 +33,7 @@ pub(super) fn split_membership(
 /// The fields of the placement config, as serde lists them when it
 /// refuses an unknown one (those of `RingConfigSpec`, in its order).
 const PLACEMENT_FIELDS: &str = "`algorithm`, `hash`, `vnodes_per_weight`, `table_size`, \
-                                `replication_factor`, `zone_aware`, `partitions`, `avalanche`";
+                                `replication_factor`, `zone_aware`, `partitions`, `avalanche`, `hash_tag`";
 
 /// `err`, a refusal of the placement part of a config body, with
 /// `membership` added to the fields it lists when it refuses an unknown
@@ -74,7 +74,7 @@ mod tests {
             listing_membership(err).detail,
             "invalid value at `colour`: unknown field `colour`, expected one of `algorithm`, \
              `hash`, `vnodes_per_weight`, `table_size`, `replication_factor`, `zone_aware`, \
-             `partitions`, `avalanche`, `membership`"
+             `partitions`, `avalanche`, `hash_tag`, `membership`"
         );
         let other = ApiError::invalid(
             "hash",

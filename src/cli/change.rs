@@ -239,6 +239,11 @@ fn avalanche(c: &RingConfigView) -> String {
     c.avalanche.map_or_else(|| "-".to_owned(), yes_no)
 }
 
+/// `twemproxy`'s hash tag, or "-" for none.
+fn hash_tag(c: &RingConfigView) -> String {
+    c.hash_tag.as_deref().map_or_else(|| "-".to_owned(), escape)
+}
+
 /// The configuration fields a change alters, old value against new, so a
 /// change of algorithm or hash is never a surprise.
 fn config_change(from: &RingConfigView, to: &RingConfigView) -> String {
@@ -270,6 +275,7 @@ fn config_change(from: &RingConfigView, to: &RingConfigView) -> String {
         ),
         ("zone aware", yes_no(from.zone_aware), yes_no(to.zone_aware)),
         ("avalanche", avalanche(from), avalanche(to)),
+        ("hash tag", hash_tag(from), hash_tag(to)),
     ];
     let changed: Vec<(&str, String)> = pairs
         .into_iter()

@@ -50,6 +50,7 @@ fn algorithm_parser() -> impl TypedValueParser<Value = Algorithm> {
         Algorithm::Table => "Stored partition table with exact quotas",
         Algorithm::Nginx => "nginx's hash $key consistent (nodes placed by address)",
         Algorithm::Haproxy => "HAProxy 2.6 hash-type consistent, by stable server ids",
+        Algorithm::Twemproxy => "twemproxy's distribution: ketama (nodes placed by server name)",
     };
     PossibleValuesParser::new(Algorithm::ALL.map(|a| PossibleValue::new(a.name()).help(help(a))))
         .try_map(|name| name.parse::<Algorithm>())
@@ -113,6 +114,11 @@ pub struct CreateArgs {
     /// true or false [server default: true for haproxy].
     #[arg(long, value_name = "BOOL")]
     pub avalanche: Option<bool>,
+    /// `twemproxy`: two characters around the part of a key that is
+    /// hashed, as nutcracker's `hash_tag` (e.g. `{}`) [server default:
+    /// none].
+    #[arg(long, value_name = "XY")]
+    pub hash_tag: Option<String>,
     /// The membership policy.
     #[command(flatten)]
     pub policy: PolicyArgs,
@@ -192,6 +198,7 @@ async fn create(ctx: &Context, a: CreateArgs) -> Result<(), CliError> {
         zone_aware: a.zone_aware.then_some(true),
         partitions: a.partitions,
         avalanche: a.avalanche,
+        hash_tag: a.hash_tag,
         membership: a.policy.input(),
     };
     let body = to_body(&input);
@@ -232,6 +239,9 @@ fn config_fields(c: &RingConfigView) -> Vec<(&'static str, String)> {
     }
     if let Some(a) = c.avalanche {
         fields.push(("avalanche", yes_no(a)));
+    }
+    if let Some(t) = &c.hash_tag {
+        fields.push(("hash tag", escape(t)));
     }
     fields
 }

@@ -28,11 +28,14 @@ pub enum Algorithm {
     /// HAProxy 2.6's `hash-type consistent`, servers placed by stable
     /// numeric ids (`placement::haproxy`).
     Haproxy,
+    /// twemproxy's (nutcracker's) `distribution: ketama`, servers placed
+    /// by name (`placement::twemproxy`).
+    Twemproxy,
 }
 
 impl Algorithm {
     /// All algorithms, in their canonical code order.
-    pub const ALL: [Algorithm; 8] = [
+    pub const ALL: [Algorithm; 9] = [
         Algorithm::Ring,
         Algorithm::Ketama,
         Algorithm::Maglev,
@@ -41,6 +44,7 @@ impl Algorithm {
         Algorithm::Table,
         Algorithm::Nginx,
         Algorithm::Haproxy,
+        Algorithm::Twemproxy,
     ];
 
     /// The name used in JSON and on the command line.
@@ -54,6 +58,7 @@ impl Algorithm {
             Algorithm::Table => "table",
             Algorithm::Nginx => "nginx",
             Algorithm::Haproxy => "haproxy",
+            Algorithm::Twemproxy => "twemproxy",
         }
     }
 
@@ -68,6 +73,7 @@ impl Algorithm {
             Algorithm::Table => 6,
             Algorithm::Nginx => 7,
             Algorithm::Haproxy => 8,
+            Algorithm::Twemproxy => 9,
         }
     }
 
@@ -86,7 +92,9 @@ impl Algorithm {
             | Algorithm::Table
             // HAProxy places a server by its numeric id (5.8).
             | Algorithm::Haproxy => false,
-            Algorithm::Nginx => true,
+            // nutcracker connects to each server's `host:port` and, unless
+            // a name is given (the node's `hash_key`), places it by it.
+            Algorithm::Nginx | Algorithm::Twemproxy => true,
         }
     }
 
@@ -96,6 +104,7 @@ impl Algorithm {
             Algorithm::Ketama => HashFunction::Md5,
             Algorithm::Nginx => HashFunction::Crc32,
             Algorithm::Haproxy => HashFunction::Sdbm,
+            Algorithm::Twemproxy => HashFunction::Fnv1a64,
             _ => HashFunction::Xxh3,
         }
     }
@@ -107,6 +116,7 @@ impl Algorithm {
             Algorithm::Ketama => &[HashFunction::Md5],
             Algorithm::Nginx => &[HashFunction::Crc32],
             Algorithm::Haproxy => &HashFunction::HAPROXY,
+            Algorithm::Twemproxy => &HashFunction::TWEMPROXY,
             _ => &HashFunction::GENERAL,
         }
     }

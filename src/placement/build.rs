@@ -8,7 +8,7 @@ use super::jump::runs::{BucketRuns, RunsBuilder, HOLE};
 use super::nodeset::{active_sorted, zones_of};
 use std::collections::BTreeMap;
 
-use super::{config, haproxy, hash, jump, ketama, maglev, nginx, vnode};
+use super::{config, haproxy, hash, jump, ketama, maglev, nginx, twemproxy, vnode};
 use super::{Algorithm, Layout, Node, NodeId, Placement, PlacementError, RingConfig};
 
 impl Placement {
@@ -27,6 +27,7 @@ impl Placement {
             Algorithm::Rendezvous => Self::rendezvous_layout(config, &active),
             Algorithm::Table => return Self::table_from(config, active, None),
             Algorithm::Nginx => Layout::Nginx(nginx::build(&active)),
+            Algorithm::Twemproxy => Layout::Twemproxy(twemproxy::build(&active)?),
             Algorithm::Haproxy => {
                 return Self::build_with_server_ids(config, nodes, &haproxy::initial_ids(nodes))
             }

@@ -30,6 +30,14 @@ impl Continuum {
     /// Builds from points already sorted by `(position, owner)`.
     pub(crate) fn from_sorted(points: Vec<Point>, space_bits: u32) -> Self {
         debug_assert!(points.windows(2).all(|w| w[0] <= w[1]));
+        Self::from_positions(points, space_bits)
+    }
+
+    /// Builds from points sorted by position whose equal points are in the
+    /// algorithm's own order (`twemproxy` orders them by server name, not
+    /// by owner index).
+    pub(crate) fn from_positions(points: Vec<Point>, space_bits: u32) -> Self {
+        debug_assert!(points.windows(2).all(|w| w[0].pos <= w[1].pos));
         let (buckets, shift) = bucket_table(&points, space_bits);
         Self {
             points,

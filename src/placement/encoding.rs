@@ -7,7 +7,7 @@
 //! ```text
 //! magic      8 bytes  "RINGDPL" 0x01
 //! algorithm  u8       1 ring, 2 ketama, 3 maglev, 4 jump, 5 rendezvous, 6 table,
-//!                     7 nginx
+//!                     7 nginx, 8 haproxy, 9 twemproxy
 //! hash       u8       1 xxh3, 2 md5, 3 sha256, 4 murmur3, 5 crc32; twemproxy's
 //!                     9 to 17 (spec 2.1)
 //! zone_aware u8       0 or 1
@@ -32,6 +32,8 @@
 //!               node indices, primary first (u16, or u32 above 65,535 nodes)
 //!   haproxy     u8 avalanche (0 or 1), per node u32 server id, then u32
 //!               count, then count × (u32 key, u32 node), ascending by key
+//!   twemproxy   u8 hash_tag length (0 or 2), its bytes, then as ketama,
+//!               equal positions in nutcracker's (server-name) order
 //! ```
 
 use std::fmt;
@@ -214,7 +216,13 @@ impl Placement {
                     out.extend_from_slice(&p.owner.to_le_bytes());
                 }
             }
-            Layout::Ketama(c) | Layout::Nginx(c) => {
+            Layout::Ketama(c) | Layout::Nginx(c) | Layout::Twemproxy(c) => {
+                if matches!(self.layout, Layout::Twemproxy(_)) {
+                    let tag = self.config.hash_tag;
+                    let tag = tag.as_ref().map_or(&[][..], |t| &t.as_bytes()[..]);
+                    out.push(tag.len() as u8);
+                    out.extend_from_slice(tag);
+                }
                 out.extend_from_slice(&(c.len() as u32).to_le_bytes());
                 for p in c.points() {
                     out.extend_from_slice(&(p.pos as u32).to_le_bytes());
@@ -259,6 +267,7 @@ impl Placement {
         match &self.layout {
             Layout::Ring(c) => c.len() * 12,
             Layout::Ketama(c) | Layout::Nginx(c) => c.len() * 8,
+            Layout::Twemproxy(c) => 3 + c.len() * 8,
             Layout::Maglev(t) => t.len() * 4,
             Layout::Jump(b) => b.len() as usize * 4,
             Layout::Rendezvous { node_hashes, .. } => node_hashes.len() * 8,

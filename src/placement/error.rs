@@ -60,7 +60,7 @@ pub enum PlacementError {
     },
     /// An active node's address is not one the ring's proxy can take as a
     /// server, or would change the configuration it is written into.
-    #[error("address `{address}` of node `{node}` cannot be an nginx server: {reason}")]
+    #[error("address `{address}` of node `{node}` cannot be a server for {algorithm}: {reason}")]
     AddressNotServer {
         /// The first such node in id order.
         node: String,
@@ -68,6 +68,8 @@ pub enum PlacementError {
         address: String,
         /// What is wrong with it.
         reason: &'static str,
+        /// The ring's algorithm.
+        algorithm: &'static str,
     },
     /// Two active nodes share an address under an algorithm that places by
     /// address: the proxy would take them for one server.
@@ -120,6 +122,43 @@ pub enum PlacementError {
     /// `avalanche` was set on a ring whose algorithm has no such modifier.
     #[error("avalanche applies to haproxy rings only, not to {0}: leave it out")]
     AvalancheNotSupported(&'static str),
+    /// A `hash_tag` that is not two characters nutcracker can be given.
+    #[error("hash_tag `{tag}` is invalid: {reason}")]
+    InvalidHashTag {
+        /// The rejected tag (truncated to 200 characters).
+        tag: String,
+        /// What is wrong with it.
+        reason: &'static str,
+    },
+    /// A `hash_tag` in a ring of another algorithm than `twemproxy`.
+    #[error("hash_tag applies to twemproxy rings only, not to {algorithm} rings: leave it out (or send \"hash_tag\": null to remove it)")]
+    HashTagNotSupported {
+        /// The ring's algorithm.
+        algorithm: &'static str,
+    },
+    /// A node's twemproxy server name (its `hash_key`) that nutcracker
+    /// could not read back as written.
+    #[error("node `{node}` has hash_key `{name}`, which a twemproxy ring writes as the server name: it must be printable ASCII without spaces, `#`, quotes or backslashes")]
+    InvalidServerName {
+        /// The node.
+        node: String,
+        /// Its hash_key (truncated to 200 characters).
+        name: String,
+    },
+    /// Two active nodes of a `twemproxy` ring would have one server name,
+    /// which nutcracker refuses.
+    #[error("nodes `{first}` and `{second}` would both be the twemproxy server `{name}` (a server is named by its hash_key, else by its host on port 11211, else by host:port): give one a distinct {field}")]
+    ServerNameTaken {
+        /// The shared name.
+        name: String,
+        /// The first node, in name order then id order.
+        first: String,
+        /// The second node.
+        second: String,
+        /// The field to change: `hash_key` if either node has one, else
+        /// `address`.
+        field: &'static str,
+    },
     /// An active node's weight is above what the ring's proxy accepts.
     #[error("node `{node}` has weight {weight}, but {algorithm} takes weights from 1 to {max}")]
     WeightTooHighForProxy {

@@ -1,7 +1,7 @@
 //! Key lookups, the hot path: a key's hash, its owner and its preference
 //! list.
 
-use super::{haproxy, hash, ketama, nginx, preference, rendezvous};
+use super::{haproxy, hash, ketama, nginx, preference, rendezvous, twemproxy};
 use super::{HashFunction, Layout, NodeId, Placement};
 
 impl Placement {
@@ -13,6 +13,11 @@ impl Placement {
         match self.layout {
             Layout::Ketama(_) => u64::from(ketama::key_hash(key)),
             Layout::Nginx(_) => u64::from(nginx::key_hash(key)),
+            Layout::Twemproxy(_) => u64::from(twemproxy::key_hash(
+                self.config.hash,
+                self.config.hash_tag,
+                key,
+            )),
             Layout::Haproxy(_) => u64::from(haproxy::key_hash(
                 self.config.hash,
                 self.config.avalanche,
@@ -55,7 +60,9 @@ impl Placement {
     #[inline]
     pub fn owner_of_hash(&self, h: u64) -> Option<usize> {
         let i = match &self.layout {
-            Layout::Ring(c) | Layout::Ketama(c) | Layout::Nginx(c) => c.owner(h)?,
+            Layout::Ring(c) | Layout::Ketama(c) | Layout::Nginx(c) | Layout::Twemproxy(c) => {
+                c.owner(h)?
+            }
             Layout::Haproxy(c) => c.boundaries.owner(h)?,
             Layout::Maglev(t) => *t.get((h % self.config.table_size) as usize)?,
             Layout::Jump(b) if !b.is_empty() => b.owner(b.lookup(h)),
@@ -83,10 +90,12 @@ impl Placement {
         let n = self.nodes.len();
         let zones = self.zones.as_ref().map(|z| (&z.of_node[..], z.count));
         let picked = match &self.layout {
-            Layout::Ring(c) | Layout::Ketama(c) | Layout::Nginx(c) => match c.successor(h) {
-                Some(start) => preference::select(c.walk(start), r, n, zones),
-                None => Vec::new(),
-            },
+            Layout::Ring(c) | Layout::Ketama(c) | Layout::Nginx(c) | Layout::Twemproxy(c) => {
+                match c.successor(h) {
+                    Some(start) => preference::select(c.walk(start), r, n, zones),
+                    None => Vec::new(),
+                }
+            }
             // The nearest point, then the points after it: the servers
             // HAProxy falls back to, in order, when it must avoid one.
             Layout::Haproxy(c) => match c.boundaries.successor(h) {

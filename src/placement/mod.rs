@@ -16,6 +16,7 @@ mod encoding;
 pub mod error;
 pub mod haproxy;
 pub mod hash;
+mod hash_tag;
 pub mod json_integer;
 pub mod jump;
 pub mod ketama;
@@ -39,6 +40,7 @@ pub use config::{Algorithm, HashFunction, RingConfig, RingConfigSpec};
 pub use diff::{DiffBasis, MovedRange, NodeMovement, PlacementDiff, Transfer};
 pub use encoding::{BadFingerprint, Fingerprint};
 pub use error::PlacementError;
+pub use hash_tag::HashTag;
 pub use node::{Address, HashKey, Node, NodeId, NodeState, Ramp, Weight, Zone, RAMP_FULL};
 pub use ownership::{NodeOwnership, Ownership, OwnershipBasis};
 
@@ -61,6 +63,9 @@ enum Layout {
     Table(table::PartitionTable),
     Nginx(Continuum),
     Haproxy(haproxy::Circle),
+    /// nutcracker's continuum, equal points in server-name order; the key
+    /// hash also needs the config's `hash_tag`.
+    Twemproxy(Continuum),
 }
 
 /// An immutable, materialized placement: who owns every key.
@@ -122,11 +127,12 @@ impl Placement {
         }
     }
 
-    /// For `ring`, `ketama` and `nginx`, the points on the circle in
-    /// ascending order with their owners (ties in the documented order).
+    /// For `ring`, `ketama`, `nginx` and `twemproxy`, the points on the
+    /// circle in ascending order with their owners (ties in the documented
+    /// order).
     pub fn points(&self) -> Option<impl Iterator<Item = (u64, &NodeId)> + '_> {
         match &self.layout {
-            Layout::Ring(c) | Layout::Ketama(c) | Layout::Nginx(c) => Some(
+            Layout::Ring(c) | Layout::Ketama(c) | Layout::Nginx(c) | Layout::Twemproxy(c) => Some(
                 c.points()
                     .iter()
                     .map(|p| (p.pos, &self.nodes[p.owner as usize].id)),

@@ -91,6 +91,7 @@ pub(crate) fn check_nodes(nodes: &[Node]) -> Result<(), PlacementError> {
             node: n.id.to_string(),
             address: super::error::excerpt(address),
             reason,
+            algorithm: "nginx",
         })?;
         seen.push((address, n));
     }

@@ -3,7 +3,7 @@
 use super::config::{self, Algorithm, RingConfig};
 use super::error::PlacementError;
 use super::node::{Node, Zone};
-use super::{haproxy, ketama, nginx, vnode};
+use super::{haproxy, ketama, nginx, twemproxy, vnode};
 
 /// Zone number of each node (numbered by zone name order) and the number of
 /// distinct zones; present only when zone awareness is on.
@@ -30,7 +30,12 @@ pub(crate) fn active_sorted(
     if let Some(w) = all.windows(2).find(|w| w[0].id == w[1].id) {
         return Err(PlacementError::DuplicateNodeId(w[0].id.to_string()));
     }
-    let active: Vec<Node> = all.into_iter().filter(|n| n.is_active()).cloned().collect();
+    let active: Vec<Node> = all
+        .iter()
+        .filter(|n| n.is_active())
+        .copied()
+        .cloned()
+        .collect();
     if config.zone_aware {
         if let Some(n) = active.iter().find(|n| n.zone.is_none()) {
             return Err(PlacementError::MissingZone(n.id.to_string()));
@@ -47,6 +52,15 @@ pub(crate) fn active_sorted(
     if config.algorithm == Algorithm::Nginx {
         nginx::check_nodes(&active)?;
     }
+    if config.algorithm == Algorithm::Twemproxy {
+        // Every node's name is checked, not only the active ones', so that
+        // a node nutcracker could not be given is refused when it is
+        // written, not when it is activated.
+        for n in &all {
+            twemproxy::server_name(n)?;
+        }
+        twemproxy::names(&active)?;
+    }
     if matches!(
         config.algorithm,
         Algorithm::Ketama
@@ -54,6 +68,7 @@ pub(crate) fn active_sorted(
             | Algorithm::Table
             | Algorithm::Nginx
             | Algorithm::Haproxy
+            | Algorithm::Twemproxy
     ) {
         if let Some(n) = active.iter().find(|n| !n.ramp.is_full()) {
             return Err(PlacementError::RampNotSupported {
@@ -77,6 +92,7 @@ pub(crate) fn active_sorted(
         Algorithm::Ring => vnode::point_count(config.vnodes_per_weight, &active),
         Algorithm::Ketama => ketama::point_count(&active),
         Algorithm::Nginx => nginx::point_count(&active),
+        Algorithm::Twemproxy => twemproxy::total_points(&active),
         Algorithm::Jump => active.iter().map(|n| u64::from(n.weight.get())).sum(),
         Algorithm::Haproxy => active
             .iter()

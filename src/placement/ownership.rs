@@ -67,6 +67,7 @@ impl Placement {
             Layout::Ring(c)
             | Layout::Ketama(c)
             | Layout::Nginx(c)
+            | Layout::Twemproxy(c)
             | Layout::Haproxy(haproxy::Circle { boundaries: c, .. }) => {
                 for arc in c.arcs() {
                     units[arc.owner as usize] += arc.len();

@@ -15,7 +15,8 @@ use std::time::Duration;
 
 use time::OffsetDateTime;
 
-use crate::placement::{Algorithm, Fingerprint, HashKey, NodeId, Placement, Ramp, RingConfig};
+use crate::placement::{Algorithm, Fingerprint, HashFunction, HashKey, HashTag, NodeId};
+use crate::placement::{Placement, Ramp, RingConfig};
 use crate::placement::{NodeState, Weight, Zone};
 use crate::ring::membership_policy::{ChangeRate, PolicyDelay, UnhealthyFraction};
 use crate::ring::rollout::{
@@ -239,6 +240,28 @@ pub(super) fn haproxy() -> Vec<Snapshot> {
     )
 }
 
+/// Ring `twemproxy` (md5, hash tag `{}`): two servers, one named by its
+/// address on 11211, one by its `hash_key`.
+pub(super) fn twemproxy() -> Vec<Snapshot> {
+    let config = RingConfig {
+        hash: HashFunction::Md5,
+        hash_tag: Some(HashTag::new("{}").expect("a tag")),
+        ..RingConfig::new(Algorithm::Twemproxy)
+    };
+    let first = Snapshot::first(name("twemproxy"), config, Role::Admin, at(0));
+    let server = |node: &str, address: &str| {
+        let mut n = NodeRecord::new(id(node));
+        n.address = Some(address.to_owned());
+        n
+    };
+    let mut b = server("t-b", "10.0.0.2:22122");
+    b.hash_key = Some(HashKey::new("redis-b").expect("a hash key"));
+    chain(
+        first.expect("version 1"),
+        vec![(vec![upsert(server("t-a", "10.0.0.1:11211")), upsert(b)], None)],
+    )
+}
+
 /// Ring `table` (256 partitions, one replica): four nodes, then a fifth,
 /// whose moves are shorter than the table and so are kept.
 pub(super) fn table() -> Vec<Snapshot> {
@@ -282,6 +305,7 @@ pub(super) fn versions() -> Vec<(&'static str, Snapshot)> {
         ("jump-3", jump().pop().expect("version 3")),
         ("table-3", table().pop().expect("version 3")),
         ("haproxy-3", haproxy().pop().expect("version 3")),
+        ("twemproxy-2", twemproxy().pop().expect("version 2")),
         ("maglev-1", maglev()),
     ]
 }

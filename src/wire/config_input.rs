@@ -54,6 +54,14 @@ pub struct CompleteConfigInput {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "server", schema(value_type = bool, required = false))]
     pub avalanche: Option<bool>,
+    /// `twemproxy` only: two characters around the hashed part of a key
+    /// (nutcracker's `hash_tag`, e.g. `{}`); omitted, keys hash whole.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "server",
+        schema(pattern = r#"^[!#-&(-\[\]-~]{2}$"#, required = false)
+    )]
+    pub hash_tag: Option<String>,
     /// The membership policy: omitted, the ring's stays as it is; given,
     /// it replaces it, with defaults for the fields it omits.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -93,6 +101,13 @@ pub struct ConfigPatchInput {
     /// modifier (other algorithms refuse it).
     #[cfg_attr(feature = "server", schema(value_type = bool, required = false))]
     pub avalanche: Option<bool>,
+    /// `twemproxy` only: the hash tag (two characters, e.g. `{}`); `null`
+    /// removes it, the one field that may be `null`.
+    #[cfg_attr(
+        feature = "server",
+        schema(pattern = r#"^[!#-&(-\[\]-~]{2}$"#, required = false)
+    )]
+    pub hash_tag: Option<String>,
     /// Policy fields to change; the others keep the ring's values.
     #[cfg_attr(feature = "server", schema(value_type = MembershipPolicyInput, required = false))]
     pub membership: Option<MembershipPolicyInput>,
@@ -138,6 +153,11 @@ pub struct RingConfigInput {
     /// refuse it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub avalanche: Option<bool>,
+    /// `twemproxy` only: two characters around the hashed part of a key
+    /// (nutcracker's `hash_tag`, e.g. `{}`); defaults to none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "server", schema(pattern = r#"^[!#-&(-\[\]-~]{2}$"#))]
+    pub hash_tag: Option<String>,
     /// The membership policy; omitted fields take their defaults.
     #[cfg_attr(feature = "server", schema(value_type = Option<MembershipPolicyInput>))]
     #[serde(skip_serializing_if = "Option::is_none")]

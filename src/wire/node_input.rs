@@ -140,6 +140,7 @@ mod tests {
             zone_aware: None,
             partitions: None,
             avalanche: None,
+            hash_tag: None,
             membership: None,
         };
         assert_eq!(

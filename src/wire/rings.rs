@@ -33,6 +33,8 @@ pub enum AlgorithmName {
     Nginx,
     /// HAProxy 2.6's `hash-type consistent`, by stable server ids.
     Haproxy,
+    /// twemproxy's (nutcracker's) `distribution: ketama`, by server name.
+    Twemproxy,
 }
 
 impl AlgorithmName {
@@ -47,6 +49,7 @@ impl AlgorithmName {
             Self::Table => "table",
             Self::Nginx => "nginx",
             Self::Haproxy => "haproxy",
+            Self::Twemproxy => "twemproxy",
         }
     }
 }
@@ -62,6 +65,7 @@ impl From<Algorithm> for AlgorithmName {
             Algorithm::Table => Self::Table,
             Algorithm::Nginx => Self::Nginx,
             Algorithm::Haproxy => Self::Haproxy,
+            Algorithm::Twemproxy => Self::Twemproxy,
         }
     }
 }
@@ -194,6 +198,10 @@ pub struct RingConfigView {
     /// modifier. Shown for `haproxy` rings only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub avalanche: Option<bool>,
+    /// `twemproxy`: the two characters around the hashed part of a key
+    /// (nutcracker's `hash_tag`). Shown only when set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hash_tag: Option<String>,
     /// The membership policy (not placement: it never enters the
     /// fingerprint). Always present in a ring's or a snapshot's config; in
     /// a recorded `set_config` op, present only if the op set it.
@@ -213,6 +221,7 @@ impl From<&RingConfig> for RingConfigView {
             zone_aware: c.zone_aware,
             partitions: c.partitions_written().then_some(c.partitions),
             avalanche: (c.algorithm == Algorithm::Haproxy).then_some(c.avalanche),
+            hash_tag: c.hash_tag.map(|t| t.to_string()),
             membership: None,
         }
     }

@@ -18,8 +18,8 @@ use super::nodes::{NodeStateName, NodeView};
 use super::rings::{AlgorithmName, HashName, RingConfigView};
 use super::snapshots::{ServerIdsView, SnapshotView};
 use crate::placement::{
-    Algorithm, BadFingerprint, HashFunction, HashKey, NodeId, NodeState, PlacementError, Ramp,
-    RingConfig, RingConfigSpec, Weight, Zone,
+    Algorithm, BadFingerprint, HashFunction, HashKey, HashTag, NodeId, NodeState, PlacementError,
+    Ramp, RingConfig, RingConfigSpec, Weight, Zone,
 };
 use crate::ring::durations::parse_duration;
 use crate::ring::membership_policy::{ChangeRate, PolicyDelay, UnhealthyFraction};
@@ -93,6 +93,7 @@ fn config_of(
         zone_aware: Some(c.zone_aware),
         partitions: c.partitions.map(Into::into),
         avalanche: c.avalanche,
+        hash_tag: Some(c.hash_tag.as_deref().map(HashTag::new).transpose()?),
     })?;
     Ok((config, c.membership.map(policy_of).transpose()?))
 }
@@ -118,6 +119,7 @@ fn algorithm_of(a: AlgorithmName) -> Algorithm {
         AlgorithmName::Table => Algorithm::Table,
         AlgorithmName::Nginx => Algorithm::Nginx,
         AlgorithmName::Haproxy => Algorithm::Haproxy,
+        AlgorithmName::Twemproxy => Algorithm::Twemproxy,
     }
 }
 

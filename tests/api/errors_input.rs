@@ -96,7 +96,7 @@ async fn unknown_algorithm_or_field() {
     // The refusal lists every field a config accepts, `membership` too.
     const ACCEPTED: &str = "expected one of `algorithm`, `hash`, `vnodes_per_weight`, \
                             `table_size`, `replication_factor`, `zone_aware`, `partitions`, \
-                            `avalanche`, `membership`";
+                            `avalanche`, `hash_tag`, `membership`";
     let r = s
         .put(
             "/v1/rings/new",

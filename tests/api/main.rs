@@ -42,6 +42,7 @@ mod serve_tls;
 mod server_http;
 mod server_in_process;
 mod table_rings;
+mod twemproxy_rings;
 mod versions;
 mod walkthrough;
 mod watch;

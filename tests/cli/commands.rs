@@ -310,3 +310,35 @@ fn haproxy_rings_show_their_avalanche_and_its_changes() {
         &["change", "apply", "edge", path, "--dry-run"],
     );
 }
+
+#[test]
+fn twemproxy_rings_show_their_hash_tag() {
+    let s = Ringd::sqlite().start();
+    let u = s.url.as_str();
+    let create = [
+        "ring",
+        "create",
+        "pool",
+        "--algorithm",
+        "twemproxy",
+        "--hash-tag",
+        "{}",
+    ];
+    check(u, "ring_create_twemproxy.txt", &create);
+    ok(
+        u,
+        &["node", "add", "pool", "a", "--address", "10.0.0.1:11211"],
+    );
+    let patch = s.dir.join("hash_tag.json");
+    std::fs::write(
+        &patch,
+        r#"{"ops": [{"op": "update_config", "config": {"hash_tag": null, "hash": "murmur"}}]}"#,
+    )
+    .unwrap();
+    let path = patch.to_str().unwrap();
+    check(
+        u,
+        "change_hash_tag_dry_run.txt",
+        &["change", "apply", "pool", path, "--dry-run"],
+    );
+}

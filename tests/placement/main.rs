@@ -16,4 +16,5 @@ mod table_reference;
 mod table_rules;
 mod table_sequences;
 mod twemproxy_hashes;
+mod vector_extras;
 mod vectors;

@@ -7,10 +7,11 @@
 //! the change in the commit.
 
 use ringd::placement::{
-    Address, Algorithm, HashFunction, HashKey, Node, NodeId, NodeState, Placement, Ramp,
-    RingConfig, Weight, Zone,
+    Address, Algorithm, HashKey, Node, NodeId, NodeState, Placement, Ramp, RingConfig, Weight, Zone,
 };
 use serde_json::{json, Value};
+
+use crate::vector_extras::{extra, EXTRAS};
 
 const SHAPES: [&str; 5] = ["single", "weighted", "zoned", "colliding", "nodes-1000"];
 
@@ -23,7 +24,7 @@ pub(crate) fn node(id: &str, weight: u64) -> Node {
 
 /// An address for the `i`-th node of a shape, for the algorithms that
 /// place by address: `10.0.x.y:11211`.
-fn address(i: usize) -> Address {
+pub(crate) fn address(i: usize) -> Address {
     Address::new(format!("10.0.{}.{}:11211", i / 250, i % 250 + 1)).unwrap()
 }
 
@@ -78,6 +79,18 @@ fn shape_by_label(name: &str, algorithm: Algorithm) -> (RingConfig, Vec<Node>) {
                 node("peer-2", 2),
             ]
         }
+        "colliding" if algorithm == Algorithm::Twemproxy => {
+            // Two server names with one equal point (2115640176): nutcracker
+            // keeps equal points in name order, so `replacement`
+            // (cache-01214) wins it though `original` comes first by id.
+            let at = |a: &str| Address::new(a).unwrap();
+            vec![
+                node("replacement", 1).with_address(at("cache-01214:11211")),
+                node("original", 1).with_address(at("cache-03171:11211")),
+                node("peer-1", 1),
+                node("peer-2", 2),
+            ]
+        }
         "colliding" => {
             // Two nodes hash the same label, so every point (or draw) of
             // one coincides with one of the other's: the tie rules decide.
@@ -126,112 +139,6 @@ fn node_json(n: &Node) -> Value {
         v["address"] = json!(a.as_str());
     }
     v
-}
-
-/// The small files beyond the shapes above, each pinning one input the
-/// shapes leave at its default: `(file name, algorithm)`.
-const EXTRAS: [(&str, Algorithm); 15] = [
-    ("ring-md5-vnodes", Algorithm::Ring),
-    ("rendezvous-sha256", Algorithm::Rendezvous),
-    ("maglev-murmur3-table-size", Algorithm::Maglev),
-    ("jump-md5-holes", Algorithm::Jump),
-    ("table-murmur3-partitions", Algorithm::Table),
-    ("ketama-zero-digests", Algorithm::Ketama),
-    ("ring-no-active", Algorithm::Ring),
-    ("ketama-no-active", Algorithm::Ketama),
-    ("maglev-no-active", Algorithm::Maglev),
-    ("jump-no-active", Algorithm::Jump),
-    ("rendezvous-no-active", Algorithm::Rendezvous),
-    ("table-no-active", Algorithm::Table),
-    ("nginx-forty", Algorithm::Nginx),
-    ("nginx-no-active", Algorithm::Nginx),
-    ("haproxy-no-active", Algorithm::Haproxy),
-];
-
-/// The config, nodes and placement of one of [`EXTRAS`].
-fn extra(name: &str, algorithm: Algorithm) -> (RingConfig, Vec<Node>, Placement) {
-    let mut config = RingConfig::new(algorithm);
-    let four = || {
-        (1..=4)
-            .map(|i| node(&format!("x-{i}"), i))
-            .collect::<Vec<_>>()
-    };
-    let nodes = match name {
-        "ring-md5-vnodes" => {
-            config.hash = HashFunction::Md5;
-            config.vnodes_per_weight = 7;
-            four()
-        }
-        "rendezvous-sha256" => {
-            config.hash = HashFunction::Sha256;
-            four()
-        }
-        "maglev-murmur3-table-size" => {
-            config.hash = HashFunction::Murmur3;
-            config.table_size = 251;
-            four()
-        }
-        "jump-md5-holes" => {
-            // From the initial order [j-1 ×2, j-2, j-3 ×2, j-4]: j-2 drains
-            // and j-3 drops to weight 1, leaving holes at buckets 2 and 4.
-            config.hash = HashFunction::Md5;
-            let before = vec![
-                node("j-1", 2),
-                node("j-2", 1),
-                node("j-3", 2),
-                node("j-4", 1),
-            ];
-            let after = vec![
-                node("j-1", 2),
-                node("j-2", 1).with_state(NodeState::Draining),
-                node("j-3", 1),
-                node("j-4", 1),
-            ];
-            let p = Placement::build(&config, &before)
-                .unwrap()
-                .rebuild(&config, &after)
-                .unwrap();
-            return (config, after, p);
-        }
-        "table-murmur3-partitions" => {
-            config.hash = HashFunction::Murmur3;
-            config.partitions = 512;
-            four()
-        }
-        "nginx-forty" => {
-            // 40 servers, weights 1 to 10: half on 11211 (each its own
-            // host), half on four hosts with ports of their own, one IPv6,
-            // one named.
-            (0..40)
-                .map(|i| {
-                    let a = match i {
-                        0 => "[2001:db8::7]:11211".to_owned(),
-                        1 => "cache-1.internal:8080".to_owned(),
-                        _ if i % 2 == 0 => format!("10.1.{}.{i}:11211", i % 4),
-                        _ => format!("10.1.0.{}:{}", i % 4 + 1, 20_000 + i),
-                    };
-                    node(&format!("s-{i:02}"), i as u64 % 10 + 1)
-                        .with_address(Address::new(a).unwrap())
-                })
-                .collect()
-        }
-        "ketama-zero-digests" => {
-            // 5.2: (1, 1001, 2) → 0 digests, so `tiny` has no point at all.
-            vec![node("big", 1000), node("tiny", 1)]
-        }
-        _ => {
-            // Every node draining: nothing is active, nothing is owned.
-            if algorithm == Algorithm::Table {
-                config.partitions = 256;
-            }
-            vec![
-                node("d-1", 1).with_state(NodeState::Draining),
-                node("d-2", 2).with_state(NodeState::Draining),
-            ]
-        }
-    };
-    let p = Placement::build(&config, &nodes).unwrap();
-    (config, nodes, p)
 }
 
 fn vector(algorithm: Algorithm, shape_name: &str) -> Value {
@@ -372,7 +279,7 @@ fn vectors_are_reproduced_exactly() {
             checked += 1;
         }
     }
-    assert_eq!(checked, 58);
+    assert_eq!(checked, 75);
 }
 
 #[test]

@@ -3,7 +3,8 @@ variant the server would report for the same input (spec 2.4), so a
 refusal can be matched across languages; messages are informative only.
 Two kinds have no variant because Rust refuses them while parsing JSON:
 `InvalidState` (a state other than active, draining, joining) and
-`InvalidConfig` (a `zone_aware` that is not a boolean)."""
+`InvalidConfig` (a `zone_aware` or `avalanche` that is not a boolean, or a
+`hash_tag` that is not a string)."""
 
 from __future__ import annotations
 

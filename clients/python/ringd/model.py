@@ -13,14 +13,16 @@ from .hashes import GENERAL, HASH_CODES
 
 ALGORITHM_CODES: Dict[str, int] = {
     "ring": 1, "ketama": 2, "maglev": 3, "jump": 4, "rendezvous": 5, "table": 6, "nginx": 7,
-    "haproxy": 8,
+    "haproxy": 8, "twemproxy": 9,
 }
 # The algorithms that place a node by its `address` (2.2): only their
 # encodings carry addresses (9.1).
-ADDRESS_ALGORITHMS: FrozenSet[str] = frozenset({"nginx"})
+ADDRESS_ALGORITHMS: FrozenSet[str] = frozenset({"nginx", "twemproxy"})
 # The hashes each algorithm accepts, its default first (2.1).
 ACCEPTED_HASHES: Dict[str, Tuple[str, ...]] = {
-    "ketama": ("md5",), "nginx": ("crc32",), "haproxy": ("sdbm", "djb2", "wt6", "crc32")}
+    "ketama": ("md5",), "nginx": ("crc32",), "haproxy": ("sdbm", "djb2", "wt6", "crc32"),
+    "twemproxy": ("fnv1a_64", "md5", "crc32a", "one_at_a_time", "murmur", "jenkins", "hsieh",
+                  "fnv1_64", "fnv1a_32", "fnv1_32")}
 STATES = ("active", "draining", "joining")
 RAMP_FULL = 65_536
 MAX_POINTS = 1 << 23
@@ -54,6 +56,17 @@ def _is_control(c: str) -> bool:
     return o <= 0x1F or 0x7F <= o <= 0x9F
 
 
+def hash_tag_problem(tag: str) -> Optional[str]:
+    """What is wrong with a `hash_tag`, or None: two printable ASCII
+    characters other than a space, a quote or a backslash (2.1), so that
+    it goes into nutcracker's YAML as it is."""
+    if len(tag.encode()) != 2:
+        return "must be exactly two characters, as \"{}\""
+    if not all("!" <= c <= "~" and c not in "\"'\\" for c in tag):
+        return "must be printable ASCII other than a space, a quote or a backslash"
+    return None
+
+
 def is_prime(n: int) -> bool:
     """Trial division: table sizes are at most 2^24 (2.4 step 1)."""
     if n < 2:
@@ -71,7 +84,9 @@ def is_prime(n: int) -> bool:
 @dataclass(frozen=True)
 class RingConfig:
     """A ring config; `hash=None` takes the algorithm's default (2.1), and
-    `avalanche=None` too (on for `haproxy`, which alone has the modifier)."""
+    `avalanche=None` too (on for `haproxy`, which alone has the modifier).
+    `hash_tag` is `twemproxy`'s alone: two characters, as `"{}"`, around
+    the part of a key that is hashed; None hashes whole keys."""
 
     algorithm: str = "ring"
     hash: Optional[str] = None
@@ -81,6 +96,7 @@ class RingConfig:
     zone_aware: bool = False
     partitions: int = DEFAULT_PARTITIONS
     avalanche: Optional[bool] = None
+    hash_tag: Optional[str] = None
 
     def __post_init__(self) -> None:
         if self.algorithm not in ALGORITHM_CODES:
@@ -108,7 +124,14 @@ class RingConfig:
         return cls(**known)
 
     def validate(self) -> None:
-        """Check 1 of 2.4, in its order."""
+        """Check 1 of 2.4, in its order (a bad `hash_tag` first: the server
+        refuses it as it reads the field)."""
+        if self.hash_tag is not None:
+            if not isinstance(self.hash_tag, str):
+                raise PlacementError("InvalidConfig", "hash_tag must be a string or null")
+            problem = hash_tag_problem(self.hash_tag)
+            if problem is not None:
+                raise PlacementError("InvalidHashTag", f"{self.hash_tag!r} {problem}")
         if self.algorithm == "ketama" and self.hash != "md5":
             raise PlacementError("HashNotSupported", "ketama only supports md5")
         accepted = ACCEPTED_HASHES.get(self.algorithm, GENERAL)
@@ -119,6 +142,9 @@ class RingConfig:
             raise PlacementError("InvalidConfig", "avalanche must be a boolean")
         if self.avalanche and self.algorithm != "haproxy":
             raise PlacementError("AvalancheNotSupported", "avalanche applies to haproxy only")
+        if self.hash_tag is not None and self.algorithm != "twemproxy":
+            raise PlacementError("HashTagNotSupported",
+                                 f"hash_tag applies to twemproxy only, not {self.algorithm}")
         v, r, p = self.vnodes_per_weight, self.replication_factor, self.partitions
         if not _is_int(v) or not 1 <= v <= 10_000:
             raise PlacementError("VnodesOutOfRange", f"{v!r} not in 1..=10000")

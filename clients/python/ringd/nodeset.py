@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Dict, List, Optional, Sequence, Tuple
 
+from . import twemproxy
 from .errors import PlacementError
 from .ketama import digest_count
 from .nginx import POINTS_PER_WEIGHT, check_address
@@ -61,7 +62,14 @@ def normalize(config: RingConfig, nodes: Sequence[Node]) -> List[Node]:
         for address, ids in sorted(seen.items()):
             if len(ids) > 1:
                 raise PlacementError("DuplicateAddress", f"{ids[0]} and {ids[1]} at {address!r}")
-    if config.algorithm in ("ketama", "jump", "table", "nginx", "haproxy"):
+    if config.algorithm == "twemproxy":
+        # Every node's name is checked, in id order, not only the active
+        # ones': a node nutcracker could not be given is refused when it is
+        # written, not when it is activated.
+        for n in every:
+            twemproxy.server_name(n)
+        twemproxy.names(active)
+    if config.algorithm in ("ketama", "jump", "table", "nginx", "haproxy", "twemproxy"):
         for n in active:
             if n.ramp != RAMP_FULL:
                 raise PlacementError("RampNotSupported",
@@ -87,6 +95,8 @@ def normalize(config: RingConfig, nodes: Sequence[Node]) -> List[Node]:
         points = sum(n.weight for n in active)
     elif config.algorithm == "nginx":
         points = POINTS_PER_WEIGHT * sum(n.weight for n in active)
+    elif config.algorithm == "twemproxy":
+        points = sum(twemproxy.point_counts(active))
     if points > MAX_POINTS:
         raise PlacementError("TooManyPoints", f"{points} > {MAX_POINTS}")
     if config.algorithm == "maglev" and config.table_size < len(active):

@@ -9,7 +9,7 @@ import json
 from typing import (Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, TypedDict,
                     Union)
 
-from . import haproxy, jump, ketama, maglev, nginx, rendezvous, ring
+from . import haproxy, jump, ketama, maglev, nginx, rendezvous, ring, twemproxy
 from . import table as table_mod  # `table` is also a parameter of build()
 from .encoding import decode_header, encode_header, fingerprint_of, header_length
 from .errors import (FingerprintMismatch, InvalidEncoding, InvalidTable, PlacementError,
@@ -19,6 +19,7 @@ from .layout import Layout
 from .model import ACCEPTED_HASHES, Node, RingConfig
 from .nodeset import normalize, ramped, zone_numbers
 from .preference import select
+from .twemproxy_hashes import TWEMPROXY_HASHES
 
 Key = Union[bytes, str]
 Snapshot = Union[Mapping[str, Any], str, bytes]
@@ -47,10 +48,12 @@ class Ownership(TypedDict):
 
 def _key_hash_fn(algorithm: str, hash_name: str) -> Hash64:
     # Section 4: ketama always hashes keys with md5_32 (nginx's crc32 is
-    # its only hash, so HASHES gives it); haproxy layouts make their own
-    # (its 32-bit hashes, with or without avalanche).
+    # its only hash, so HASHES gives it); haproxy and twemproxy layouts make
+    # their own (32-bit hashes, with or without avalanche or hash tag).
     if algorithm == "haproxy":
         return haproxy.HASH32[hash_name]
+    if algorithm == "twemproxy":
+        return TWEMPROXY_HASHES[hash_name]
     return md5_32 if algorithm == "ketama" else HASHES[hash_name]
 
 
@@ -69,7 +72,8 @@ class Placement:
         self.nodes: Tuple[Node, ...] = tuple(active)
         #: The full config, or None for a placement decoded from an
         #: encoding, which does not carry vnodes_per_weight, table_size (but
-        #: a maglev table's length), hash keys or, outside `table`, partitions.
+        #: a maglev table's length), hash keys or, outside `table`, partitions
+        #: (a `twemproxy` body carries its hash tag: see `hash_tag`).
         self.config = config
         self.is_ramped = ramped(active)
         self.version: Optional[int] = None
@@ -102,6 +106,8 @@ class Placement:
             layout = ketama.build(active)
         elif config.algorithm == "nginx":
             layout = nginx.build(active)
+        elif config.algorithm == "twemproxy":
+            layout = twemproxy.build(active, config.hash_name, config.hash_tag)
         elif config.algorithm == "maglev":
             layout = maglev.build(active, h, config.table_size, is_ramped)
         elif config.algorithm == "jump":
@@ -200,7 +206,7 @@ class Placement:
         body, active, alg = data[start:], header.nodes, header.algorithm
         if header.hash not in ACCEPTED_HASHES.get(alg, GENERAL):
             raise InvalidEncoding(f"{alg} with hash {header.hash}")
-        if header.ramped and alg in ("ketama", "jump", "table", "nginx", "haproxy"):
+        if header.ramped and alg in ("ketama", "jump", "table", "nginx", "haproxy", "twemproxy"):
             raise InvalidEncoding(f"{alg} cannot be ramped")
         if not 1 <= header.replication_factor <= 64:
             raise InvalidEncoding(f"replication factor {header.replication_factor}")
@@ -219,6 +225,8 @@ class Placement:
             layout = jump.Jump.decode(active, body, h)
         elif alg == "rendezvous":
             layout = rendezvous.Rendezvous.decode(active, body, header.ramped, h)
+        elif alg == "twemproxy":
+            layout = twemproxy.Twemproxy.decode_body(active, body, header.hash)
         elif alg == "haproxy":
             try:
                 layout = haproxy.Haproxy.decode_body(active, body, header.hash)
@@ -304,11 +312,18 @@ class Placement:
         return self._fingerprint
 
     def points(self) -> Optional[List[Tuple[int, str]]]:
-        """`ring`/`ketama`: the sorted point list as (position, node id)."""
+        """`ring`/`ketama`/`nginx`/`twemproxy`: the sorted point list as
+        (position, node id), tied points in the algorithm's order."""
         lay = self._layout
         if not isinstance(lay, ring.Continuum) or isinstance(lay, haproxy.Haproxy):
             return None
         return [(p, lay.ids[i]) for p, i in lay.points]
+
+    @property
+    def hash_tag(self) -> Optional[str]:
+        """`twemproxy`: the hash tag keys are hashed inside, or None."""
+        lay = self._layout
+        return lay.tag if isinstance(lay, twemproxy.Twemproxy) else None
 
     def maglev_table(self) -> Optional[List[str]]:
         """`maglev`: the lookup table as node ids, slot by slot."""

@@ -19,16 +19,20 @@ _LE32 = struct.Struct("<I")
 
 class Continuum(Layout):
     """Points sorted by (position, node index): the tie rule of 5.1, so a
-    bisect lands on the lowest index among tied points."""
+    bisect lands on the lowest index among tied points (`twemproxy` keeps
+    its own order of tied points, see `presorted`)."""
 
     basis = "arcs"
 
     def __init__(self, ids: Sequence[str], points: List[int],
-                 key_hash: Hash64, space_bits: int) -> None:
+                 key_hash: Hash64, space_bits: int, presorted: bool = False) -> None:
         """`points` are `(position << 32) | node index` in any order: as
-        plain ints they sort by position, then index, faster than tuples."""
+        plain ints they sort by position, then index, faster than tuples.
+        `presorted` points are already sorted by position with ties in the
+        algorithm's own order (`twemproxy`'s name order), and kept so."""
         super().__init__(ids)
-        points.sort()
+        if not presorted:
+            points.sort()
         self.space_bits = space_bits
         self._hash = key_hash
         # Two parallel lists: bisect compares plain ints, and the owner is
@@ -109,19 +113,31 @@ class Continuum(Layout):
                space_bits: int) -> Continuum:
         """The point list of an encoding's body (9.2), refusing one that is
         not in canonical order or names a node that does not exist."""
-        rec = struct.Struct("<QI" if space_bits == 64 else "<II")
-        if len(body) < 4:
-            raise InvalidEncoding("the point list ends early")
-        (count,) = _LE32.unpack_from(body)
-        if len(body) != 4 + count * rec.size:
-            raise InvalidEncoding(f"{count} points need {4 + count * rec.size} body bytes, "
-                                  f"not {len(body)}")
-        points = [p << 32 | i for p, i in rec.iter_unpack(body[4:])]
-        if any(p & 0xFFFFFFFF >= len(ids) for p in points):
-            raise InvalidEncoding("a point names a node beyond the node records")
+        return cls(ids, decode_points(ids, body, space_bits), key_hash, space_bits)
+
+
+def decode_points(ids: Sequence[str], body: bytes, space_bits: int,
+                  ties_by_index: bool = True) -> List[int]:
+    """A body's point list, `count` then `(position, node)` records, as
+    `(position << 32) | node index`, checked: the right length, nodes that
+    exist, sorted by position, and equal positions by node index unless the
+    algorithm orders them its own way (`ties_by_index` false)."""
+    rec = struct.Struct("<QI" if space_bits == 64 else "<II")
+    if len(body) < 4:
+        raise InvalidEncoding("the point list ends early")
+    (count,) = _LE32.unpack_from(body)
+    if len(body) != 4 + count * rec.size:
+        raise InvalidEncoding(f"{count} points need {4 + count * rec.size} body bytes, "
+                              f"not {len(body)}")
+    points = [p << 32 | i for p, i in rec.iter_unpack(body[4:])]
+    if any(p & 0xFFFFFFFF >= len(ids) for p in points):
+        raise InvalidEncoding("a point names a node beyond the node records")
+    if ties_by_index:
         if any(a > b for a, b in zip(points, points[1:])):
             raise InvalidEncoding("the points are not sorted by (position, node)")
-        return cls(ids, points, key_hash, space_bits)
+    elif any(a >> 32 > b >> 32 for a, b in zip(points, points[1:])):
+        raise InvalidEncoding("the points are not sorted by position")
+    return points
 
 
 def point_count(vnodes_per_weight: int, node: Node) -> int:

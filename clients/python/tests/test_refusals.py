@@ -31,6 +31,10 @@ def test_config_refusals() -> None:
     assert (RingConfig(algorithm="haproxy").hash, RingConfig(algorithm="haproxy").avalanche) \
         == ("sdbm", True)
     assert kind(RingConfig, hash="fnv1a_64") == "HashNotAccepted"  # twemproxy's only
+    assert kind(RingConfig, algorithm="twemproxy", hash="xxh3") == "HashNotAccepted"
+    assert kind(RingConfig, algorithm="twemproxy", hash="crc32") == "HashNotAccepted"
+    assert (RingConfig(algorithm="twemproxy").hash, RingConfig(algorithm="twemproxy").hash_tag) \
+        == ("fnv1a_64", None)
     assert kind(RingConfig, algorithm="nginx", hash="md5") == "HashNotAccepted"
     assert RingConfig(algorithm="nginx").hash == "crc32"
     assert kind(RingConfig, vnodes_per_weight=0) == "VnodesOutOfRange"
@@ -40,6 +44,18 @@ def test_config_refusals() -> None:
     assert kind(RingConfig, algorithm="maglev", table_size=1) == "TableSizeOutOfRange"
     RingConfig(table_size=65536)  # not checked outside maglev
     assert RingConfig(algorithm="ketama").hash == "md5"
+
+
+def test_hash_tag_refusals() -> None:
+    assert RingConfig(algorithm="twemproxy", hash_tag="{}").hash_tag == "{}"
+    assert RingConfig.from_json({"algorithm": "twemproxy", "hash_tag": None}).hash_tag is None
+    for algorithm in ("ring", "ketama", "nginx", "haproxy"):
+        assert kind(RingConfig, algorithm=algorithm, hash_tag="{}") == "HashTagNotSupported"
+    for bad in ("", "{", "{}}", "{ ", "\"}", "'}", "\\}", "é}", "é", "\t}"):
+        assert kind(RingConfig, algorithm="twemproxy", hash_tag=bad) == "InvalidHashTag", bad
+    # A bad tag is refused first, whatever the algorithm (the server reads it first).
+    assert kind(RingConfig, algorithm="ring", hash_tag="{") == "InvalidHashTag"
+    assert kind(RingConfig, algorithm="twemproxy", hash_tag=7) == "InvalidConfig"
 
 
 def test_node_refusals() -> None:
@@ -83,6 +99,31 @@ def test_node_set_refusals() -> None:
     assert kind(build, RingConfig(algorithm="maglev", table_size=7), nodes) \
         == "TableSizeOutOfRange"
     assert kind(build, RingConfig(algorithm="table"), [Node("a")]) == "InvalidTable"
+
+
+def test_twemproxy_refuses_what_nutcracker_could_not_take() -> None:
+    build, tw = Placement.build, RingConfig(algorithm="twemproxy")
+    assert kind(build, tw, [Node("a")]) == "MissingAddress"
+    assert kind(build, tw, [Node("a", hash_key="cache-a")]) == "MissingAddress"
+    assert kind(build, tw, [Node("a", address="10.0.0.1:11211", ramp=100)]) \
+        == "RampNotSupported"
+    for bad in ("10.0.0.1", "10.0.0.1:0", "10.0.0.1:080", "[::1]:11211", "a;b:11211"):
+        assert kind(build, tw, [Node("a", address=bad)]) == "AddressNotServer", bad
+    assert kind(build, tw, [Node("a", address="h:11211", hash_key="two words")]) \
+        == "InvalidServerName"
+    # Every node's address and name is checked, not only the active ones'.
+    ok = Node("a", address="h:11211")
+    assert kind(build, tw, [ok, Node("b", address="h", state="draining")]) == "AddressNotServer"
+    assert kind(build, tw, [ok, Node("b", hash_key="a#b", state="joining")]) \
+        == "InvalidServerName"
+    build(tw, [ok, Node("b", state="draining")])  # no address: fine until active
+    # One name for two servers: h alone on 11211, or a hash_key.
+    assert kind(build, tw, [ok, Node("b", address="h:11211")]) == "ServerNameTaken"
+    assert kind(build, tw, [ok, Node("b", address="x:1", hash_key="h")]) == "ServerNameTaken"
+    assert kind(build, tw, [Node("a", address="h:1", hash_key="k"),
+                            Node("b", address="h:2", hash_key="k")]) == "ServerNameTaken"
+    build(tw, [ok, Node("b", address="h:11211", state="draining")])  # only active ones
+    build(tw, [ok, Node("b", address="h:6379")])  # named `h:6379`
 
 
 def test_joining_and_draining_nodes_change_nothing() -> None:

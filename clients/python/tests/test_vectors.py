@@ -23,7 +23,8 @@ REFERENCE = VECTORS / "reference"
 FILES = sorted(p.name for p in VECTORS.glob("*.json"))
 REFERENCE_FILES = sorted(p.name for p in REFERENCE.glob("*.json"))
 
-ALGORITHMS = ["ring", "ketama", "maglev", "jump", "rendezvous", "table", "nginx", "haproxy"]
+ALGORITHMS = ["ring", "ketama", "maglev", "jump", "rendezvous", "table", "nginx", "haproxy",
+              "twemproxy"]
 SHAPES = ["single", "weighted", "zoned", "colliding", "nodes-1000"]
 RAMPED = ["ring", "rendezvous", "maglev"]
 # One input each that the shapes leave at its default (spec 12), and every
@@ -36,6 +37,10 @@ EXTRAS += [f"{a}-no-active" for a in ALGORITHMS]
 EXTRAS += ["haproxy-sdbm-avalanche-40", "haproxy-sdbm", "haproxy-removals",
            "haproxy-replacement"]
 EXTRAS += [f"haproxy-{h}{m}" for h in ("djb2", "wt6", "crc32") for m in ("", "-avalanche")]
+# twemproxy: a hash tag, servers named each way, and every other key hash.
+EXTRAS += ["twemproxy-hash-tag", "twemproxy-names"]
+EXTRAS += [f"twemproxy-{h}" for h in ("md5", "crc32a", "one_at_a_time", "murmur", "jenkins",
+                                      "hsieh", "fnv1_64", "fnv1a_32", "fnv1_32")]
 
 
 @lru_cache(maxsize=None)
@@ -85,7 +90,8 @@ def test_every_vector_file_is_here() -> None:
     expected = {f"{a}-{s}.json" for a in ALGORITHMS for s in SHAPES}
     expected |= {f"{a}-ramped.json" for a in RAMPED}
     expected |= {f"{e}.json" for e in EXTRAS}
-    assert set(FILES) == expected  # 68, as the Rust tests count them
+    # 85: the 75 of the Rust vectors test and the 10 of its haproxy ones.
+    assert set(FILES) == expected and len(FILES) == 85
     assert set(REFERENCE_FILES) == set(REFERENCE_CHECKS)
 
 

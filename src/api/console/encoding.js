@@ -4,9 +4,9 @@
 // [0, 1) as doubles: exact enough for pixels, and much faster than BigInt.
 
 const MAGIC = [0x52, 0x49, 0x4e, 0x47, 0x44, 0x50, 0x4c, 0x01];
-const ALGORITHMS = ["", "ring", "ketama", "maglev", "jump", "rendezvous", "table", "nginx", "haproxy"];
+const ALGORITHMS = ["", "ring", "ketama", "maglev", "jump", "rendezvous", "table", "nginx", "haproxy", "twemproxy"];
 // The algorithms that place by address: only their node records carry one.
-const BY_ADDRESS = new Set(["nginx"]);
+const BY_ADDRESS = new Set(["nginx", "twemproxy"]);
 const TWO32 = 4294967296;
 const TWO64 = TWO32 * TWO32;
 export const NO_NODE = 0xffffffff;
@@ -62,7 +62,15 @@ export function decode(buffer) {
     nodes.push({ id, zone, weight, ramp, address });
   }
   const out = { algorithm, zoneAware, replicationFactor, nodes, ramped };
-  if (algorithm === "ring" || algorithm === "ketama" || algorithm === "nginx") {
+  if (algorithm === "twemproxy") {
+    // The hash tag (u8 length, 0 or 2, then its bytes) comes first; the
+    // points then read as ketama's.
+    need(1);
+    const tagLen = v.getUint8(o);
+    need(1 + tagLen);
+    o += 1 + tagLen;
+  }
+  if (algorithm === "ring" || algorithm === "ketama" || algorithm === "nginx" || algorithm === "twemproxy") {
     need(4);
     const p = v.getUint32(o, true);
     o += 4;

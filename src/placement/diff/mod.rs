@@ -130,6 +130,13 @@ impl Placement {
                 sweep::sweep_arcs(&mut tally, &a.boundaries, &b.boundaries);
                 DiffBasis::Ranges
             }
+            // Another hash tag hashes other bytes of the same keys.
+            (Layout::Twemproxy(a), Layout::Twemproxy(b))
+                if same_hash && self.config.hash_tag == to.config.hash_tag =>
+            {
+                sweep::sweep_arcs(&mut tally, a, b);
+                DiffBasis::Ranges
+            }
             (Layout::Maglev(a), Layout::Maglev(b))
                 if same_hash && self.config.table_size == to.config.table_size =>
             {

@@ -60,6 +60,7 @@ fn version_records() -> Vec<(String, Snapshot, VersionRecord)> {
         golden::jump(),
         golden::table(),
         golden::haproxy(),
+        golden::twemproxy(),
     ];
     golden::versions()
         .into_iter()

@@ -1,0 +1,164 @@
+//! The small vector files beyond the shapes of `vectors.rs`, each pinning
+//! one input the shapes leave at its default.
+
+use ringd::placement::{
+    Address, Algorithm, HashFunction, HashKey, HashTag, Node, NodeState, Placement, RingConfig,
+};
+
+use crate::vectors::{address, node};
+
+/// The small files beyond the shapes above, each pinning one input the
+/// shapes leave at its default: `(file name, algorithm)`.
+pub(crate) const EXTRAS: [(&str, Algorithm); 27] = [
+    ("ring-md5-vnodes", Algorithm::Ring),
+    ("rendezvous-sha256", Algorithm::Rendezvous),
+    ("maglev-murmur3-table-size", Algorithm::Maglev),
+    ("jump-md5-holes", Algorithm::Jump),
+    ("table-murmur3-partitions", Algorithm::Table),
+    ("ketama-zero-digests", Algorithm::Ketama),
+    ("ring-no-active", Algorithm::Ring),
+    ("ketama-no-active", Algorithm::Ketama),
+    ("maglev-no-active", Algorithm::Maglev),
+    ("jump-no-active", Algorithm::Jump),
+    ("rendezvous-no-active", Algorithm::Rendezvous),
+    ("table-no-active", Algorithm::Table),
+    ("nginx-forty", Algorithm::Nginx),
+    ("nginx-no-active", Algorithm::Nginx),
+    ("haproxy-no-active", Algorithm::Haproxy),
+    ("twemproxy-no-active", Algorithm::Twemproxy),
+    ("twemproxy-hash-tag", Algorithm::Twemproxy),
+    ("twemproxy-names", Algorithm::Twemproxy),
+    ("twemproxy-md5", Algorithm::Twemproxy),
+    ("twemproxy-crc32a", Algorithm::Twemproxy),
+    ("twemproxy-one_at_a_time", Algorithm::Twemproxy),
+    ("twemproxy-murmur", Algorithm::Twemproxy),
+    ("twemproxy-jenkins", Algorithm::Twemproxy),
+    ("twemproxy-hsieh", Algorithm::Twemproxy),
+    ("twemproxy-fnv1_64", Algorithm::Twemproxy),
+    ("twemproxy-fnv1a_32", Algorithm::Twemproxy),
+    ("twemproxy-fnv1_32", Algorithm::Twemproxy),
+];
+
+/// The config, nodes and placement of one of [`EXTRAS`].
+pub(crate) fn extra(name: &str, algorithm: Algorithm) -> (RingConfig, Vec<Node>, Placement) {
+    let mut config = RingConfig::new(algorithm);
+    let four = || {
+        (1..=4)
+            .map(|i| node(&format!("x-{i}"), i))
+            .collect::<Vec<_>>()
+    };
+    let nodes = match name {
+        "ring-md5-vnodes" => {
+            config.hash = HashFunction::Md5;
+            config.vnodes_per_weight = 7;
+            four()
+        }
+        "rendezvous-sha256" => {
+            config.hash = HashFunction::Sha256;
+            four()
+        }
+        "maglev-murmur3-table-size" => {
+            config.hash = HashFunction::Murmur3;
+            config.table_size = 251;
+            four()
+        }
+        "jump-md5-holes" => {
+            // From the initial order [j-1 ×2, j-2, j-3 ×2, j-4]: j-2 drains
+            // and j-3 drops to weight 1, leaving holes at buckets 2 and 4.
+            config.hash = HashFunction::Md5;
+            let before = vec![
+                node("j-1", 2),
+                node("j-2", 1),
+                node("j-3", 2),
+                node("j-4", 1),
+            ];
+            let after = vec![
+                node("j-1", 2),
+                node("j-2", 1).with_state(NodeState::Draining),
+                node("j-3", 1),
+                node("j-4", 1),
+            ];
+            let p = Placement::build(&config, &before)
+                .unwrap()
+                .rebuild(&config, &after)
+                .unwrap();
+            return (config, after, p);
+        }
+        "table-murmur3-partitions" => {
+            config.hash = HashFunction::Murmur3;
+            config.partitions = 512;
+            four()
+        }
+        "nginx-forty" => {
+            // 40 servers, weights 1 to 10: half on 11211 (each its own
+            // host), half on four hosts with ports of their own, one IPv6,
+            // one named.
+            (0..40)
+                .map(|i| {
+                    let a = match i {
+                        0 => "[2001:db8::7]:11211".to_owned(),
+                        1 => "cache-1.internal:8080".to_owned(),
+                        _ if i % 2 == 0 => format!("10.1.{}.{i}:11211", i % 4),
+                        _ => format!("10.1.0.{}:{}", i % 4 + 1, 20_000 + i),
+                    };
+                    node(&format!("s-{i:02}"), i as u64 % 10 + 1)
+                        .with_address(Address::new(a).unwrap())
+                })
+                .collect()
+        }
+        "twemproxy-hash-tag" => {
+            // Keys hash the text between the first `y` and the first `1`
+            // after it ("key-21" hashes "-2"), or whole without one.
+            config.hash_tag = Some(HashTag::new("y1").unwrap());
+            four()
+        }
+        "twemproxy-names" => {
+            // Named by hash_key, by host alone on 11211, by host:port.
+            let at = |a: &str| Address::new(a).unwrap();
+            vec![
+                node("t-1", 1).with_address(at("10.2.0.1:11211")),
+                node("t-2", 2).with_address(at("10.2.0.2:11211")),
+                node("t-3", 1).with_address(at("10.2.0.3:6379")),
+                node("t-4", 3).with_address(at("10.2.0.3:6380")),
+                node("t-5", 1)
+                    .with_address(at("10.2.0.5:11211"))
+                    .with_hash_key(HashKey::new("cache-5").unwrap()),
+                node("t-6", 2)
+                    .with_address(at("10.2.0.6:22122"))
+                    .with_hash_key(HashKey::new("redis:6").unwrap()),
+            ]
+        }
+        _ if algorithm == Algorithm::Twemproxy && !name.ends_with("-no-active") => {
+            config.hash = name["twemproxy-".len()..].parse().unwrap();
+            four()
+        }
+        "ketama-zero-digests" => {
+            // 5.2: (1, 1001, 2) → 0 digests, so `tiny` has no point at all.
+            vec![node("big", 1000), node("tiny", 1)]
+        }
+        _ => {
+            // Every node draining: nothing is active, nothing is owned.
+            if algorithm == Algorithm::Table {
+                config.partitions = 256;
+            }
+            vec![
+                node("d-1", 1).with_state(NodeState::Draining),
+                node("d-2", 2).with_state(NodeState::Draining),
+            ]
+        }
+    };
+    // Under an algorithm that places by address, every active node has
+    // one.
+    let nodes: Vec<Node> = nodes
+        .into_iter()
+        .enumerate()
+        .map(|(i, mut n)| {
+            if algorithm.places_by_address() && n.is_active() && n.address.is_none() {
+                n.address = Some(address(i));
+            }
+            n
+        })
+        .collect();
+    let p = Placement::build(&config, &nodes).unwrap();
+    (config, nodes, p)
+}
