@@ -6,3 +6,4 @@
 mod haproxy;
 mod nginx;
 mod support;
+mod twemproxy;
