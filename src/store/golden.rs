@@ -16,8 +16,8 @@ use std::time::Duration;
 use time::OffsetDateTime;
 
 use crate::placement::{Algorithm, Fingerprint, HashFunction, HashKey, HashTag, NodeId};
-use crate::placement::{Placement, Ramp, RingConfig};
 use crate::placement::{NodeState, Weight, Zone};
+use crate::placement::{Placement, Ramp, RingConfig};
 use crate::ring::membership_policy::{ChangeRate, PolicyDelay, UnhealthyFraction};
 use crate::ring::rollout::{
     Direction, OnGateTimeout, PlannedRollout, PlannedStep, RolloutId, RolloutPolicy, RolloutRecord,
@@ -258,7 +258,10 @@ pub(super) fn twemproxy() -> Vec<Snapshot> {
     b.hash_key = Some(HashKey::new("redis-b").expect("a hash key"));
     chain(
         first.expect("version 1"),
-        vec![(vec![upsert(server("t-a", "10.0.0.1:11211")), upsert(b)], None)],
+        vec![(
+            vec![upsert(server("t-a", "10.0.0.1:11211")), upsert(b)],
+            None,
+        )],
     )
 }
 
