@@ -15,6 +15,7 @@ pub mod cluster;
 mod config_body;
 mod consistency;
 pub mod console;
+pub mod export;
 pub mod extract;
 pub mod headers;
 pub mod health;
@@ -131,6 +132,7 @@ pub fn routes() -> OpenApiRouter<AppState> {
         .merge(changes::routes())
         .merge(rollouts::routes())
         .merge(snapshots::routes())
+        .merge(export::routes())
         .merge(inspection::routes())
         .merge(watch::routes())
         .merge(clients::routes())

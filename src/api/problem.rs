@@ -60,6 +60,8 @@ pub enum ProblemKind {
     PreconditionFailed,
     /// Well-formed, but no placement can meet it (the `reason` says why).
     Unsatisfiable,
+    /// The version cannot be written as that proxy's configuration.
+    NotExportable,
     /// The body is over the size limit.
     PayloadTooLarge,
     /// The body is not JSON.
@@ -96,6 +98,7 @@ impl ProblemKind {
             IdempotencyKeyReused => (StatusCode::UNPROCESSABLE_ENTITY, "idempotency-key-reused", "Idempotency key reused"),
             PreconditionFailed => (StatusCode::PRECONDITION_FAILED, "precondition-failed", "Precondition failed"),
             Unsatisfiable => (StatusCode::UNPROCESSABLE_ENTITY, "unsatisfiable", "Placement cannot be satisfied"),
+            NotExportable => (StatusCode::UNPROCESSABLE_ENTITY, "not-exportable", "Cannot be exported"),
             PayloadTooLarge => (StatusCode::PAYLOAD_TOO_LARGE, "payload-too-large", "Payload too large"),
             UnsupportedMediaType => (StatusCode::UNSUPPORTED_MEDIA_TYPE, "unsupported-media-type", "Unsupported media type"),
             Unavailable => (StatusCode::SERVICE_UNAVAILABLE, "unavailable", "Service unavailable"),

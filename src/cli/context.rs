@@ -106,6 +106,24 @@ impl Context {
         Ok(self.request(Method::GET, path, None, &[]).await?.body)
     }
 
+    /// `GET path` as text, with its `ETag` (2xx only, as [`Context::request`]).
+    pub async fn get_text(&self, path: &str) -> Result<(String, Option<String>), CliError> {
+        let (resp, url) = self
+            .endpoints
+            .send(Method::GET, path, None, &[], None)
+            .await?;
+        let tag = resp
+            .headers()
+            .get(reqwest::header::ETAG)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
+        let text = resp
+            .text()
+            .await
+            .map_err(|e| ClientError::decode(format!("{url}{path}"), e))?;
+        Ok((text, tag))
+    }
+
     /// A request with no timeout, for streams; returns the open response.
     pub async fn stream(
         &self,

@@ -15,6 +15,7 @@ pub mod cluster;
 mod context;
 mod describe;
 mod error;
+pub mod export;
 mod flags;
 pub mod follow;
 pub mod inspect;
@@ -149,6 +150,9 @@ pub enum Command {
     Clients(clients::ClientsArgs),
     /// The ringd instances sharing the store, and which one decides.
     Cluster(cluster::ClusterArgs),
+    /// A version written as nginx's, HAProxy's or twemproxy's
+    /// configuration.
+    Export(export::ExportArgs),
 }
 
 /// Runs a parsed command line. Output goes to stdout; the caller prints
@@ -174,6 +178,7 @@ pub async fn run(cli: Cli) -> Result<(), CliError> {
         Command::Follow(a) => follow::run(&ctx, a).await,
         Command::Clients(a) => clients::run(&ctx, a).await,
         Command::Cluster(a) => cluster::run(&ctx, a).await,
+        Command::Export(a) => export::run(&ctx, a).await,
     }
 }
 

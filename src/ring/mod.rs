@@ -10,6 +10,7 @@ pub mod durations;
 mod lease;
 pub mod membership_policy;
 mod name;
+pub mod proxy_config;
 mod record;
 pub mod rollout;
 mod server_ids;

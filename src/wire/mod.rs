@@ -34,6 +34,7 @@ pub mod clients;
 pub mod cluster;
 pub mod config_input;
 pub mod duration;
+pub mod export;
 pub mod headers;
 pub mod inspection;
 pub mod leases;
@@ -58,6 +59,7 @@ pub use changes::{ChangeInput, ChangeResult, ChangeView, ConfigChange, OpInput, 
 pub use clients::{AckInput, AckResult, ClientList, ClientSummary, ClientView};
 pub use cluster::{ClusterLeaderView, ClusterView, InstanceView, StoreKindName};
 pub use config_input::{CompleteConfigInput, ConfigPatchInput, RingConfigInput};
+pub use export::ExportQuery;
 pub use inspection::{
     DiffQuery, DiffResult, KeyPlacement, LookupBatchResult, LookupQuery, LookupResult, NodeShare,
     OwnershipBasisName, OwnershipView, VersionQuery,

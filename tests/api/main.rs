@@ -20,6 +20,7 @@ mod convergence;
 mod errors;
 mod errors_input;
 mod errors_text;
+mod exports;
 mod idempotency;
 mod jump_buckets;
 mod lease_restart;

@@ -3,7 +3,7 @@
 //! with the golden files in `tests/cli/expected/` (timestamps aside).
 //! Watch and clients are in `watch.rs`, failures in `errors.rs`.
 
-use crate::support::cli::{check, ok};
+use crate::support::cli::{check, check_failure, ok};
 use crate::support::ringd::Ringd;
 
 /// Rings with few virtual nodes keep the moved-range lists short enough
@@ -340,5 +340,16 @@ fn twemproxy_rings_show_their_hash_tag() {
         u,
         "change_hash_tag_dry_run.txt",
         &["change", "apply", "pool", path, "--dry-run"],
+    );
+    check(
+        u,
+        "export_twemproxy.txt",
+        &["export", "pool", "--format", "twemproxy", "--redis"],
+    );
+    check_failure(
+        u,
+        "error_export_format.txt",
+        1,
+        &["export", "pool", "--format", "nginx"],
     );
 }
