@@ -15,78 +15,65 @@ use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Write};
 use std::net::{Ipv4Addr, SocketAddrV4, TcpListener, TcpStream};
 use std::process::Command;
+use std::sync::Mutex;
 
-use ringd::placement::{
-    Algorithm, HashFunction, HashKey, NodeId, NodeState, RingConfigSpec, Weight,
-};
+use ringd::placement::{HashFunction, HashKey, NodeId, NodeState, RingConfigSpec, Weight};
+use ringd::ring::proxy_config::{self, ExportOptions, ExportSettings, ProxyFormat};
 use ringd::ring::{ChangeOp, NodeRecord, RequestedOp, RingName, Role, Snapshot};
 use time::OffsetDateTime;
 
-use super::support::{free_port, KeyClient, Rng, Running};
+use super::support::{free_port, one_test_at_a_time, KeyClient, Rng, Running};
 
 const KEYS_PER_SET: usize = 20_000;
 
-/// The backend section HAProxy gets for a snapshot: its active nodes with
-/// their stable ids and weights, hashing the whole `X-Key` header value
-/// (`req.fhdr`: `hdr()` would hash only the text before a first comma).
-/// `with_ids: false` is the control that leaves HAProxy to number them.
-fn render_backend(snapshot: &Snapshot, ports: &BTreeMap<NodeId, u16>, with_ids: bool) -> String {
-    let config = &snapshot.config;
-    assert_eq!(config.algorithm, Algorithm::Haproxy);
-    let ids = &snapshot
-        .server_ids
-        .as_ref()
-        .expect("a haproxy ring has ids")
-        .ids;
-    let modifier = if config.avalanche { " avalanche" } else { "" };
-    let mut out = format!(
-        "backend ring\n  balance hash req.fhdr(X-Key)\n  hash-type consistent {}{modifier}\n",
-        config.hash
-    );
-    for node in snapshot
-        .nodes
-        .iter()
-        .filter(|n| n.state == NodeState::Active)
-    {
-        let id = if with_ids {
-            format!(" id {}", ids[&node.id])
-        } else {
-            String::new()
-        };
-        out.push_str(&format!(
-            "  server {} 127.0.0.1:{}{id} weight {}\n",
-            node.id,
-            ports[&node.id],
-            node.weight.get()
-        ));
+/// The backend section HAProxy gets for a version, from ringd's exporter:
+/// its active nodes with their stable ids and weights, hashing the whole
+/// `X-Key` header value. `with_ids: false` is the control that drops the
+/// ids and leaves HAProxy to number the servers by position.
+fn backend_section(ring: &Ring, with_ids: bool) -> String {
+    let settings = ExportSettings {
+        backend: Some("ring".into()),
+        header: Some("X-Key".into()),
+        ..ExportSettings::default()
+    };
+    let name = &ring.snapshot.ring;
+    let options = ExportOptions::check(ProxyFormat::Haproxy, name, settings).expect("settings");
+    let text = proxy_config::render(name, ring.snapshot.version, &ring.placement, &options)
+        .expect("an exportable version");
+    if with_ids {
+        return text;
     }
-    out
-}
-
-/// A loopback HTTP server per node id, each answering every request with
-/// its id; kept for the whole test, started on demand.
-#[derive(Default)]
-struct Backends {
-    ports: BTreeMap<NodeId, u16>,
-}
-
-impl Backends {
-    fn ensure(&mut self, id: &NodeId) -> u16 {
-        if let Some(&p) = self.ports.get(id) {
-            return p;
-        }
-        let listener = TcpListener::bind("127.0.0.1:0").expect("a loopback port");
-        let port = listener.local_addr().expect("an address").port();
-        let name = id.to_string();
-        std::thread::spawn(move || {
-            for conn in listener.incoming().flatten() {
-                let name = name.clone();
-                std::thread::spawn(move || serve(conn, &name));
+    text.lines()
+        .map(|line| match line.split_once(" id ") {
+            // `server NAME ADDRESS id N weight W` without `id N`.
+            Some((head, tail)) => {
+                let weight = tail.split_once(' ').map_or("", |(_, w)| w);
+                format!("{head} {weight}\n")
             }
-        });
-        self.ports.insert(id.clone(), port);
-        port
+            None => format!("{line}\n"),
+        })
+        .collect()
+}
+
+/// The port of the loopback HTTP server of node `id`, which answers every
+/// request with the id; started on first use and kept for the whole test.
+fn backend_port(id: &str) -> u16 {
+    static PORTS: Mutex<BTreeMap<String, u16>> = Mutex::new(BTreeMap::new());
+    let mut ports = PORTS.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(&p) = ports.get(id) {
+        return p;
     }
+    let listener = TcpListener::bind("127.0.0.1:0").expect("a loopback port");
+    let port = listener.local_addr().expect("an address").port();
+    let name = id.to_owned();
+    std::thread::spawn(move || {
+        for conn in listener.incoming().flatten() {
+            let name = name.clone();
+            std::thread::spawn(move || serve(conn, &name));
+        }
+    });
+    ports.insert(id.to_owned(), port);
+    port
 }
 
 /// Answers GETs on one connection until the peer closes it.
@@ -213,9 +200,11 @@ fn now() -> OffsetDateTime {
     OffsetDateTime::UNIX_EPOCH
 }
 
+/// A node at its own loopback backend.
 fn node(id: &str, weight: u64) -> NodeRecord {
     let mut n = NodeRecord::new(NodeId::new(id).expect("an id"));
     n.weight = Weight::new(weight).expect("a weight");
+    n.address = Some(format!("127.0.0.1:{}", backend_port(id)));
     n
 }
 
@@ -240,16 +229,8 @@ fn config(hash: HashFunction, avalanche: bool) -> RequestedOp {
 }
 
 /// Keys whose answer differs from ringd's owner, with the first few.
-fn disagreements(
-    ring: &Ring,
-    backends: &mut Backends,
-    with_ids: bool,
-    seed: u64,
-) -> (usize, Vec<String>) {
-    for n in &ring.snapshot.nodes {
-        backends.ensure(&n.id);
-    }
-    let proxy = Haproxy::start(&render_backend(&ring.snapshot, &backends.ports, with_ids));
+fn disagreements(ring: &Ring, with_ids: bool, seed: u64) -> (usize, Vec<String>) {
+    let proxy = Haproxy::start(&backend_section(ring, with_ids));
     let keys = keys(seed, KEYS_PER_SET);
     let answers = proxy.answers(&keys);
     let mut wrong = Vec::new();
@@ -263,8 +244,8 @@ fn disagreements(
 }
 
 /// Asserts that HAProxy agrees with ringd on every key of a version.
-fn check(ring: &Ring, backends: &mut Backends, checked: &mut usize, what: &str, seed: u64) {
-    let (count, first) = disagreements(ring, backends, true, seed);
+fn check(ring: &Ring, checked: &mut usize, what: &str, seed: u64) {
+    let (count, first) = disagreements(ring, true, seed);
     assert_eq!(
         count, 0,
         "{what}: {count} of {KEYS_PER_SET} keys disagree: {first:#?}"
@@ -274,20 +255,19 @@ fn check(ring: &Ring, backends: &mut Backends, checked: &mut usize, what: &str, 
 
 #[test]
 fn haproxy_places_every_key_where_ringd_says() {
+    let _one = one_test_at_a_time();
     let mut ring = Ring::new();
-    let mut backends = Backends::default();
     let mut checked = 0;
-    let b = &mut backends;
 
     ring.change(vec![upsert(node("s-01", 3))]);
-    check(&ring, b, &mut checked, "one server", 1);
+    check(&ring, &mut checked, "one server", 1);
 
     ring.change(
         (2..=40)
             .map(|i| upsert(node(&format!("s-{i:02}"), (i - 1) % 10 + 1)))
             .collect(),
     );
-    check(&ring, b, &mut checked, "40 servers, weights 1 to 10", 2);
+    check(&ring, &mut checked, "40 servers, weights 1 to 10", 2);
 
     // Removals leave gaps in the ids; two nodes drain (HAProxy's config
     // holds the active nodes only) and two are re-weighted.
@@ -307,7 +287,6 @@ fn haproxy_places_every_key_where_ringd_says() {
     );
     check(
         &ring,
-        b,
         &mut checked,
         "after removals, drains and re-weights",
         3,
@@ -315,7 +294,7 @@ fn haproxy_places_every_key_where_ringd_says() {
 
     // The control: the same set without `id` lines. HAProxy then numbers
     // servers by position, so keys move, and the check must see it.
-    let (count, _) = disagreements(&ring, b, false, 3);
+    let (count, _) = disagreements(&ring, false, 3);
     assert!(
         count > KEYS_PER_SET / 20,
         "without ids only {count} keys moved: the check is blind"
@@ -336,7 +315,6 @@ fn haproxy_places_every_key_where_ringd_says() {
     assert_eq!(ids[&NodeId::new("s-42").expect("an id")], 42);
     check(
         &ring,
-        b,
         &mut checked,
         "a replacement through hash_key, and two more",
         4,
@@ -349,7 +327,6 @@ fn haproxy_places_every_key_where_ringd_says() {
             ring.change(vec![config(hash, avalanche)]);
             check(
                 &ring,
-                b,
                 &mut checked,
                 &format!("{hash}, avalanche {avalanche}"),
                 seed,
@@ -358,19 +335,4 @@ fn haproxy_places_every_key_where_ringd_says() {
         }
     }
     eprintln!("haproxy: {checked} keys through HAProxy, 0 disagreements");
-}
-
-#[test]
-fn render_writes_ids_weights_and_the_hash() {
-    let mut ring = Ring::new();
-    ring.change(vec![upsert(node("a", 2)), upsert(node("b", 1))]);
-    ring.change(vec![remove("a"), upsert(node("c", 5))]);
-    let ports = [("b", 1001), ("c", 1002)]
-        .map(|(n, p)| (NodeId::new(n).expect("an id"), p))
-        .into();
-    assert_eq!(
-        render_backend(&ring.snapshot, &ports, true),
-        "backend ring\n  balance hash req.fhdr(X-Key)\n  hash-type consistent sdbm avalanche\n  \
-         server b 127.0.0.1:1001 id 2 weight 1\n  server c 127.0.0.1:1002 id 3 weight 5\n"
-    );
 }

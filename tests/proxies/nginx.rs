@@ -12,23 +12,25 @@ use std::process::Command;
 
 use ringd::placement::nginx::server_points;
 use ringd::placement::{Address, Algorithm, Node, NodeId, Placement, RingConfig, Weight};
+use ringd::ring::proxy_config::{self, ExportOptions, ExportSettings, ProxyFormat};
+use ringd::ring::RingName;
 
-use super::support::{free_port, is_free, KeyClient, Rng, Running};
+use super::support::{free_port, is_free, one_test_at_a_time, KeyClient, Rng, Running};
 
 /// Keys sent through each node set's upstream.
 const KEYS_PER_SET: usize = 20_000;
 
-/// The upstream block ringd's `nginx` mode stands for: the active nodes,
-/// in id order (the order that decides equal points), each with its
-/// weight. The one place this test renders a configuration.
-fn render_upstream(name: &str, placement: &Placement) -> String {
-    let mut out = format!("upstream {name} {{\n    hash $http_x_ringd_key consistent;\n");
-    for n in placement.nodes() {
-        let address = n.address.as_ref().expect("nginx nodes have addresses");
-        writeln!(out, "    server {address} weight={};", n.weight.get()).expect("a String");
-    }
-    out.push_str("    keepalive 16;\n}\n");
-    out
+/// The upstream block of a node set, from ringd's exporter: the active
+/// nodes in id order (the order that decides equal points), each with its
+/// weight, and keep-alive connections to them.
+fn upstream_block(name: &str, placement: &Placement) -> String {
+    let ring = RingName::new(name).expect("a ring name");
+    let settings = ExportSettings {
+        keepalive: Some(16),
+        ..ExportSettings::default()
+    };
+    let options = ExportOptions::check(ProxyFormat::Nginx, &ring, settings).expect("settings");
+    proxy_config::render(&ring, 1, placement, &options).expect("an exportable placement")
 }
 
 /// One node set: `(id, host, port, weight)` per node.
@@ -202,6 +204,7 @@ fn nginx(dir: &Path, name: &str, http: &str) -> (Command, std::path::PathBuf) {
 
 #[test]
 fn nginx_places_every_key_where_ringd_says() {
+    let _one = one_test_at_a_time();
     let dir = tempfile::tempdir().expect("a temp dir");
     let (equal, at) = colliding();
     let sets = vec![
@@ -236,7 +239,7 @@ fn nginx_places_every_key_where_ringd_says() {
     let mut proxy = String::new();
     let mut fronts = Vec::new();
     for (set, placement) in sets.iter().zip(&placements) {
-        proxy.push_str(&render_upstream(set.name, placement));
+        proxy.push_str(&upstream_block(set.name, placement));
         let front = SocketAddrV4::new(Ipv4Addr::LOCALHOST, free_port(Ipv4Addr::LOCALHOST));
         writeln!(
             proxy,

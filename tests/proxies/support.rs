@@ -1,18 +1,37 @@
 //! What the agreement tests share: loopback ports from the OS, processes
 //! killed when a test ends however it ends, and keys of every kind.
 
+use std::collections::BTreeSet;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{Ipv4Addr, SocketAddrV4, TcpListener, TcpStream};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
+use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-/// A port on `host` that the OS had free a moment ago.
+/// Holds the loopback ports for one test at a time: a port [`free_port`]
+/// found free is written into a proxy's configuration before the proxy
+/// binds it, and another test's listener could take it in between.
+pub(crate) fn one_test_at_a_time() -> MutexGuard<'static, ()> {
+    static PORTS: Mutex<()> = Mutex::new(());
+    PORTS.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// A port on `host` that the OS had free a moment ago, and that this
+/// function has not given before: the OS may offer a port again before
+/// the process it was meant for listens on it.
 pub(crate) fn free_port(host: Ipv4Addr) -> u16 {
-    TcpListener::bind(SocketAddrV4::new(host, 0))
-        .and_then(|l| l.local_addr())
-        .expect("a free loopback port")
-        .port()
+    static GIVEN: Mutex<BTreeSet<(Ipv4Addr, u16)>> = Mutex::new(BTreeSet::new());
+    let mut given = GIVEN.lock().unwrap_or_else(|e| e.into_inner());
+    loop {
+        let port = TcpListener::bind(SocketAddrV4::new(host, 0))
+            .and_then(|l| l.local_addr())
+            .expect("a free loopback port")
+            .port();
+        if given.insert((host, port)) {
+            return port;
+        }
+    }
 }
 
 /// Whether `host:port` can be bound now.

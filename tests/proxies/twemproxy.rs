@@ -20,7 +20,10 @@ use ringd::placement::{
     Address, Algorithm, HashFunction, HashKey, HashTag, Node, NodeId, Placement, RingConfig, Weight,
 };
 
-use super::support::{free_port, is_free, Rng, Running};
+use ringd::ring::proxy_config::{self, ExportOptions, ExportSettings, ProxyFormat};
+use ringd::ring::RingName;
+
+use super::support::{free_port, is_free, one_test_at_a_time, Rng, Running};
 
 /// Keys sent through nutcracker per node set.
 const KEYS: usize = 20_000;
@@ -57,27 +60,16 @@ struct Server {
     name: Option<String>,
 }
 
-/// The nutcracker pool for `p`: its active nodes in id order, each as
-/// `host:port:weight [name]`. The one place this test renders a config.
-fn render_pool(p: &Placement, listen: SocketAddr) -> String {
-    let config = p.config();
-    let mut yaml = format!(
-        "ringd:\n  listen: {listen}\n  hash: {}\n  distribution: ketama\n",
-        config.hash.name()
-    );
-    if let Some(tag) = config.hash_tag {
-        yaml += &format!("  hash_tag: \"{tag}\"\n");
-    }
-    yaml += "  servers:\n";
-    for n in p.nodes() {
-        let address = n.address.as_ref().expect("twemproxy nodes have addresses");
-        yaml += &format!("   - {}:{}", address.as_str(), n.weight.get());
-        if let Some(name) = &n.hash_key {
-            yaml += &format!(" {}", name.as_str());
-        }
-        yaml += "\n";
-    }
-    yaml
+/// The nutcracker pool for `p`, from ringd's exporter: its active nodes
+/// in id order, each as `host:port:weight [name]`.
+fn pool_config(p: &Placement, listen: SocketAddr) -> String {
+    let ring = RingName::new("ringd").expect("a ring name");
+    let settings = ExportSettings {
+        listen: Some(listen.to_string()),
+        ..ExportSettings::default()
+    };
+    let options = ExportOptions::check(ProxyFormat::Twemproxy, &ring, settings).expect("settings");
+    proxy_config::render(&ring, 1, p, &options).expect("an exportable placement")
 }
 
 fn nodes_of(servers: &[Server]) -> Vec<Node> {
@@ -237,7 +229,7 @@ fn check(label: &str, config: &RingConfig, servers: &[Server], keys: &[Vec<u8>])
     }
     let listen = SocketAddrV4::new(Ipv4Addr::LOCALHOST, free_port(Ipv4Addr::LOCALHOST));
     let conf = dir.path().join("nutcracker.yml");
-    std::fs::write(&conf, render_pool(&p, listen.into())).unwrap();
+    std::fs::write(&conf, pool_config(&p, listen.into())).unwrap();
     let stats = free_port(Ipv4Addr::LOCALHOST).to_string();
     let mut cmd = Command::new("nutcracker");
     cmd.arg("-c")
@@ -301,6 +293,7 @@ const EVERY_KIND: [Kind; 3] = [Kind::Default, Kind::Port, Kind::Named];
 
 fn servers(count: usize, weight: impl Fn(usize) -> u32, kinds: &[Kind]) -> Vec<Server> {
     let mut next_host = 2;
+    let loopback_port = || SocketAddr::from((Ipv4Addr::LOCALHOST, free_port(Ipv4Addr::LOCALHOST)));
     (0..count)
         .map(|i| {
             let (addr, name) = match kinds[i % kinds.len()] {
@@ -309,14 +302,8 @@ fn servers(count: usize, weight: impl Fn(usize) -> u32, kinds: &[Kind]) -> Vec<S
                     next_host = ip.octets()[3] + 1;
                     (SocketAddr::from((ip, 11211)), None)
                 }
-                Kind::Port => (
-                    SocketAddr::from((Ipv4Addr::LOCALHOST, free_port(Ipv4Addr::LOCALHOST))),
-                    None,
-                ),
-                Kind::Named => (
-                    SocketAddr::from((Ipv4Addr::LOCALHOST, free_port(Ipv4Addr::LOCALHOST))),
-                    Some(format!("cache-{i}.example")),
-                ),
+                Kind::Port => (loopback_port(), None),
+                Kind::Named => (loopback_port(), Some(format!("cache-{i}.example"))),
             };
             Server {
                 addr,
@@ -327,28 +314,30 @@ fn servers(count: usize, weight: impl Fn(usize) -> u32, kinds: &[Kind]) -> Vec<S
         .collect()
 }
 
-/// One node set at a time: they share port 11211 on the loopback hosts.
-static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
 fn run(label: &str, config: RingConfig, servers: Vec<Server>, seed: u64) {
-    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     check(label, &config, &servers, &keys(seed));
 }
 
 #[test]
 fn one_server() {
+    // One test at a time: node sets share port 11211 on the loopback hosts.
+    let _one = one_test_at_a_time();
     let s = servers(1, |_| 3, &[Kind::Default]);
     run("1 server", config(HashFunction::Fnv1a64, None), s, 1);
 }
 
 #[test]
 fn two_servers() {
+    // One test at a time: node sets share port 11211 on the loopback hosts.
+    let _one = one_test_at_a_time();
     let s = servers(2, |i| [1, 3][i], &[Kind::Port, Kind::Named]);
     run("2 servers, md5", config(HashFunction::Md5, None), s, 2);
 }
 
 #[test]
 fn seven_servers_every_kind_with_a_tag() {
+    // One test at a time: node sets share port 11211 on the loopback hosts.
+    let _one = one_test_at_a_time();
     let s = servers(7, |i| i as u32 + 1, &EVERY_KIND);
     run(
         "7 servers, md5, {}",
@@ -360,6 +349,8 @@ fn seven_servers_every_kind_with_a_tag() {
 
 #[test]
 fn twenty_five_equal_servers_on_port_11211() {
+    // One test at a time: node sets share port 11211 on the loopback hosts.
+    let _one = one_test_at_a_time();
     // nutcracker gives each 156 points here, where libketama gives 160.
     let s = servers(25, |_| 1, &[Kind::Default]);
     // The control: libketama (ringd's `ketama`) on the same names and md5
@@ -384,7 +375,6 @@ fn twenty_five_equal_servers_on_port_11211() {
     );
     eprintln!("25 servers: libketama would place {differ} of {KEYS} keys elsewhere");
     {
-        let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
         check("25 servers on 11211, md5", &md5, &s, &keys);
     }
     run(
@@ -397,6 +387,8 @@ fn twenty_five_equal_servers_on_port_11211() {
 
 #[test]
 fn forty_servers_weights_one_to_ten() {
+    // One test at a time: node sets share port 11211 on the loopback hosts.
+    let _one = one_test_at_a_time();
     let s = servers(40, |i| (i % 10) as u32 + 1, &EVERY_KIND);
     run(
         "40 servers, crc32a, {}",
@@ -408,6 +400,8 @@ fn forty_servers_weights_one_to_ten() {
 
 #[test]
 fn every_other_hash() {
+    // One test at a time: node sets share port 11211 on the loopback hosts.
+    let _one = one_test_at_a_time();
     let sets = [
         (HashFunction::OneAtATime, 10, Some("{}")),
         (HashFunction::Murmur, 13, None),
@@ -427,6 +421,8 @@ fn every_other_hash() {
 
 #[test]
 fn equal_points_go_to_the_name_that_sorts_first() {
+    // One test at a time: node sets share port 11211 on the loopback hosts.
+    let _one = one_test_at_a_time();
     // `tie-184-k29` word 3 and `tie-434-k4` word 1 are both 1310727539:
     // nutcracker sorts its servers by name, so the arc ending there is
     // `tie-184`'s, although its node id sorts last.
@@ -465,6 +461,5 @@ fn equal_points_go_to_the_name_that_sorts_first() {
             ..s
         })
         .collect();
-    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     check("tied points", &c, &s, &keys);
 }
