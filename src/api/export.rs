@@ -9,6 +9,7 @@ use sha2::{Digest, Sha256};
 
 use super::auth::Reader;
 use super::extract::{ApiPath, ApiQuery};
+use super::headers::if_none_match_names;
 use super::openapi::error_responses::VersionedReadErrors;
 use super::openapi::schemas::RingNameSchema;
 use super::paths::{optional_version, ring_name};
@@ -88,9 +89,9 @@ pub async fn export(
     let text = proxy_config::render(&ring, version, &placement, &options).map_err(refusal)?;
     let digest = Sha256::digest(text.as_bytes());
     let short: String = digest[..8].iter().map(|b| format!("{b:02x}")).collect();
-    let tag = format!("\"{version}-{short}\"");
-    let tag = HeaderValue::from_str(&tag).expect("digits are a valid header");
-    if matches_tag(&headers, &tag) {
+    let opaque = format!("{version}-{short}");
+    let tag = HeaderValue::from_str(&format!("\"{opaque}\"")).expect("digits are a valid header");
+    if if_none_match_names(&headers, &opaque) {
         return Ok((StatusCode::NOT_MODIFIED, [(header::ETAG, tag)]).into_response());
     }
     let content_type = HeaderValue::from_static("text/plain; charset=utf-8");
@@ -99,18 +100,6 @@ pub async fn export(
         text,
     )
         .into_response())
-}
-
-/// Whether `If-None-Match` names `tag` (or is `*`).
-fn matches_tag(headers: &HeaderMap, tag: &HeaderValue) -> bool {
-    let want = tag.to_str().unwrap_or("");
-    headers
-        .get_all(header::IF_NONE_MATCH)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(','))
-        .map(str::trim)
-        .any(|t| t == "*" || t.trim_start_matches("W/") == want)
 }
 
 fn refusal(e: ExportRefusal) -> ApiError {

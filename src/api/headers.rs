@@ -15,14 +15,19 @@ pub fn etag(version: u64) -> HeaderValue {
 /// Whether `If-None-Match` already names `version` (or is `*`), so the
 /// answer is 304. Weak comparison, as RFC 9110 prescribes for GET.
 pub fn not_modified(headers: &HeaderMap, version: u64) -> bool {
-    let want = version.to_string();
+    if_none_match_names(headers, &version.to_string())
+}
+
+/// Whether `If-None-Match` names the entity tag whose quoted text is
+/// `opaque` (or is `*`), compared weakly.
+pub fn if_none_match_names(headers: &HeaderMap, opaque: &str) -> bool {
     headers
         .get_all(header::IF_NONE_MATCH)
         .iter()
         .filter_map(|v| v.to_str().ok())
         .flat_map(|v| v.split(','))
         .map(str::trim)
-        .any(|tag| tag == "*" || tag.trim_start_matches("W/").trim_matches('"') == want)
+        .any(|tag| tag == "*" || tag.trim_start_matches("W/").trim_matches('"') == opaque)
 }
 
 /// Parses `Last-Event-ID`, which this API always sets to a version.
