@@ -17,12 +17,15 @@ use super::paths::{RingClientPath, RingPath};
 use super::problem::{ApiError, Problem};
 use super::AppState;
 use crate::placement::Fingerprint;
-use crate::service::{ClientStatus, Convergence};
-use crate::wire::{AckInput, AckResult, ClientList, ClientSummary, ClientView};
+use crate::ring::{ApplyFailure, ClientId};
+use crate::service::{AckReport, ClientStatus, Convergence};
+use crate::wire::{
+    AckInput, AckResult, ApplyFailureInput, ApplyFailureView, ClientList, ClientSummary, ClientView,
+};
 
 impl AckInput {
-    /// The version and fingerprint, validated.
-    fn validate(self) -> Result<(u64, Fingerprint), ApiError> {
+    /// The report of `client_id`, validated.
+    fn validate(self, client_id: ClientId) -> Result<AckReport, ApiError> {
         let version = match self.version {
             None => {
                 return Err(ApiError::invalid(
@@ -53,7 +56,58 @@ impl AckInput {
                 ),
             )
         })?;
-        Ok((version, fingerprint))
+        let failure = self.failure.map(|f| f.validate(version)).transpose()?;
+        Ok(AckReport {
+            client_id,
+            version,
+            fingerprint,
+            kind: self.kind.unwrap_or_default(),
+            failure,
+        })
+    }
+}
+
+impl ApplyFailureInput {
+    /// The failure of a client that applied `applied`, validated.
+    fn validate(self, applied: u64) -> Result<ApplyFailure, ApiError> {
+        let version = match self.version {
+            None => {
+                return Err(ApiError::invalid(
+                    "failure.version",
+                    "`failure.version` is required: the version the client could not apply",
+                ))
+            }
+            Some(v) if v <= applied => {
+                return Err(ApiError::invalid(
+                    "failure.version",
+                    format!(
+                        "`failure.version` {v} is not newer than the applied version {applied}: \
+                         report only a newer version that failed, and leave `failure` out once \
+                         a version applies"
+                    ),
+                ))
+            }
+            Some(v) => v,
+        };
+        let error = self.error.unwrap_or_default();
+        if error.trim().is_empty() {
+            return Err(ApiError::invalid(
+                "failure.error",
+                "`failure.error` is required: what went wrong, for a person",
+            ));
+        }
+        if error.len() > ApplyFailure::MAX_ERROR {
+            return Err(ApiError::invalid(
+                "failure.error",
+                format!(
+                    "`failure.error` is {} bytes; keep it to {} (the end of a long message is \
+                     usually enough)",
+                    error.len(),
+                    ApplyFailure::MAX_ERROR
+                ),
+            ));
+        }
+        Ok(ApplyFailure { version, error })
     }
 }
 
@@ -87,17 +141,11 @@ pub async fn post_ack(
     RingClientPath(ring, client_id): RingClientPath,
     ApiJson(input): ApiJson<AckInput>,
 ) -> Result<Response, ApiError> {
-    let (version, fingerprint) = input.validate()?;
+    let report = input.validate(client_id)?;
     let (current, client) = state
         .service
         .clients()
-        .record_ack(
-            &ring,
-            client_id,
-            version,
-            fingerprint,
-            state.settings.client_ttl,
-        )
+        .record_ack(&ring, report, state.settings.client_ttl)
         .await?;
     let result = AckResult {
         ring: ring.to_string(),
@@ -147,6 +195,7 @@ fn client_list(c: &Convergence) -> ClientList {
             on_latest: s.on_latest,
             on_latest_share: s.on_latest_share,
             divergent: s.divergent,
+            failing: s.failing,
         },
     }
 }
@@ -163,6 +212,11 @@ fn client_view(c: &ClientStatus) -> ClientView {
         on_latest: c.on_latest,
         matches: c.matches,
         divergent: c.divergent,
+        kind: c.ack.kind,
+        failure: c.ack.failure.as_ref().map(|f| ApplyFailureView {
+            version: f.version,
+            error: f.error.clone(),
+        }),
     }
 }
 

@@ -213,6 +213,11 @@ pub fn render_clients(rings: &[Convergence]) -> String {
         "Live clients whose placement fingerprint differs from the server's, per ring.",
         &|s| Some(s.divergent.to_string()),
     );
+    family(
+        "ringd_clients_failing",
+        "Live clients (proxies kept by ringd sync) that report a newer version they could not apply, per ring.",
+        &|s| Some(s.failing.to_string()),
+    );
     out
 }
 
@@ -318,6 +323,7 @@ mod tests {
                 on_latest,
                 on_latest_share: (clients > 0).then(|| on_latest as f64 / clients as f64),
                 divergent,
+                failing: 0,
             },
         }
     }

@@ -24,6 +24,7 @@ pub async fn run(ctx: &Context, a: ClientsArgs) -> Result<(), CliError> {
     let list: ClientList = decode("client list", &body)?;
     let mut t = Table::new(&[
         ("CLIENT", Align::Left),
+        ("KIND", Align::Left),
         ("VERSION", Align::Right),
         ("LAG", Align::Right),
         ("ON LATEST", Align::Left),
@@ -38,6 +39,7 @@ pub async fn run(ctx: &Context, a: ClientsArgs) -> Result<(), CliError> {
         };
         t.row(vec![
             c.client_id.clone(),
+            c.kind.name().to_owned(),
             c.version.to_string(),
             c.lag.to_string(),
             yes_no(c.on_latest),
@@ -54,12 +56,38 @@ pub async fn run(ctx: &Context, a: ClientsArgs) -> Result<(), CliError> {
         ));
     }
     let share = s.on_latest_share.map_or_else(|| "-".to_owned(), percent);
+    let failing = if s.failing == 0 {
+        String::new()
+    } else {
+        format!(", {} failing", s.failing)
+    };
     emit(&format!(
-        "ring {ring} at version {}\n\n{}\n{} clients, {} on the latest version ({share}), {} divergent\n",
+        "ring {ring} at version {}\n\n{}\n{} clients, {} on the latest version ({share}), {} divergent{failing}\n{}",
         list.version,
         t.render(),
         s.clients,
         s.on_latest,
-        s.divergent
+        s.divergent,
+        failures(&list)
     ))
+}
+
+/// Each failing client's report: the version it could not apply and the
+/// message of the program that refused it, one escaped line each (the
+/// text comes from another program, and may hold anything).
+fn failures(list: &ClientList) -> String {
+    let mut out = String::new();
+    for c in &list.clients {
+        let Some(f) = &c.failure else { continue };
+        out.push_str(&format!(
+            "\n{} could not apply version {}; it stays on version {}:\n",
+            escape(&c.client_id),
+            f.version,
+            c.version
+        ));
+        for line in f.error.lines() {
+            out.push_str(&format!("    {}\n", escape(line)));
+        }
+    }
+    out
 }

@@ -8,6 +8,7 @@ use serde_json::json;
 use super::context::{encode, ring_path};
 use super::output::{emit, emit_json};
 use super::{CliError, Context};
+use crate::ring::proxy_config::{ExportSettings, ProxyFormat};
 
 /// The proxies, as `--format` names them.
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -21,11 +22,12 @@ pub enum Format {
 }
 
 impl Format {
-    fn name(self) -> &'static str {
+    /// The proxy.
+    pub fn proxy(self) -> ProxyFormat {
         match self {
-            Self::Nginx => "nginx",
-            Self::Haproxy => "haproxy",
-            Self::Twemproxy => "twemproxy",
+            Self::Nginx => ProxyFormat::Nginx,
+            Self::Haproxy => ProxyFormat::Haproxy,
+            Self::Twemproxy => ProxyFormat::Twemproxy,
         }
     }
 }
@@ -42,6 +44,15 @@ pub struct ExportArgs {
     /// The version to write [default: the current one].
     #[arg(long)]
     pub version: Option<u64>,
+    /// What the configuration holds besides the placement.
+    #[command(flatten)]
+    pub settings: ProxySettingsArgs,
+}
+
+/// What a proxy's configuration holds besides the placement (`ringd
+/// export` and `ringd sync`).
+#[derive(Debug, Clone, Args)]
+pub struct ProxySettingsArgs {
     /// nginx: the upstream name [default: the ring's name].
     #[arg(long)]
     pub upstream: Option<String>,
@@ -68,33 +79,52 @@ pub struct ExportArgs {
     pub redis: bool,
 }
 
+impl ProxySettingsArgs {
+    /// The settings as the renderer takes them.
+    pub fn settings(&self) -> ExportSettings {
+        ExportSettings {
+            upstream: self.upstream.clone(),
+            key: self.key.clone(),
+            keepalive: self.keepalive,
+            backend: self.backend.clone(),
+            header: self.header.clone(),
+            pool: self.pool.clone(),
+            listen: self.listen.clone(),
+            redis: self.redis.then_some(true),
+        }
+    }
+}
+
 /// Prints the configuration; with `-o json`, an object with the format,
 /// the ETag and the text.
 pub async fn run(ctx: &Context, a: ExportArgs) -> Result<(), CliError> {
     let version = a.version.map(|v| v.to_string());
-    let keepalive = a.keepalive.map(|k| k.to_string());
+    let s = &a.settings;
+    let keepalive = s.keepalive.map(|k| k.to_string());
     let texts = [
         ("version", version.as_deref()),
-        ("upstream", a.upstream.as_deref()),
-        ("key", a.key.as_deref()),
+        ("upstream", s.upstream.as_deref()),
+        ("key", s.key.as_deref()),
         ("keepalive", keepalive.as_deref()),
-        ("backend", a.backend.as_deref()),
-        ("header", a.header.as_deref()),
-        ("pool", a.pool.as_deref()),
-        ("listen", a.listen.as_deref()),
-        ("redis", a.redis.then_some("true")),
+        ("backend", s.backend.as_deref()),
+        ("header", s.header.as_deref()),
+        ("pool", s.pool.as_deref()),
+        ("listen", s.listen.as_deref()),
+        ("redis", s.redis.then_some("true")),
     ];
     let query: Vec<String> = texts
         .into_iter()
         .filter_map(|(name, value)| value.map(|v| format!("{name}={}", encode(v))))
         .collect();
-    let mut path = ring_path(&a.ring, &format!("/export/{}", a.format.name()));
+    let mut path = ring_path(&a.ring, &format!("/export/{}", a.format.proxy().name()));
     if !query.is_empty() {
         path = format!("{path}?{}", query.join("&"));
     }
     let (text, etag) = ctx.get_text(&path).await?;
     if ctx.json() {
-        return emit_json(&json!({"format": a.format.name(), "etag": etag, "config": text}));
+        return emit_json(
+            &json!({"format": a.format.proxy().name(), "etag": etag, "config": text}),
+        );
     }
     // The server writes only names and addresses it has checked against
     // each proxy's literal characters, so the text prints as it is.

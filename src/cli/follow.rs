@@ -45,7 +45,7 @@ pub struct FollowArgs {
     pub count: Option<u64>,
 }
 
-fn parse_client_id(text: &str) -> Result<ClientId, String> {
+pub(super) fn parse_client_id(text: &str) -> Result<ClientId, String> {
     ClientId::new(text).map_err(|e| e.to_string())
 }
 
@@ -127,7 +127,7 @@ pub async fn run(ctx: &Context, a: FollowArgs) -> Result<(), CliError> {
 /// `node join`, so a service manager does not restart the canary in a
 /// loop; a server that cannot be reached (or fails) is retried by the
 /// client like any later outage.
-async fn check_ring(ctx: &Context, ring: &str) -> Result<(), CliError> {
+pub(super) async fn check_ring(ctx: &Context, ring: &str) -> Result<(), CliError> {
     match ctx.get(&ring_path(ring, "")).await {
         Ok(_) => Ok(()),
         Err(CliError::Client(e)) if e.status().is_some_and(|s| (400..500).contains(&s)) => {
@@ -289,7 +289,7 @@ fn applied_line(
 }
 
 /// Prints one line to stderr, escaped: it may carry what the server said.
-fn say(line: &str) {
+pub(super) fn say(line: &str) {
     let _ = writeln!(std::io::stderr().lock(), "{}", escape(line));
 }
 

@@ -4,8 +4,9 @@
 //!
 //! One file per concern: [`serve`] runs the server; [`ring`], [`node`] (and
 //! its long-running [`join`]),
-//! [`change`], [`inspect`], [`watch`] and [`clients`] are the client
-//! commands, and [`follow`] runs the client library as a canary;
+//! [`change`], [`inspect`], [`watch`], [`clients`] and [`export`] are the
+//! client commands, [`follow`] runs the client library as a canary, and
+//! [`sync`] keeps a proxy on the latest version;
 //! [`output`] renders tables and JSON and prints errors.
 //! Exit codes are in [`CliError::exit_code`] and `docs/cli.md`.
 
@@ -26,6 +27,7 @@ mod policy;
 pub mod ring;
 pub mod rollout;
 pub mod serve;
+pub mod sync;
 pub mod watch;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -153,6 +155,9 @@ pub enum Command {
     /// A version written as nginx's, HAProxy's or twemproxy's
     /// configuration.
     Export(export::ExportArgs),
+    /// Keep a proxy's configuration on the ring's latest version: write,
+    /// check and reload it for each version, and ack once it is loaded.
+    Sync(sync::SyncArgs),
 }
 
 /// Runs a parsed command line. Output goes to stdout; the caller prints
@@ -179,6 +184,7 @@ pub async fn run(cli: Cli) -> Result<(), CliError> {
         Command::Clients(a) => clients::run(&ctx, a).await,
         Command::Cluster(a) => cluster::run(&ctx, a).await,
         Command::Export(a) => export::run(&ctx, a).await,
+        Command::Sync(a) => sync::run(&ctx, a).await,
     }
 }
 

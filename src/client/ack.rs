@@ -8,16 +8,23 @@ use reqwest::Method;
 use tokio::sync::watch;
 
 use crate::placement::Fingerprint;
-use crate::ring::ClientId;
-use crate::wire::AckInput;
+use crate::ring::{ApplyFailure, ClientId, ClientKind};
+use crate::wire::{AckInput, ApplyFailureInput};
 
 use super::backoff::Backoff;
 use super::http::Endpoints;
 use super::settings::AckSettings;
 use super::Shared;
 
-/// The latest applied version and its fingerprint, as the watch publishes it.
-pub(crate) type Applied = Option<(u64, Fingerprint)>;
+/// What the client tells the server next: the version it applied with
+/// its fingerprint, and a newer version it could not apply. The watch
+/// writes `applied` as it swaps versions in, unless the application
+/// confirms each one itself ([`super::RingClient::confirm`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Report {
+    pub(crate) applied: Option<(u64, Fingerprint)>,
+    pub(crate) failure: Option<ApplyFailure>,
+}
 
 pub(crate) struct Acker {
     shared: Arc<Shared>,
@@ -25,6 +32,10 @@ pub(crate) struct Acker {
     path: String,
     interval: Duration,
     backoff: Backoff,
+    kind: ClientKind,
+    /// Versions are acked when the application confirms them, not when
+    /// the watch swaps them in.
+    confirmed: bool,
 }
 
 impl Acker {
@@ -45,16 +56,19 @@ impl Acker {
             path,
             interval: settings.interval,
             backoff: settings.backoff,
+            kind: settings.kind,
+            confirmed: settings.confirmed,
         }
     }
 
     /// Acks each new version once it is applied (only the newest if several
     /// arrive while an ack is in flight), and the current one again every
     /// interval so it does not expire on the server.
-    pub(crate) async fn run(mut self, mut applied: watch::Receiver<Applied>) {
+    pub(crate) async fn run(mut self, mut reports: watch::Receiver<Report>) {
         loop {
-            let Some((version, fingerprint)) = *applied.borrow_and_update() else {
-                if applied.changed().await.is_err() {
+            let report = reports.borrow_and_update().clone();
+            let Some((version, fingerprint)) = report.applied else {
+                if reports.changed().await.is_err() {
                     return;
                 }
                 continue;
@@ -62,6 +76,20 @@ impl Acker {
             let ack = AckInput {
                 version: Some(version),
                 fingerprint: Some(fingerprint.to_string()),
+                // Left out for a library, so that acks stay readable by
+                // servers from before kinds existed (they refuse unknown
+                // fields).
+                kind: (self.kind != ClientKind::Library).then_some(self.kind),
+                // The server takes only a failure newer than the version
+                // applied; an older one was overtaken.
+                failure: report
+                    .failure
+                    .clone()
+                    .filter(|f| f.version > version)
+                    .map(|f| ApplyFailureInput {
+                        version: Some(f.version),
+                        error: Some(f.error),
+                    }),
             };
             // Serializing plain data into memory cannot fail.
             let body = serde_json::to_value(ack).unwrap_or_default();
@@ -72,13 +100,18 @@ impl Acker {
             {
                 Ok(_) => {
                     self.backoff.reset();
-                    // Only while that version is still the one routed on: a
-                    // late answer must not mark a recreated ring as acked.
-                    let current = self.shared.current.load();
-                    if current
-                        .as_ref()
-                        .is_some_and(|v| v.version() == version && v.fingerprint() == fingerprint)
-                    {
+                    // Only while that version is still the one routed on (or,
+                    // confirmed, the one confirmed): a late answer must not
+                    // mark a recreated ring as acked.
+                    let still = if self.confirmed {
+                        reports.borrow().applied == Some((version, fingerprint))
+                    } else {
+                        let current = self.shared.current.load();
+                        current.as_ref().is_some_and(|v| {
+                            v.version() == version && v.fingerprint() == fingerprint
+                        })
+                    };
+                    if still {
                         self.shared.status.send_modify(|s| s.acked = Some(version));
                     }
                     self.interval
@@ -94,8 +127,8 @@ impl Acker {
                     }
                 }
             };
-            // A newer version cuts the wait short.
-            if let Ok(Err(_)) = tokio::time::timeout(wait, applied.changed()).await {
+            // A newer version (or failure) cuts the wait short.
+            if let Ok(Err(_)) = tokio::time::timeout(wait, reports.changed()).await {
                 return;
             }
         }

@@ -4,7 +4,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::ring::durations::LONG_POLL_WAIT;
-use crate::ring::{ClientId, RingName};
+use crate::ring::{ClientId, ClientKind, RingName};
 
 use super::backoff::Backoff;
 use super::error::ClientError;
@@ -21,6 +21,8 @@ pub struct ClientBuilder {
     pub(crate) client_id: Option<String>,
     pub(crate) ack: bool,
     pub(crate) ack_interval: Duration,
+    pub(crate) kind: ClientKind,
+    pub(crate) ack_on_confirm: bool,
     pub(crate) mode: WatchMode,
     pub(crate) backoff_min: Duration,
     pub(crate) backoff_max: Duration,
@@ -41,6 +43,8 @@ impl ClientBuilder {
             client_id: None,
             ack: true,
             ack_interval: Duration::from_secs(60),
+            kind: ClientKind::Library,
+            ack_on_confirm: false,
             mode: WatchMode::Auto,
             backoff_min: Duration::from_millis(100),
             backoff_max: Duration::from_secs(10),
@@ -69,6 +73,24 @@ impl ClientBuilder {
     /// Whether to ack applied versions to the server (default on).
     pub fn ack(mut self, on: bool) -> Self {
         self.ack = on;
+        self
+    }
+
+    /// What kind of client this is, as `GET …/clients` shows it (default
+    /// [`ClientKind::Library`]; `ringd sync` says [`ClientKind::Proxy`]).
+    pub fn kind(mut self, kind: ClientKind) -> Self {
+        self.kind = kind;
+        self
+    }
+
+    /// Ack a version only once the application has put it to use and says
+    /// so with [`RingClient::confirm`], instead of as soon as it is
+    /// verified (default off). An agent that rewrites and reloads a proxy
+    /// confirms after the reload, so a rollout waits for the proxy; it
+    /// reports a version it could not apply with
+    /// [`RingClient::report_failure`].
+    pub fn ack_on_confirm(mut self, on: bool) -> Self {
+        self.ack_on_confirm = on;
         self
     }
 
@@ -168,7 +190,7 @@ impl ClientBuilder {
             )));
         }
         let shared = Arc::new(Shared::new(ring));
-        let (ack_tx, ack_rx) = tokio::sync::watch::channel(None);
+        let (reports, reports_rx) = tokio::sync::watch::channel(ack::Report::default());
         let watch = WatchSettings {
             mode: self.mode,
             long_poll_wait: self.long_poll_wait,
@@ -177,20 +199,30 @@ impl ClientBuilder {
             backoff: Backoff::new(self.backoff_min, self.backoff_max),
         };
         let mut tasks = vec![tokio::spawn(
-            watch::Watch::new(shared.clone(), endpoints.clone(), watch, ack_tx).run(),
+            watch::Watch::new(
+                shared.clone(),
+                endpoints.clone(),
+                watch,
+                (!self.ack_on_confirm).then(|| reports.clone()),
+            )
+            .run(),
         )];
         if self.ack {
             let settings = AckSettings {
                 interval: self.ack_interval,
                 backoff: Backoff::new(self.backoff_min, self.backoff_max),
+                kind: self.kind,
+                confirmed: self.ack_on_confirm,
             };
             tasks.push(tokio::spawn(
-                ack::Acker::new(shared.clone(), endpoints.clone(), client_id, settings).run(ack_rx),
+                ack::Acker::new(shared.clone(), endpoints.clone(), client_id, settings)
+                    .run(reports_rx),
             ));
         }
         Ok(RingClient {
             shared,
             endpoints: Some(endpoints),
+            confirmations: self.ack_on_confirm.then_some(reports),
             _tasks: Arc::new(Tasks(tasks)),
         })
     }

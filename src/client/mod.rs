@@ -152,6 +152,9 @@ impl Drop for Tasks {
 pub struct RingClient {
     shared: Arc<Shared>,
     endpoints: Option<Endpoints>,
+    /// With [`ClientBuilder::ack_on_confirm`]: what the application
+    /// confirmed, for the ack task.
+    confirmations: Option<state::Sender<ack::Report>>,
     _tasks: Arc<Tasks>,
 }
 
@@ -187,6 +190,7 @@ impl RingClient {
         Ok(Self {
             shared,
             endpoints: None,
+            confirmations: None,
             _tasks: Arc::new(Tasks(Vec::new())),
         })
     }
@@ -268,6 +272,62 @@ impl RingClient {
     /// What the watch is doing.
     pub fn status(&self) -> Status {
         self.shared.status.borrow().clone()
+    }
+
+    /// With [`ClientBuilder::ack_on_confirm`]: the application now uses
+    /// `version`, whose fingerprint it got from the verified view it used
+    /// ([`RingView::fingerprint`]). The version is acked (and re-acked
+    /// every interval) from now on, and any failure reported before is
+    /// cleared. Without that setting the client acks what it applies
+    /// itself, and this is refused.
+    pub fn confirm(
+        &self,
+        version: u64,
+        fingerprint: crate::placement::Fingerprint,
+    ) -> Result<(), ClientError> {
+        let reports = self.confirmations()?;
+        reports.send_replace(ack::Report {
+            applied: Some((version, fingerprint)),
+            failure: None,
+        });
+        Ok(())
+    }
+
+    /// With [`ClientBuilder::ack_on_confirm`]: the application could not
+    /// put `version` to use and stays on the version it confirmed last;
+    /// `error` says why (a proxy's own message, say). The next ack carries
+    /// it, so `GET …/clients` shows it, until a version is confirmed. The
+    /// text is cut to [`ApplyFailure::MAX_ERROR`] bytes. Before any
+    /// version is confirmed there is no version to ack it with, so the
+    /// server does not hear of it.
+    ///
+    /// [`ApplyFailure::MAX_ERROR`]: crate::ring::ApplyFailure::MAX_ERROR
+    pub fn report_failure(&self, version: u64, error: &str) -> Result<(), ClientError> {
+        let reports = self.confirmations()?;
+        let error = match error.trim() {
+            "" => "failed without a message",
+            _ => error,
+        };
+        let mut end = error.len().min(crate::ring::ApplyFailure::MAX_ERROR);
+        while !error.is_char_boundary(end) {
+            end -= 1;
+        }
+        let failure = crate::ring::ApplyFailure {
+            version,
+            error: error[..end].to_owned(),
+        };
+        reports.send_modify(|r| r.failure = Some(failure));
+        Ok(())
+    }
+
+    fn confirmations(&self) -> Result<&state::Sender<ack::Report>, ClientError> {
+        self.confirmations.as_ref().ok_or_else(|| {
+            ClientError::InvalidSetting(
+                "this client acks each version as it applies it; build it with \
+                 ack_on_confirm(true) to confirm versions and report failures"
+                    .into(),
+            )
+        })
     }
 
     /// Waits until the first verified version is in use.

@@ -42,4 +42,8 @@ pub(crate) struct AckSettings {
     pub(crate) interval: Duration,
     /// The wait after a failed ack.
     pub(crate) backoff: Backoff,
+    /// What kind of client acks.
+    pub(crate) kind: crate::ring::ClientKind,
+    /// Whether versions are acked only when the application confirms them.
+    pub(crate) confirmed: bool,
 }

@@ -18,7 +18,7 @@ mod snapshot;
 mod table_bytes;
 mod text;
 
-pub use ack::ClientAck;
+pub use ack::{ApplyFailure, ClientAck, ClientKind};
 pub use bucket_order::{BucketOrder, BucketRun, PerBucket};
 pub use change::{
     ops_match, ChangeOp, ChangeRecord, IdempotencyKey, RequestedOp, Role, MAX_IDEMPOTENCY_KEY_LEN,

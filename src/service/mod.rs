@@ -39,7 +39,7 @@ mod test_support;
 
 pub use crate::store::Lease;
 pub use background::{Background, Stop};
-pub use clients::{ClientStatus, Clients, Convergence, ConvergenceSummary};
+pub use clients::{AckReport, ClientStatus, Clients, Convergence, ConvergenceSummary};
 pub use error::ServiceError;
 pub use freshness::Freshness;
 pub use leadership::Term;

@@ -24,8 +24,8 @@ use crate::ring::rollout::{
     RolloutState,
 };
 use crate::ring::{
-    ChangeOp, ClientAck, ClientId, IdempotencyKey, MembershipPolicy, MembershipPolicySpec,
-    NodeRecord, OnLeave, RequestedOp, RingName, Role, Snapshot,
+    ApplyFailure, ChangeOp, ClientAck, ClientId, ClientKind, IdempotencyKey, MembershipPolicy,
+    MembershipPolicySpec, NodeRecord, OnLeave, RequestedOp, RingName, Role, Snapshot,
 };
 use crate::store::leadership::{Instance, InstanceId};
 
@@ -387,6 +387,22 @@ pub(super) fn ack() -> ClientAck {
         fingerprint: fingerprint('d'),
         last_seen: at(1_000),
         expires_at: at(1_060),
+        kind: ClientKind::Library,
+        failure: None,
+    }
+}
+
+/// A proxy's ack of `cache` version 3, reporting that version 4 failed
+/// its configuration check.
+pub(super) fn ack_proxy() -> ClientAck {
+    ClientAck {
+        client_id: ClientId::new("nginx-1").expect("a client id"),
+        kind: ClientKind::Proxy,
+        failure: Some(ApplyFailure {
+            version: 4,
+            error: "nginx: [emerg] host not found in upstream \"cache-d:80\"\n".into(),
+        }),
+        ..ack()
     }
 }
 

@@ -4,8 +4,9 @@ use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 
 #[cfg(feature = "server")]
-use super::schema::{FingerprintSchema, VersionSchema};
+use super::schema::{ClientKindSchema, FingerprintSchema, VersionSchema};
 use crate::placement::json_integer;
+pub use crate::ring::ClientKind;
 /// One client's latest ack, judged against the ring.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
@@ -34,6 +35,23 @@ pub struct ClientView {
     /// `matches` is false: the client computed a different placement for
     /// the same version (a client bug or a different library version).
     pub divergent: bool,
+    /// `library` for an application routing keys itself, `proxy` for a
+    /// proxy that `ringd sync` keeps on a version.
+    #[cfg_attr(feature = "server", schema(value_type = ClientKindSchema))]
+    pub kind: ClientKind,
+    /// The newest version the client could not apply, and why; null when
+    /// its last attempt succeeded.
+    pub failure: Option<ApplyFailureView>,
+}
+
+/// A version a client could not apply.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
+pub struct ApplyFailureView {
+    /// The version it tried.
+    pub version: u64,
+    /// What went wrong, as the program that refused it said (free text).
+    pub error: String,
 }
 
 /// Counts over a ring's live clients.
@@ -48,6 +66,8 @@ pub struct ClientSummary {
     pub on_latest_share: Option<f64>,
     /// Clients whose fingerprint differs from the server's.
     pub divergent: u64,
+    /// Clients that report a version they could not apply.
+    pub failing: u64,
 }
 
 /// A ring's clients and how far they have converged.
@@ -95,4 +115,31 @@ pub struct AckInput {
     /// 64 lowercase hex digits.
     #[cfg_attr(feature = "server", schema(value_type = FingerprintSchema, required = true))]
     pub fingerprint: Option<String>,
+    /// `library` (the default) or `proxy`: a proxy whose configuration an
+    /// agent rewrites, which acks only after the proxy reloaded.
+    #[cfg_attr(feature = "server", schema(value_type = Option<ClientKindSchema>))]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<ClientKind>,
+    /// A newer version the client tried and could not apply (it stays on
+    /// `version`); leave it out, or null, once a version applies again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure: Option<ApplyFailureInput>,
+}
+
+/// A version a client could not apply, as it reports it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct ApplyFailureInput {
+    /// The version it tried: at least 1.
+    #[cfg_attr(feature = "server", schema(value_type = VersionSchema, required = true))]
+    #[serde(default, deserialize_with = "json_integer::option")]
+    pub version: Option<u64>,
+    /// What went wrong, for a person: 1 to 2048 bytes of text, such as a
+    /// proxy's own configuration error.
+    #[cfg_attr(
+        feature = "server",
+        schema(required = true, min_length = 1, max_length = 2048)
+    )]
+    pub error: Option<String>,
 }

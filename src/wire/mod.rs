@@ -56,7 +56,10 @@ pub mod watch;
 
 pub use access::{AccessView, TokenKind};
 pub use changes::{ChangeInput, ChangeResult, ChangeView, ConfigChange, OpInput, OpView, RoleName};
-pub use clients::{AckInput, AckResult, ClientList, ClientSummary, ClientView};
+pub use clients::{
+    AckInput, AckResult, ApplyFailureInput, ApplyFailureView, ClientKind, ClientList,
+    ClientSummary, ClientView,
+};
 pub use cluster::{ClusterLeaderView, ClusterView, InstanceView, StoreKindName};
 pub use config_input::{CompleteConfigInput, ConfigPatchInput, RingConfigInput};
 pub use export::ExportQuery;

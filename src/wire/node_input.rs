@@ -150,6 +150,8 @@ mod tests {
         let ack = AckInput {
             version: Some(3),
             fingerprint: Some("ab".into()),
+            kind: None,
+            failure: None,
         };
         assert_eq!(
             serde_json::to_value(ack).unwrap(),

@@ -253,6 +253,17 @@ named_schema!(
 );
 
 named_schema!(
+    /// What kind of program acks.
+    ClientKindSchema = "ClientKind",
+    ObjectBuilder::new()
+        .schema_type(Type::String)
+        .enum_values(Some(["library", "proxy"]))
+        .description(Some(
+            "`library`: an application that routes keys with a client library; `proxy`: a proxy whose configuration `ringd sync` rewrites and reloads."
+        ))
+);
+
+named_schema!(
     /// A placement fingerprint.
     FingerprintSchema = "Fingerprint",
     ObjectBuilder::new()

@@ -38,6 +38,7 @@ async fn acks_are_listed_judged_and_counted() {
         "client_id": "web-1", "version": 3, "fingerprint": fp3, "lag": 0,
         "last_seen": first["client"]["last_seen"], "expires_at": first["client"]["expires_at"],
         "on_latest": true, "matches": true, "divergent": false,
+        "kind": "library", "failure": null,
     });
     assert_eq!(
         first,
@@ -75,7 +76,7 @@ async fn acks_are_listed_judged_and_counted() {
     assert_eq!(list["clients"][2]["fingerprint"], WRONG);
     assert_eq!(
         list["summary"],
-        json!({"clients": 3, "on_latest": 2, "on_latest_share": 2.0 / 3.0, "divergent": 1})
+        json!({"clients": 3, "on_latest": 2, "on_latest_share": 2.0 / 3.0, "divergent": 1, "failing": 0})
     );
     let text = metrics(&s).await;
     for line in [
@@ -101,7 +102,7 @@ async fn acks_are_listed_judged_and_counted() {
     );
     assert_eq!(
         list["summary"],
-        json!({"clients": 3, "on_latest": 0, "on_latest_share": 0.0, "divergent": 1})
+        json!({"clients": 3, "on_latest": 0, "on_latest_share": 0.0, "divergent": 1, "failing": 0})
     );
     assert!(metrics(&s)
         .await
@@ -114,7 +115,7 @@ async fn acks_are_listed_judged_and_counted() {
     assert_eq!(rows(&list)[2], row("web-2", 5, 0, true, json!(true), false));
     assert_eq!(
         list["summary"],
-        json!({"clients": 3, "on_latest": 1, "on_latest_share": 1.0 / 3.0, "divergent": 0})
+        json!({"clients": 3, "on_latest": 1, "on_latest_share": 1.0 / 3.0, "divergent": 0, "failing": 0})
     );
 }
 

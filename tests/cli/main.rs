@@ -16,5 +16,6 @@ mod follow;
 mod node_join;
 mod rollout_followers;
 mod rollouts;
+mod sync;
 mod text;
 mod watch;

@@ -96,6 +96,15 @@ async fn clients_show_lag_and_divergence() {
             "web-3",
             json!({"version": 4, "fingerprint": "0".repeat(64)}),
         ),
+        // A proxy whose agent could not load version 4: the proxy's own
+        // message, with a terminal escape that must not reach the screen.
+        (
+            "nginx-1",
+            json!({"version": 3, "fingerprint": v3, "kind": "proxy", "failure": {
+                "version": 4,
+                "error": "nginx: [emerg] \u{1b}[31mhost not found\nnginx: configuration file test failed",
+            }}),
+        ),
     ];
     for (id, body) in acks {
         let r = s

@@ -86,10 +86,14 @@ test('the clients table shows every client, the divergent one flagged', async (t
   await api.ack(ring, 'web-old', 2, 'f'.repeat(64));
   await api.ack(ring, 'web-lag', 3, fingerprint[3]);
   await api.ack(ring, 'web-new', latest, fingerprint[latest]);
+  // A proxy whose agent could not load version 4: its message is markup
+  // that must show as text.
+  const error = 'nginx: [emerg] <img src=x onerror="window.pwned=1"> in ringd.conf:3\nnginx: configuration file test failed';
+  await api.ack(ring, 'nginx-1', 3, fingerprint[3], { kind: 'proxy', failure: { version: 4, error } });
   const { clients } = await api.clients(ring);
   assert.deepEqual(
-    clients.map((c) => [c.client_id, c.version, c.lag, c.divergent]),
-    [['web-lag', 3, 1, false], ['web-new', 4, 0, false], ['web-old', 2, 2, true]],
+    clients.map((c) => [c.client_id, c.version, c.lag, c.divergent, c.kind]),
+    [['nginx-1', 3, 1, false, 'proxy'], ['web-lag', 3, 1, false, 'library'], ['web-new', 4, 0, false, 'library'], ['web-old', 2, 2, true, 'library']],
   );
 
   await withConsole(t, browser, server, async ({ page }) => {
@@ -101,12 +105,19 @@ test('the clients table shows every client, the divergent one flagged', async (t
       version: tr.querySelector('[data-col=version]')?.textContent.trim(),
       lag: tr.querySelector('[data-col=lag]')?.textContent.trim(),
       divergent: tr.dataset.divergent,
+      kind: tr.querySelector('[data-col=kind]')?.textContent.trim(),
+      failure: tr.querySelector('[data-testid=client-failure] pre')?.textContent ?? null,
     })));
     assert.deepEqual(shown, clients.map((c) => ({
       client: c.client_id,
       version: String(c.version),
       lag: String(c.lag),
       divergent: String(c.divergent),
+      kind: c.kind,
+      failure: c.failure ? c.failure.error : null,
     })));
+    assert.equal(shown[0].failure, error);
+    assert.equal(await page.locator('[data-testid=clients-table] img').count(), 0);
+    assert.equal(await page.evaluate(() => window.pwned), undefined);
   });
 });

@@ -108,8 +108,8 @@ export class Api {
   change(name, ops, extra = {}) {
     return this.request('POST', `/v1/rings/${name}/changes`, { ops, reason: 'console test', ...extra });
   }
-  ack(name, client, version, fingerprint) {
-    return this.request('POST', `/v1/rings/${name}/clients/${client}/ack`, { version, fingerprint });
+  ack(name, client, version, fingerprint, extra = {}) {
+    return this.request('POST', `/v1/rings/${name}/clients/${client}/ack`, { version, fingerprint, ...extra });
   }
 }
 

@@ -96,7 +96,7 @@ async fn an_ack_through_one_instance_is_seen_by_the_other() {
         );
         assert_eq!(
             list["summary"],
-            json!({"clients": 2, "on_latest": 2, "on_latest_share": 1.0, "divergent": 1})
+            json!({"clients": 2, "on_latest": 2, "on_latest_share": 1.0, "divergent": 1, "failing": 0})
         );
         let text = api.get("/metrics").await.text().await.unwrap();
         for line in [

@@ -151,11 +151,11 @@ async fn too_new_schema_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("ringd.db");
     drop(SqliteStore::open(&db, DEFAULT_RETENTION, &SystemClock).unwrap());
-    // Four migrations: the rings and snapshots, client acks, leases,
-    // rollouts.
-    assert_eq!(SCHEMA_VERSION, 4);
+    // Five migrations: the rings and snapshots, client acks, leases,
+    // rollouts, client kinds and failures.
+    assert_eq!(SCHEMA_VERSION, 5);
     let conn = rusqlite::Connection::open(&db).unwrap();
-    conn.pragma_update(None, "user_version", 5).unwrap();
+    conn.pragma_update(None, "user_version", 6).unwrap();
     drop(conn);
 
     let err = SqliteStore::open(&db, DEFAULT_RETENTION, &SystemClock).unwrap_err();
@@ -163,8 +163,8 @@ async fn too_new_schema_is_refused() {
         matches!(
             err,
             StoreError::SchemaTooNew {
-                found: 5,
-                supported: 4
+                found: 6,
+                supported: 5
             }
         ),
         "{err:?}"
@@ -175,7 +175,7 @@ async fn too_new_schema_is_refused() {
     let v: i64 = conn
         .pragma_query_value(None, "user_version", |r| r.get(0))
         .unwrap();
-    assert_eq!(v, 5);
+    assert_eq!(v, 6);
 }
 
 #[tokio::test]

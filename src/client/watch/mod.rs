@@ -11,7 +11,7 @@ use tokio::time::Instant;
 use crate::placement::Fingerprint;
 use crate::ring::Snapshot;
 
-use super::ack::Applied;
+use super::ack::Report;
 use super::backoff::Backoff;
 use super::error::ClientError;
 use super::events::{summarize, RingEvent, VersionChange};
@@ -43,7 +43,9 @@ pub(crate) struct Watch {
     idle_timeout: Duration,
     sse_retry: Duration,
     backoff: Backoff,
-    applied: watch::Sender<Applied>,
+    /// Where applied versions go to be acked; `None` when the application
+    /// confirms each version itself ([`super::RingClient::confirm`]).
+    reports: Option<watch::Sender<Report>>,
     /// The newest version refused, and its stated fingerprint. Watching
     /// resumes after it: fetching it again would only fail again (a
     /// tampered copy, or rules this client does not share), so the client
@@ -56,7 +58,7 @@ impl Watch {
         shared: Arc<Shared>,
         endpoints: Endpoints,
         settings: WatchSettings,
-        applied: watch::Sender<Applied>,
+        reports: Option<watch::Sender<Report>>,
     ) -> Self {
         let WatchSettings {
             mode,
@@ -73,7 +75,7 @@ impl Watch {
             idle_timeout,
             sse_retry,
             backoff,
-            applied,
+            reports,
             rejected: None,
         }
     }
@@ -236,8 +238,9 @@ impl Watch {
             self.rejected = None;
         }
         let previous = self.shared.swap(view.clone());
-        self.applied
-            .send_replace(Some((version, view.fingerprint())));
+        if let Some(reports) = &self.reports {
+            reports.send_modify(|r| r.applied = Some((version, view.fingerprint())));
+        }
         if self.shared.events.receiver_count() == 0 {
             return;
         }

@@ -53,6 +53,8 @@ pub struct ConvergenceSummary {
     pub on_latest_share: Option<f64>,
     /// Clients whose fingerprint differs from the server's.
     pub divergent: u64,
+    /// Clients that report a version they could not apply.
+    pub failing: u64,
 }
 
 impl ConvergenceSummary {
@@ -65,6 +67,7 @@ impl ConvergenceSummary {
             on_latest,
             on_latest_share: (!clients.is_empty()).then(|| on_latest as f64 / clients.len() as f64),
             divergent: count(|c| c.divergent),
+            failing: count(|c| c.ack.failure.is_some()),
         }
     }
 }

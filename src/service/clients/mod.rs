@@ -15,12 +15,29 @@ pub use convergence::{ClientStatus, Convergence, ConvergenceSummary};
 use super::rings::Rings;
 use super::ServiceError;
 use crate::placement::Fingerprint;
-use crate::ring::{ClientAck, ClientId, Clock, RingName, Snapshot};
+use crate::ring::{ApplyFailure, ClientAck, ClientId, ClientKind, Clock, RingName, Snapshot};
 use crate::store::Store;
 
 /// Longest TTL honoured: keeps `now + ttl` far from the calendar's end
 /// whatever the configuration says.
 const MAX_TTL: Duration = Duration::from_secs(366 * 24 * 3600);
+
+/// One client's report, validated: the version it applied with the
+/// fingerprint it computed, what kind of client it is, and the newer
+/// version it could not apply, if any.
+#[derive(Debug, Clone)]
+pub struct AckReport {
+    /// Who reports.
+    pub client_id: ClientId,
+    /// The version it applied.
+    pub version: u64,
+    /// The fingerprint it computed for that version.
+    pub fingerprint: Fingerprint,
+    /// A library or a proxy.
+    pub kind: ClientKind,
+    /// A version it tried and could not apply.
+    pub failure: Option<ApplyFailure>,
+}
 
 /// The clients part: their acks, kept in the store, judged against the
 /// rings. It holds no state of its own beyond the store's.
@@ -51,11 +68,16 @@ impl Clients {
     pub async fn record_ack(
         &self,
         ring: &RingName,
-        client_id: ClientId,
-        version: u64,
-        fingerprint: Fingerprint,
+        report: AckReport,
         ttl: Duration,
     ) -> Result<(Arc<Snapshot>, ClientStatus), ServiceError> {
+        let AckReport {
+            client_id,
+            version,
+            fingerprint,
+            kind,
+            failure,
+        } = report;
         let mut current = self.rings.current(ring).await?.snapshot.clone();
         if version > current.version {
             current = Arc::new(self.store.latest(ring).await?);
@@ -75,6 +97,8 @@ impl Clients {
             fingerprint,
             last_seen,
             expires_at: last_seen + ttl,
+            kind,
+            failure,
         };
         let known = self
             .known_fingerprints(ring, &current, std::slice::from_ref(&ack))

@@ -7,6 +7,17 @@ use super::*;
 use crate::ring::Clock;
 use crate::service::test_support::{at, create, latest, service};
 
+/// A library's ack of `version` with `fingerprint`.
+fn report(id: &str, version: u64, fingerprint: Fingerprint) -> AckReport {
+    AckReport {
+        client_id: client(id),
+        version,
+        fingerprint,
+        kind: ClientKind::Library,
+        failure: None,
+    }
+}
+
 fn client(id: &str) -> ClientId {
     ClientId::new(id).expect("a valid client id")
 }
@@ -19,7 +30,7 @@ async fn an_ack_counts_from_its_arrival_until_exactly_its_ttl_has_passed() {
     clock.set(at(10, 0));
     let (current, status) = service
         .clients()
-        .record_ack(&ring, client("c1"), 1, fp, Duration::from_secs(30))
+        .record_ack(&ring, report("c1", 1, fp), Duration::from_secs(30))
         .await
         .unwrap();
     assert_eq!(current.version, 1);
@@ -29,6 +40,8 @@ async fn an_ack_counts_from_its_arrival_until_exactly_its_ttl_has_passed() {
         fingerprint: fp,
         last_seen: at(10, 0),
         expires_at: at(40, 0),
+        kind: ClientKind::Library,
+        failure: None,
     };
     let live = ClientStatus {
         ack: ack.clone(),
@@ -50,6 +63,7 @@ async fn an_ack_counts_from_its_arrival_until_exactly_its_ttl_has_passed() {
             on_latest: 1,
             on_latest_share: Some(1.0),
             divergent: 0,
+            failing: 0,
         }
     );
     // ... and at the expiry it no longer does.
@@ -63,6 +77,7 @@ async fn an_ack_counts_from_its_arrival_until_exactly_its_ttl_has_passed() {
             on_latest: 0,
             on_latest_share: None,
             divergent: 0,
+            failing: 0,
         }
     );
     assert_eq!(c.current.version, 1);
@@ -75,13 +90,13 @@ async fn a_renewed_ack_moves_the_expiry_and_a_huge_ttl_is_capped_at_366_days() {
     let fp = latest(&service, &ring).await.fingerprint;
     service
         .clients()
-        .record_ack(&ring, client("c1"), 1, fp, Duration::from_secs(30))
+        .record_ack(&ring, report("c1", 1, fp), Duration::from_secs(30))
         .await
         .unwrap();
     clock.set(at(25, 0));
     let (_, renewed) = service
         .clients()
-        .record_ack(&ring, client("c1"), 1, fp, Duration::from_secs(30))
+        .record_ack(&ring, report("c1", 1, fp), Duration::from_secs(30))
         .await
         .unwrap();
     assert_eq!(renewed.ack.last_seen, at(25, 0));
@@ -92,7 +107,7 @@ async fn a_renewed_ack_moves_the_expiry_and_a_huge_ttl_is_capped_at_366_days() {
     let ten_years = Duration::from_secs(10 * 365 * 24 * 3600);
     let (_, capped) = service
         .clients()
-        .record_ack(&ring, client("c2"), 1, fp, ten_years)
+        .record_ack(&ring, report("c2", 1, fp), ten_years)
         .await
         .unwrap();
     assert_eq!(capped.ack.expires_at, at(54 + 366 * 24 * 3600, 0));
@@ -107,17 +122,17 @@ async fn acks_are_judged_against_the_ring_and_a_future_version_is_refused() {
     let other: Fingerprint = "ab".repeat(32).parse().unwrap();
     service
         .clients()
-        .record_ack(&ring, client("good"), 1, v1, ttl)
+        .record_ack(&ring, report("good", 1, v1), ttl)
         .await
         .unwrap();
     service
         .clients()
-        .record_ack(&ring, client("odd"), 1, other, ttl)
+        .record_ack(&ring, report("odd", 1, other), ttl)
         .await
         .unwrap();
     let err = service
         .clients()
-        .record_ack(&ring, client("early"), 2, v1, ttl)
+        .record_ack(&ring, report("early", 2, v1), ttl)
         .await
         .unwrap_err();
     assert!(

@@ -1,4 +1,5 @@
-//! Client acks in the `client_acks` table (schema 2).
+//! Client acks in the `client_acks` table (schema 2; kinds and failures
+//! since schema 5).
 
 use std::collections::HashMap;
 
@@ -7,7 +8,7 @@ use time::OffsetDateTime;
 
 use super::db_err;
 use crate::placement::Fingerprint;
-use crate::ring::{ClientAck, ClientId, RingName};
+use crate::ring::{ApplyFailure, ClientAck, ClientId, ClientKind, RingName};
 use crate::store::{Cause, StoreError};
 
 /// A time as stored: Unix nanoseconds. Saturates outside 1677–2262, far
@@ -77,17 +78,32 @@ fn write_group(
             ))));
             continue;
         };
+        let failed_version = match ack.failure.as_ref().map(|f| i64::try_from(f.version)) {
+            Some(Err(_)) => {
+                results.push(Err(StoreError::unavailable(format!(
+                    "failed version {} is too large to store",
+                    ack.failure.as_ref().map_or(0, |f| f.version)
+                ))));
+                continue;
+            }
+            Some(Ok(v)) => Some(v),
+            None => None,
+        };
         tx.prepare_cached("DELETE FROM client_acks WHERE expires_ns <= ?1")
             .and_then(|mut purge| purge.execute([to_ns(ack.last_seen)]))
             .map_err(db_err)?;
         tx.prepare_cached(
-            "INSERT INTO client_acks (ring, client_id, version, fingerprint, last_seen_ns, expires_ns)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+            "INSERT INTO client_acks (ring, client_id, version, fingerprint, last_seen_ns,
+                 expires_ns, kind, failed_version, failure)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
              ON CONFLICT (ring, client_id) DO UPDATE SET
                  version = excluded.version,
                  fingerprint = excluded.fingerprint,
                  last_seen_ns = excluded.last_seen_ns,
-                 expires_ns = excluded.expires_ns",
+                 expires_ns = excluded.expires_ns,
+                 kind = excluded.kind,
+                 failed_version = excluded.failed_version,
+                 failure = excluded.failure",
         )
         .and_then(|mut upsert| {
             upsert.execute(params![
@@ -97,6 +113,9 @@ fn write_group(
                 ack.fingerprint.to_string(),
                 to_ns(ack.last_seen),
                 to_ns(ack.expires_at),
+                ack.kind.name(),
+                failed_version,
+                ack.failure.as_ref().map(|f| f.error.as_str()),
             ])
         })
         .map_err(db_err)?;
@@ -143,7 +162,8 @@ pub(super) fn list_acks(
 ) -> Result<Vec<ClientAck>, StoreError> {
     let mut stmt = conn
         .prepare_cached(
-            "SELECT client_id, version, fingerprint, last_seen_ns, expires_ns
+            "SELECT client_id, version, fingerprint, last_seen_ns, expires_ns, kind,
+                 failed_version, failure
              FROM client_acks WHERE ring = ?1 AND expires_ns > ?2
              ORDER BY client_id",
         )
@@ -156,12 +176,16 @@ pub(super) fn list_acks(
                 row.get::<_, String>(2)?,
                 row.get::<_, i64>(3)?,
                 row.get::<_, i64>(4)?,
+                row.get::<_, String>(5)?,
+                row.get::<_, Option<i64>>(6)?,
+                row.get::<_, Option<String>>(7)?,
             ))
         })
         .map_err(db_err)?;
     let mut out = Vec::new();
     for row in rows {
-        let (client, version, fingerprint, last_seen, expires) = row.map_err(db_err)?;
+        let (client, version, fingerprint, last_seen, expires, kind, failed, failure) =
+            row.map_err(db_err)?;
         let bad = |what: &str, e: Cause| {
             StoreError::corrupt_from(format!("ack of `{client}` in ring `{ring}`: {what}"), e)
         };
@@ -173,6 +197,18 @@ pub(super) fn list_acks(
                 .map_err(|e| bad("fingerprint", e.into()))?,
             last_seen: from_ns(last_seen)?,
             expires_at: from_ns(expires)?,
+            kind: match kind.as_str() {
+                "library" => ClientKind::Library,
+                "proxy" => ClientKind::Proxy,
+                other => return Err(bad("kind", format!("unknown kind `{other}`").into())),
+            },
+            failure: match (failed, failure) {
+                (Some(v), Some(error)) => Some(ApplyFailure {
+                    version: u64::try_from(v).map_err(|e| bad("failed version", e.into()))?,
+                    error,
+                }),
+                _ => None,
+            },
         });
     }
     Ok(out)

@@ -18,6 +18,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../../../migrations/sqlite/0002_client_acks.sql"),
     include_str!("../../../migrations/sqlite/0003_leases.sql"),
     include_str!("../../../migrations/sqlite/0004_rollouts.sql"),
+    include_str!("../../../migrations/sqlite/0005_client_kinds.sql"),
 ];
 
 /// The schema version this binary creates and understands.

@@ -4,8 +4,7 @@
 use std::sync::Arc;
 
 use ringd::placement::Fingerprint;
-use ringd::ring::ClientAck;
-use ringd::ring::ClientId;
+use ringd::ring::{ApplyFailure, ClientAck, ClientId, ClientKind};
 use ringd::store::{Store, StoreError};
 
 use super::{at, chain, first, name, store_all};
@@ -18,6 +17,8 @@ fn ack(client: &str, version: u64, fingerprint: Fingerprint, seen: i64) -> Clien
         fingerprint,
         last_seen: at(seen),
         expires_at: at(seen + 60),
+        kind: ClientKind::Library,
+        failure: None,
     }
 }
 
@@ -52,6 +53,32 @@ pub(crate) async fn client_acks(store: Arc<dyn Store>) {
         store.list_acks(&cache, at(30)).await.unwrap(),
         vec![web_a2.clone(), web_b.clone()]
     );
+    // A proxy's ack keeps its kind and the version it could not apply,
+    // text as sent (a proxy's message, with quotes and a newline); its
+    // next ack, on the newer version, clears the failure.
+    let failing = ClientAck {
+        kind: ClientKind::Proxy,
+        failure: Some(ApplyFailure {
+            version: 3,
+            error: "nginx: [emerg] unexpected \"}\" in /etc/nginx/ringd.conf:7\nnginx: configuration file test failed".into(),
+        }),
+        ..ack("nginx-1", 2, fp(2), 0)
+    };
+    store.put_ack(&cache, &failing).await.unwrap();
+    assert_eq!(
+        store.list_acks(&cache, at(30)).await.unwrap(),
+        vec![failing.clone(), web_a2.clone(), web_b.clone()]
+    );
+    let recovered = ClientAck {
+        kind: ClientKind::Proxy,
+        ..ack("nginx-1", 3, fp(3), 0)
+    };
+    store.put_ack(&cache, &recovered).await.unwrap();
+    assert_eq!(
+        store.list_acks(&cache, at(30)).await.unwrap(),
+        vec![recovered.clone(), web_a2.clone(), web_b.clone()]
+    );
+
     // An ack is live strictly before `expires_at`.
     assert_eq!(
         store.list_acks(&cache, at(60)).await.unwrap(),

@@ -76,8 +76,9 @@ fn version_records() -> Vec<(String, Snapshot, VersionRecord)> {
 }
 
 /// The current shape's files, other than the version records.
-const OTHERS: [&str; 13] = [
+const OTHERS: [&str; 14] = [
     "etcd/ack.json",
+    "etcd/ack.proxy.json",
     "etcd/candidate.json",
     "etcd/candidate.leading.json",
     "etcd/instance.json",
@@ -106,44 +107,45 @@ fn every_other_value_is_written_as_its_golden_file_and_reads_back() {
     let [a, c] = [0, 1].map(|i| golden::cache()[2].nodes[i].clone());
     assert_eq!((a.id.as_str(), c.id.as_str()), ("cache-a", "cache-c"));
     assert_round_trip(OTHERS[0], &golden::ack());
+    assert_round_trip(OTHERS[1], &golden::ack_proxy());
     let candidate = Candidate {
         instance: golden::instance().id,
         url: golden::instance().url,
         since: None,
     };
-    assert_round_trip(OTHERS[1], &candidate);
+    assert_round_trip(OTHERS[2], &candidate);
     let leading = Candidate {
         since: Some(at(7)),
         ..candidate
     };
-    assert_round_trip(OTHERS[2], &leading);
-    assert_round_trip(OTHERS[3], &golden::instance());
+    assert_round_trip(OTHERS[3], &leading);
+    assert_round_trip(OTHERS[4], &golden::instance());
     let id = "0123456789abcdef0123456789abcdef".to_owned();
-    assert_round_trip(OTHERS[4], &Alive { id: id.clone() });
+    assert_round_trip(OTHERS[5], &Alive { id: id.clone() });
     let lease = LeaseRecord {
         id,
         ttl_ms: 10_000,
         etcd_lease: 7_587_869_340_238_201_234,
         released_at: None,
     };
-    assert_round_trip(OTHERS[5], &lease);
+    assert_round_trip(OTHERS[6], &lease);
     let released = LeaseRecord {
         released_at: Some(at(1_200)),
         ..lease
     };
-    assert_round_trip(OTHERS[6], &released);
+    assert_round_trip(OTHERS[7], &released);
     assert_round_trip(
-        OTHERS[7],
+        OTHERS[8],
         &RingMeta {
             latest: 3,
             oldest: 1,
         },
     );
-    assert_round_trip(OTHERS[8], &a);
-    assert_round_trip(OTHERS[9], &c);
-    assert_round_trip(OTHERS[10], &2u64);
-    assert_round_trip(OTHERS[11], &golden::rollout_done());
-    assert_round_trip(OTHERS[12], &golden::rollout_paused());
+    assert_round_trip(OTHERS[9], &a);
+    assert_round_trip(OTHERS[10], &c);
+    assert_round_trip(OTHERS[11], &2u64);
+    assert_round_trip(OTHERS[12], &golden::rollout_done());
+    assert_round_trip(OTHERS[13], &golden::rollout_paused());
 }
 
 /// Version records earlier builds wrote, named after the commit that

@@ -35,6 +35,8 @@ fn ack(client: &str, first: &Snapshot) -> ClientAck {
         fingerprint: first.fingerprint,
         last_seen: at(1),
         expires_at: at(61),
+        kind: crate::ring::ClientKind::Library,
+        failure: None,
     }
 }
 
