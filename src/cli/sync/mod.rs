@@ -195,7 +195,7 @@ impl Agent {
     /// first new version arrives.
     fn adopt_file(&mut self, client: &RingClient) -> Result<(), CliError> {
         let bytes = self.file.read().map_err(|e| self.io_refusal(&e))?;
-        let format = self.options_format();
+        let format = self.options.format().name();
         if let Some((version, fingerprint)) = bytes
             .as_deref()
             .and_then(|b| rendered_version(b, self.ring.as_str(), format))
@@ -204,14 +204,6 @@ impl Agent {
             self.on = Some((version, fingerprint));
         }
         Ok(())
-    }
-
-    fn options_format(&self) -> &'static str {
-        match self.options {
-            ExportOptions::Nginx { .. } => "nginx",
-            ExportOptions::Haproxy { .. } => "haproxy",
-            ExportOptions::Twemproxy { .. } => "twemproxy",
-        }
     }
 
     fn io_refusal(&self, e: &std::io::Error) -> CliError {

@@ -226,7 +226,8 @@ impl ExportOptions {
         })
     }
 
-    fn format(&self) -> ProxyFormat {
+    /// The proxy these options are for.
+    pub fn format(&self) -> ProxyFormat {
         match self {
             Self::Nginx { .. } => ProxyFormat::Nginx,
             Self::Haproxy { .. } => ProxyFormat::Haproxy,
