@@ -47,6 +47,13 @@ others are refused with 400 naming them, which no schema can say per
 path value). Cases generated as invalid are sent
 as they are. Nothing else is changed, and a ring that does not exist is
 otherwise left alone (the write must answer 404).
+
+An ack's `failure` names a version newer than the one the ack applied
+(a client reports the version it could not move to), with an error a
+person can read: not only white space. Neither rule crosses from one
+field to another in JSON Schema, so the document says them in prose
+and a generated failure gets the applied version plus one and, when
+blank, an error text; tests/api/acks.rs checks the refusals.
 """
 
 import json
@@ -217,6 +224,19 @@ def pace(policy):
     policy["steps"] = 1
 
 
+def follow_ack_rules(body):
+    """A failure names a newer version than the ack, with readable text."""
+    failure = body.get("failure")
+    if not isinstance(failure, dict):
+        return
+    version = body.get("version")
+    if isinstance(version, int) and not isinstance(version, bool):
+        failure["version"] = version + 1
+    error = failure.get("error")
+    if isinstance(error, str) and not error.strip():
+        failure["error"] = "reload failed"
+
+
 @schemathesis.hook
 def before_call(context, case, kwargs):
     if not is_positive(case):
@@ -242,6 +262,8 @@ def before_call(context, case, kwargs):
     body = case.body if isinstance(case.body, dict) else {}
     if case.path == "/v1/rings/{ring}" and case.method.upper() == "PUT":
         follow_config_rules(body)
+    if case.path == "/v1/rings/{ring}/clients/{client_id}/ack":
+        follow_ack_rules(body)
     if case.path == "/v1/rings/{ring}/rollouts" and isinstance(body.get("policy"), dict):
         pace(body["policy"])
     for op in body.get("ops") or []:

@@ -96,13 +96,13 @@ impl ApplyFailureInput {
                 "`failure.error` is required: what went wrong, for a person",
             ));
         }
-        if error.len() > ApplyFailure::MAX_ERROR {
+        let length = error.chars().count();
+        if length > ApplyFailure::MAX_ERROR {
             return Err(ApiError::invalid(
                 "failure.error",
                 format!(
-                    "`failure.error` is {} bytes; keep it to {} (the end of a long message is \
-                     usually enough)",
-                    error.len(),
+                    "`failure.error` is {length} characters; keep it to {} (the end of a long \
+                     message is usually enough)",
                     ApplyFailure::MAX_ERROR
                 ),
             ));

@@ -297,7 +297,7 @@ impl RingClient {
     /// put `version` to use and stays on the version it confirmed last;
     /// `error` says why (a proxy's own message, say). The next ack carries
     /// it, so `GET …/clients` shows it, until a version is confirmed. The
-    /// text is cut to [`ApplyFailure::MAX_ERROR`] bytes. Before any
+    /// text is cut to [`ApplyFailure::MAX_ERROR`] characters. Before any
     /// version is confirmed there is no version to ack it with, so the
     /// server does not hear of it.
     ///
@@ -308,13 +308,12 @@ impl RingClient {
             "" => "failed without a message",
             _ => error,
         };
-        let mut end = error.len().min(crate::ring::ApplyFailure::MAX_ERROR);
-        while !error.is_char_boundary(end) {
-            end -= 1;
-        }
         let failure = crate::ring::ApplyFailure {
             version,
-            error: error[..end].to_owned(),
+            error: error
+                .chars()
+                .take(crate::ring::ApplyFailure::MAX_ERROR)
+                .collect(),
         };
         reports.send_modify(|r| r.failure = Some(failure));
         Ok(())

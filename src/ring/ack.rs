@@ -66,13 +66,15 @@ pub struct ApplyFailure {
     /// The version it tried.
     pub version: u64,
     /// What went wrong: free text from another program, so it is escaped
-    /// wherever it is shown, and at most [`ApplyFailure::MAX_ERROR`] bytes.
+    /// wherever it is shown, and at most [`ApplyFailure::MAX_ERROR`]
+    /// characters.
     pub error: String,
 }
 
 impl ApplyFailure {
-    /// The longest error kept, in bytes: enough for a proxy's own message
-    /// (nginx's `-t` output is a few lines), short enough for every ack.
+    /// The longest error kept, in characters (as JSON Schema's `maxLength`
+    /// counts them): enough for a proxy's own message (nginx's `-t` output
+    /// is a few lines), short enough for every ack.
     pub const MAX_ERROR: usize = 2048;
 }
 

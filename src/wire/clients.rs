@@ -135,8 +135,8 @@ pub struct ApplyFailureInput {
     #[cfg_attr(feature = "server", schema(value_type = VersionSchema, required = true))]
     #[serde(default, deserialize_with = "json_integer::option")]
     pub version: Option<u64>,
-    /// What went wrong, for a person: 1 to 2048 bytes of text, such as a
-    /// proxy's own configuration error.
+    /// What went wrong, for a person: 1 to 2048 characters, not only white
+    /// space, such as a proxy's own configuration error.
     #[cfg_attr(
         feature = "server",
         schema(required = true, min_length = 1, max_length = 2048)

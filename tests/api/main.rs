@@ -11,6 +11,7 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod ack_failures;
 mod acks;
 mod auth;
 mod cluster;
