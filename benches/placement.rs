@@ -1,5 +1,6 @@
 //! Placement core benchmarks: lookup per algorithm and cluster size (with
-//! the `hashring` crate as an outside baseline), and the build, incremental
+//! the `hashring` crate as an outside baseline, and each key hash alone
+//! for `ring` and the proxy modes), and the build, incremental
 //! change, ownership and diff of a 10,000-node × 160-point ring, and a
 //! `jump` ring of 5 nodes at the maximum weight (preference lists and the
 //! change path on 5,000,000 buckets).
@@ -16,12 +17,32 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
-use ringd::placement::{Algorithm, Node, NodeId, Placement, RingConfig};
+use ringd::placement::{Address, Algorithm, Node, NodeId, Placement, RingConfig};
 use ringd::ring::BucketOrder;
 
 fn nodes(n: usize) -> Vec<Node> {
     (0..n)
         .map(|i| Node::new(NodeId::new(format!("node-{i:05}")).unwrap()))
+        .collect()
+}
+
+/// `nodes(n)`, each with a distinct address `10.0.x.y:11211` (up to
+/// 64,000 nodes). `nginx` and `twemproxy` place a node by its `host:port`
+/// (a build without one fails with `MissingAddress`), and at port 11211
+/// twemproxy names a server by its host alone, so the names are distinct
+/// too. Every other algorithm, `haproxy` included (it places by server
+/// id), ignores the address: its placement and encoding are those of
+/// `nodes`, so all algorithms share this one list. IPv4 hosts, because
+/// twemproxy takes no IPv6.
+fn addressed_nodes(n: usize) -> Vec<Node> {
+    assert!(n <= 256 * 250, "10.0.x.y runs out of hosts");
+    nodes(n)
+        .into_iter()
+        .enumerate()
+        .map(|(i, node)| {
+            let address = format!("10.0.{}.{}:11211", i / 250, i % 250 + 1);
+            node.with_address(Address::new(address).unwrap())
+        })
         .collect()
 }
 
@@ -46,7 +67,7 @@ fn lookup(c: &mut Criterion) {
         })
     });
     for n in [10, 100, 1_000, 10_000] {
-        let ns = nodes(n);
+        let ns = addressed_nodes(n);
         for alg in Algorithm::ALL {
             let p = Placement::build(&RingConfig::new(alg), &ns).unwrap();
             let mut i = 0usize;
@@ -68,6 +89,26 @@ fn lookup(c: &mut Criterion) {
             b.iter(|| {
                 i = (i + 1) & 1023;
                 black_box(ring.get(black_box(&keys[i])).map(|v| v.0))
+            })
+        });
+    }
+    // The key hash alone under `ring` and each proxy mode (xxh3, nginx's
+    // CRC-32, HAProxy's sdbm with the avalanche modifier, twemproxy's
+    // fnv1a_64), through the placement as a lookup takes it; it does not
+    // depend on the node count.
+    let ns = addressed_nodes(10);
+    for alg in [
+        Algorithm::Ring,
+        Algorithm::Nginx,
+        Algorithm::Haproxy,
+        Algorithm::Twemproxy,
+    ] {
+        let p = Placement::build(&RingConfig::new(alg), &ns).unwrap();
+        let mut i = 0usize;
+        group.bench_function(BenchmarkId::new("key-hash-only", alg.name()), |b| {
+            b.iter(|| {
+                i = (i + 1) & 1023;
+                black_box(p.key_hash(black_box(&keys[i])))
             })
         });
     }
