@@ -6,45 +6,34 @@
 //! applies; a restarted agent adopts its file; SIGTERM exits 0; refused
 //! arguments exit 2 and write nothing.
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command};
-use std::sync::mpsc::{channel, Receiver};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::support::cli::{command, ok, ringd};
+use crate::support::cli::{ok, ringd};
 use crate::support::ringd::Ringd;
+use crate::support::sync_agent::{client_when, SyncAgent};
 
-/// Far above any wait these tests expect, so only a broken agent trips it.
-const LIMIT: Duration = Duration::from_secs(20);
-
-/// A running `ringd -o json sync`, its lines read on a thread.
-struct Agent {
-    child: Child,
-    lines: Receiver<Value>,
-}
-
-impl Agent {
-    fn start(u: &str, dir: &Path, id: &str) -> Self {
-        let out = dir.join("upstream.conf");
-        let log = dir.join("reloads");
-        // Fails while `fail-check` (or `fail-reload`) exists, saying so on
-        // stderr as a proxy would; the reload logs each version it loads.
-        let check = format!(
-            "test -s \"$RINGD_FILE\" || exit 9; if [ -e {d}/fail-check ]; then echo \"nginx: [emerg] unknown directive \\\"x\\\" in $RINGD_FILE:2\" >&2; exit 1; fi",
-            d = dir.display()
-        );
-        let reload = format!(
-            "if [ -e {d}/fail-reload ]; then echo 'nginx: [error] invalid PID number \"\"' >&2; exit 1; fi; echo \"$RINGD_VERSION\" >> {log}",
-            d = dir.display(),
-            log = log.display()
-        );
-        let args = [
-            "-o",
-            "json",
-            "sync",
+/// `ringd sync cache` as nginx client `id`, with shell commands for the
+/// proxy: the check fails while `fail-check` exists, saying so on stderr
+/// as nginx would, and the reload fails while `fail-reload` exists and
+/// otherwise logs each version it loads.
+fn start_agent(u: &str, dir: &Path, id: &str) -> SyncAgent {
+    let out = dir.join("upstream.conf");
+    let log = dir.join("reloads");
+    let check = format!(
+        "test -s \"$RINGD_FILE\" || exit 9; if [ -e {d}/fail-check ]; then echo \"nginx: [emerg] unknown directive \\\"x\\\" in $RINGD_FILE:2\" >&2; exit 1; fi",
+        d = dir.display()
+    );
+    let reload = format!(
+        "if [ -e {d}/fail-reload ]; then echo 'nginx: [error] invalid PID number \"\"' >&2; exit 1; fi; echo \"$RINGD_VERSION\" >> {log}",
+        d = dir.display(),
+        log = log.display()
+    );
+    SyncAgent::start(
+        u,
+        &[
             "cache",
             "--format",
             "nginx",
@@ -56,61 +45,8 @@ impl Agent {
             &reload,
             "--client-id",
             id,
-        ];
-        let mut child = command(u, &args).spawn().unwrap();
-        let stdout = BufReader::new(child.stdout.take().unwrap());
-        let (tx, lines) = channel();
-        std::thread::spawn(move || {
-            for line in stdout.lines() {
-                let Ok(line) = line else { return };
-                let value: Value = serde_json::from_str(&line).expect("a JSON line");
-                if tx.send(value).is_err() {
-                    return;
-                }
-            }
-        });
-        Self { child, lines }
-    }
-
-    /// The next line, within [`LIMIT`].
-    fn next(&self) -> Value {
-        self.lines
-            .recv_timeout(LIMIT)
-            .expect("a line from ringd sync")
-    }
-
-    /// Skips lines until one with `event` about `version`.
-    fn until(&self, event: &str, version: u64) -> Value {
-        loop {
-            let line = self.next();
-            if line["event"] == event && line["version"] == version {
-                return line;
-            }
-        }
-    }
-
-    fn signal(&mut self, signal: &str) -> std::process::ExitStatus {
-        let sent = Command::new("kill")
-            .args([signal, &self.child.id().to_string()])
-            .status()
-            .unwrap();
-        assert!(sent.success());
-        let deadline = Instant::now() + LIMIT;
-        loop {
-            if let Some(status) = self.child.try_wait().unwrap() {
-                return status;
-            }
-            assert!(Instant::now() < deadline, "ringd sync did not exit");
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-}
-
-impl Drop for Agent {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+        ],
+    )
 }
 
 /// An nginx ring `cache` at version 3: servers a and b.
@@ -151,26 +87,9 @@ fn fingerprint(u: &str, version: u64) -> String {
         .expect("the version in the history")
 }
 
-/// The one client of `cache`, as `ringd -o json clients` lists it.
-fn client(u: &str) -> Value {
-    let list: Value = serde_json::from_str(&ok(u, &["-o", "json", "clients", "cache"])).unwrap();
-    let clients = list["clients"].as_array().unwrap();
-    assert_eq!(clients.len(), 1, "{list}");
-    clients[0].clone()
-}
-
-/// Waits until the client's entry satisfies `done` (acks are sent in the
-/// background, just after the line is printed).
-fn client_when(u: &str, done: impl Fn(&Value) -> bool) -> Value {
-    let deadline = Instant::now() + LIMIT;
-    loop {
-        let c = client(u);
-        if done(&c) {
-            return c;
-        }
-        assert!(Instant::now() < deadline, "client never got there: {c}");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+/// The one client of `cache` once it satisfies `done`.
+fn client_once(u: &str, done: impl Fn(&Value) -> bool) -> Value {
+    client_when(u, "cache", "nginx-1", done)
 }
 
 fn read(path: PathBuf) -> String {
@@ -183,7 +102,7 @@ fn each_version_is_written_checked_reloaded_then_acked_as_a_proxy() {
     let u = s.url.as_str();
     nginx_ring(u);
     let dir = tempfile::tempdir().unwrap();
-    let mut agent = Agent::start(u, dir.path(), "nginx-1");
+    let mut agent = start_agent(u, dir.path(), "nginx-1");
     let first = agent.next();
     assert_eq!(first["event"], "applied");
     assert_eq!(first["version"], 3);
@@ -192,7 +111,7 @@ fn each_version_is_written_checked_reloaded_then_acked_as_a_proxy() {
     assert_eq!(first["client_id"], "nginx-1");
     // The bytes `GET …/export` gives for the version, whole.
     assert_eq!(read(dir.path().join("upstream.conf")), export(u, 3));
-    let c = client_when(u, |c| c["version"] == 3);
+    let c = client_once(u, |c| c["version"] == 3);
     assert_eq!(c["kind"], "proxy");
     assert_eq!(c["failure"], Value::Null);
     assert_eq!(c["matches"], true);
@@ -204,7 +123,7 @@ fn each_version_is_written_checked_reloaded_then_acked_as_a_proxy() {
     ok(u, &["node", "drain", "cache", "a"]);
     agent.until("applied", 5);
     assert_eq!(read(dir.path().join("upstream.conf")), export(u, 5));
-    client_when(u, |c| c["version"] == 5 && c["on_latest"] == true);
+    client_once(u, |c| c["version"] == 5 && c["on_latest"] == true);
     // Every version reloaded once, in order (4 may be skipped when 5
     // arrives first; never reloaded twice).
     let reloads = read(dir.path().join("reloads"));
@@ -226,7 +145,7 @@ fn a_failing_check_or_reload_keeps_the_old_file_and_shows_the_failure() {
     let u = s.url.as_str();
     nginx_ring(u);
     let dir = tempfile::tempdir().unwrap();
-    let agent = Agent::start(u, dir.path(), "nginx-1");
+    let agent = start_agent(u, dir.path(), "nginx-1");
     agent.until("applied", 3);
     let v3 = export(u, 3);
 
@@ -243,7 +162,7 @@ fn a_failing_check_or_reload_keeps_the_old_file_and_shows_the_failure() {
     assert_eq!(failed["error"], error.as_str());
     assert_eq!(failed["kept"], 3);
     assert_eq!(read(dir.path().join("upstream.conf")), v3);
-    let c = client_when(u, |c| c["failure"] != Value::Null);
+    let c = client_once(u, |c| c["failure"] != Value::Null);
     assert_eq!(c["version"], 3);
     assert_eq!(c["lag"], 1);
     assert_eq!(c["failure"]["version"], 4);
@@ -269,7 +188,7 @@ fn a_failing_check_or_reload_keeps_the_old_file_and_shows_the_failure() {
     std::fs::remove_file(dir.path().join("fail-reload")).unwrap();
     agent.until("applied", 4);
     assert_eq!(read(dir.path().join("upstream.conf")), export(u, 4));
-    let c = client_when(u, |c| c["version"] == 4);
+    let c = client_once(u, |c| c["version"] == 4);
     assert_eq!(c["failure"], Value::Null);
     assert_eq!(read(dir.path().join("reloads")), "3\n4\n");
 }
@@ -280,14 +199,15 @@ fn a_killed_agent_leaves_a_whole_file_and_its_successor_adopts_it() {
     let u = s.url.as_str();
     nginx_ring(u);
     let dir = tempfile::tempdir().unwrap();
-    let mut agent = Agent::start(u, dir.path(), "nginx-1");
+    let mut agent = start_agent(u, dir.path(), "nginx-1");
     agent.until("applied", 3);
     assert_eq!(agent.signal("-KILL").code(), None);
     assert_eq!(read(dir.path().join("upstream.conf")), export(u, 3));
 
-    // The successor finds version 3 in the file: it acks it without
-    // rewriting or reloading, then follows the ring as before.
-    let agent = Agent::start(u, dir.path(), "nginx-1");
+    // The successor finds version 3 in the file: it checks and reloads
+    // it as it is (the agent may have died before the reload) and acks
+    // it, then follows the ring as before.
+    let agent = start_agent(u, dir.path(), "nginx-1");
     ok(
         u,
         &["node", "add", "cache", "c", "--address", "10.0.0.3:80"],
@@ -297,14 +217,14 @@ fn a_killed_agent_leaves_a_whole_file_and_its_successor_adopts_it() {
         (&line["event"], &line["version"]),
         (&Value::from("applied"), &Value::from(4))
     );
-    assert_eq!(read(dir.path().join("reloads")), "3\n4\n");
-    client_when(u, |c| c["version"] == 4);
+    assert_eq!(read(dir.path().join("reloads")), "3\n3\n4\n");
+    client_once(u, |c| c["version"] == 4);
     drop(agent);
 
     // Killed at arbitrary moments while versions arrive: the file is
     // always one version's export, whole, whatever the moment.
     for i in 0..20u64 {
-        let mut agent = Agent::start(u, dir.path(), "nginx-1");
+        let mut agent = start_agent(u, dir.path(), "nginx-1");
         ok(
             u,
             &[

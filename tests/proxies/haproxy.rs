@@ -22,7 +22,7 @@ use ringd::ring::proxy_config::{self, ExportOptions, ExportSettings, ProxyFormat
 use ringd::ring::{ChangeOp, NodeRecord, RequestedOp, RingName, Role, Snapshot};
 use time::OffsetDateTime;
 
-use super::support::{free_port, one_test_at_a_time, KeyClient, Rng, Running};
+use super::loopback::{free_port, one_test_at_a_time, KeyClient, Rng, Running};
 
 const KEYS_PER_SET: usize = 20_000;
 

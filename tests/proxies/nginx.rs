@@ -15,7 +15,7 @@ use ringd::placement::{Address, Algorithm, Node, NodeId, Placement, RingConfig, 
 use ringd::ring::proxy_config::{self, ExportOptions, ExportSettings, ProxyFormat};
 use ringd::ring::RingName;
 
-use super::support::{free_port, is_free, one_test_at_a_time, KeyClient, Rng, Running};
+use super::loopback::{free_port, is_free, one_test_at_a_time, KeyClient, Rng, Running};
 
 /// Keys sent through each node set's upstream.
 const KEYS_PER_SET: usize = 20_000;
@@ -125,7 +125,7 @@ fn colliding() -> (NodeSet, u32) {
 /// A key as nginx passes it to the hash untouched: 1 to 2,000 bytes of
 /// anything but NUL, CR and LF (which end a header line), bytes above
 /// 0x7F included, with no space or tab at either end (nginx trims them).
-fn key(rng: &mut Rng) -> Vec<u8> {
+pub(super) fn key(rng: &mut Rng) -> Vec<u8> {
     let len = match rng.below(10) {
         0 => 200 + rng.below(1_800),
         1..=3 => 1 + rng.below(8),
@@ -178,7 +178,7 @@ fn keys_for(placement: &Placement, seed: u64, arc_end: Option<u32>) -> Vec<Vec<u
     keys
 }
 
-fn nginx(dir: &Path, name: &str, http: &str) -> (Command, std::path::PathBuf) {
+pub(super) fn nginx(dir: &Path, name: &str, http: &str) -> (Command, std::path::PathBuf) {
     let prefix = dir.join(name);
     std::fs::create_dir_all(&prefix).expect("a prefix");
     let p = prefix.display();

@@ -23,7 +23,7 @@ use ringd::placement::{
 use ringd::ring::proxy_config::{self, ExportOptions, ExportSettings, ProxyFormat};
 use ringd::ring::RingName;
 
-use super::support::{free_port, is_free, one_test_at_a_time, Rng, Running};
+use super::loopback::{free_port, is_free, one_test_at_a_time, Rng, Running};
 
 /// Keys sent through nutcracker per node set.
 const KEYS: usize = 20_000;

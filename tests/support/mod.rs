@@ -2,7 +2,7 @@
 //! process, or in this process), typed HTTP requests, the problem
 //! assertion, the SSE reader, the etcd processes and two instances on one
 //! etcd, the CLI's golden-file checks, `ringd follow` client processes and
-//! the rollout checks they serve, a double of the server's read routes,
+//! the rollout checks they serve, `ringd sync` agents, a double of the server's read routes,
 //! and a forwarding proxy to put in front of a server. Each test binary
 //! declares this module once; the client-only build gets the parts it can
 //! compile.
@@ -33,3 +33,5 @@ pub(crate) mod ringd;
 pub(crate) mod rollouts;
 #[cfg(feature = "server")]
 pub(crate) mod sse;
+#[cfg(feature = "server")]
+pub(crate) mod sync_agent;

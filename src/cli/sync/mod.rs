@@ -132,7 +132,7 @@ pub async fn run(ctx: &Context, a: SyncArgs) -> Result<(), CliError> {
         on: None,
         failed: None,
     };
-    agent.adopt_file(&client)?;
+    agent.adopt_file(&client).await?;
     let mut events = client.subscribe();
     let stop = crate::server::shutdown_signal();
     tokio::pin!(stop);
@@ -191,18 +191,31 @@ struct Agent {
 
 impl Agent {
     /// A file this agent wrote before (a restart) names the version the
-    /// proxy runs: ack it at once, so the proxy is counted before the
-    /// first new version arrives.
-    fn adopt_file(&mut self, client: &RingClient) -> Result<(), CliError> {
+    /// proxy should run. The agent may have died between writing it and
+    /// the reload, so it checks and reloads that file as it is, and acks
+    /// its version once both succeed: the proxy is counted before the
+    /// first new version arrives, and never for a file it did not load.
+    /// If either fails, the first version the agent sees is applied as
+    /// any other.
+    async fn adopt_file(&mut self, client: &RingClient) -> Result<(), CliError> {
         let bytes = self.file.read().map_err(|e| self.io_refusal(&e))?;
         let format = self.options.format().name();
-        if let Some((version, fingerprint)) = bytes
+        let Some((version, fingerprint)) = bytes
             .as_deref()
             .and_then(|b| rendered_version(b, self.ring.as_str(), format))
-        {
-            client.confirm(version, fingerprint)?;
-            self.on = Some((version, fingerprint));
+        else {
+            return Ok(());
+        };
+        if let Err(error) = self.check_and_reload(version, fingerprint).await {
+            say(&format!(
+                "the proxy did not load v{version} from {} again: {}",
+                self.file.path().display(),
+                escape(&error)
+            ));
+            return Ok(());
         }
+        client.confirm(version, fingerprint)?;
+        self.on = Some((version, fingerprint));
         Ok(())
     }
 
@@ -264,19 +277,9 @@ impl Agent {
         self.file
             .replace(text.as_bytes())
             .map_err(|e| format!("cannot write {}: {e}", self.file.path().display()))?;
-        let env = [
-            ("RINGD_RING", self.ring.to_string()),
-            ("RINGD_VERSION", view.version().to_string()),
-            ("RINGD_FINGERPRINT", view.fingerprint().to_string()),
-            ("RINGD_FILE", self.file.path().display().to_string()),
-        ];
-        let mut outcome = Ok(());
-        if let Some(check) = &self.check {
-            outcome = check.run(&env, self.timeout).await;
-        }
-        if outcome.is_ok() {
-            outcome = self.reload.run(&env, self.timeout).await;
-        }
+        let outcome = self
+            .check_and_reload(view.version(), view.fingerprint())
+            .await;
         if let Err(error) = outcome {
             return Err(match self.file.restore(previous.as_deref()) {
                 Ok(()) => error,
@@ -287,6 +290,20 @@ impl Agent {
             });
         }
         Ok(())
+    }
+
+    /// Runs the check, then the reload, on the file as it is.
+    async fn check_and_reload(&self, version: u64, fingerprint: Fingerprint) -> Result<(), String> {
+        let env = [
+            ("RINGD_RING", self.ring.to_string()),
+            ("RINGD_VERSION", version.to_string()),
+            ("RINGD_FINGERPRINT", fingerprint.to_string()),
+            ("RINGD_FILE", self.file.path().display().to_string()),
+        ];
+        if let Some(check) = &self.check {
+            check.run(&env, self.timeout).await?;
+        }
+        self.reload.run(&env, self.timeout).await
     }
 
     fn print_applied(&self, view: &RingView, took: Duration) -> Result<(), CliError> {

@@ -1,0 +1,185 @@
+//! The real nginx kept on the ring by `ringd sync`: an nginx whose
+//! `http` block includes the file the agent writes, checked with `nginx
+//! -t` and reloaded with SIGHUP, in front of loopback servers that answer
+//! with their own address. Every version the agent acks is checked key
+//! by key through it.
+
+use std::net::{Ipv4Addr, SocketAddrV4};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use super::backends::http_backends;
+use super::loopback::{free_port, one_test_at_a_time, KeyClient, Rng, Running};
+use super::nginx::key;
+use super::sync_cases;
+use super::sync_driver::{drive, node, Proxy, Synced};
+
+/// nginx in master-worker mode, as a distribution runs it, on loopback.
+struct Nginx {
+    prefix: PathBuf,
+    front: SocketAddrV4,
+    process: Option<Running>,
+}
+
+impl Nginx {
+    fn new(dir: &Path) -> Self {
+        let prefix = dir.join("proxy");
+        std::fs::create_dir_all(&prefix).expect("a prefix");
+        Self {
+            prefix,
+            front: SocketAddrV4::new(Ipv4Addr::LOCALHOST, free_port(Ipv4Addr::LOCALHOST)),
+            process: None,
+        }
+    }
+
+    /// `nginx` with this prefix and configuration, then `args`.
+    fn command_line(&self, args: &str) -> String {
+        let p = self.prefix.display();
+        format!("nginx -p {p} -c {p}/nginx.conf -e {p}/error.log {args}")
+    }
+}
+
+impl Proxy for Nginx {
+    fn format(&self) -> &'static str {
+        "nginx"
+    }
+
+    fn export_args(&self) -> Vec<String> {
+        vec!["--keepalive".into(), "16".into()]
+    }
+
+    fn check_command(&self) -> String {
+        self.command_line("-t -q")
+    }
+
+    fn reload_command(&self) -> String {
+        format!("sh {}/reload.sh", self.prefix.display())
+    }
+
+    fn start(&mut self, file: &Path) {
+        let p = self.prefix.display();
+        let conf = format!(
+            "daemon off;\nworker_processes 2;\npid {p}/nginx.pid;\n\
+             error_log {p}/error.log warn;\nevents {{ worker_connections 1024; }}\n\
+             http {{\n    access_log off;\n    client_body_temp_path {p}/body;\n\
+             proxy_temp_path {p}/proxy;\n    fastcgi_temp_path {p}/fastcgi;\n\
+             uwsgi_temp_path {p}/uwsgi;\n    scgi_temp_path {p}/scgi;\n\
+             include {file};\n    server {{ listen {front}; location / {{ proxy_pass http://cache; \
+             proxy_http_version 1.1; proxy_set_header Connection \"\"; \
+             proxy_next_upstream off; }} }}\n}}\n",
+            file = file.display(),
+            front = self.front,
+        );
+        std::fs::write(self.prefix.join("nginx.conf"), conf).expect("the config");
+        // `nginx -s reload` returns once the signal is sent, before the
+        // new workers take over; this waits until the old workers are gone,
+        // so that an ack means every answer comes from the new file.
+        let reload = format!(
+            "master=$(cat {p}/nginx.pid) || exit 1\n\
+             old=$(pgrep -P \"$master\")\n\
+             {} -s reload || exit 1\n\
+             for _ in $(seq 1000); do\n\
+             \x20 left=''; for w in $old; do kill -0 \"$w\" 2>/dev/null && left=\"$left $w\"; done\n\
+             \x20 [ -z \"$left\" ] && exit 0\n\
+             \x20 sleep 0.01\n\
+             done\n\
+             echo \"nginx workers$left still serve the previous configuration\" >&2; exit 1\n",
+            self.command_line("")
+        );
+        std::fs::write(self.prefix.join("reload.sh"), reload).expect("the reload script");
+        let mut cmd = Command::new("sh");
+        cmd.arg("-c").arg(format!("exec {}", self.command_line("")));
+        let log = self.prefix.join("output.log");
+        let mut process = Running::start("proxy nginx (see .ci/setup)", cmd, &log);
+        process.wait_listening(&[self.front], &self.prefix.join("error.log"));
+        self.process = Some(process);
+    }
+
+    fn keys(&self, seed: u64) -> Vec<Vec<u8>> {
+        let mut rng = Rng::new(seed);
+        (0..super::sync_driver::KEYS)
+            .map(|_| key(&mut rng))
+            .collect()
+    }
+
+    fn answers(&mut self, keys: &[Vec<u8>]) -> Vec<String> {
+        // Fresh connections for each version, over four threads.
+        let front = self.front;
+        std::thread::scope(|s| {
+            let handles: Vec<_> = keys
+                .chunks(keys.len().div_ceil(4))
+                .map(|chunk| {
+                    s.spawn(move || {
+                        let mut client = KeyClient::new(front, "X-Ringd-Key");
+                        chunk.iter().map(|k| client.ask(k)).collect::<Vec<_>>()
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .flat_map(|h| h.join().expect("a client thread"))
+                .collect()
+        })
+    }
+}
+
+/// A synced nginx on the first of 42 backends (`n00`, weight 3); the
+/// backends and their addresses, which outlive it.
+fn synced(reload_prefix: &str) -> (Synced<Nginx>, Backends, Vec<String>) {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let (process, addresses) = http_backends(dir.path(), 42);
+    let proxy = Nginx::new(dir.path());
+    let s = Synced::start(
+        proxy,
+        serde_json::json!({}),
+        vec![node("n00", &addresses[0], 3)],
+        reload_prefix,
+    );
+    (s, (process, dir), addresses)
+}
+
+/// The backend nginx and the directory of both nginx processes.
+type Backends = (Running, tempfile::TempDir);
+
+#[test]
+fn nginx_follows_every_version_ringd_sync_acks() {
+    let _one = one_test_at_a_time();
+    let (mut s, _backends, addresses) = synced("");
+    // nginx knows a server by its address alone: the replacement that
+    // keeps n08's keys takes over its address.
+    drive(&mut s, &addresses, (addresses[8].clone(), None));
+    sync_cases::bad_nodes_change_nothing(
+        &mut s,
+        &[
+            ("address", "cache x:80"),
+            ("address", "10.0.0.9:80; server evil:80"),
+            ("address", "unix:/run/cache.sock"),
+            ("hash_key", "a\nb"),
+        ],
+    );
+    println!(
+        "nginx through ringd sync: {} keys, 0 disagreements",
+        s.checked
+    );
+}
+
+#[test]
+fn nginx_refusing_a_version_keeps_the_old_file_and_a_killed_agent_leaves_a_whole_one() {
+    let _one = one_test_at_a_time();
+    let (mut s, _backends, addresses) = synced("");
+    sync_cases::failing_check(
+        &mut s,
+        &addresses,
+        "host not found in upstream \"cache-x.invalid:80\"",
+    );
+    sync_cases::killed_agents(&mut s, &addresses);
+}
+
+#[test]
+fn a_rollout_step_waits_for_nginx_to_reload() {
+    let _one = one_test_at_a_time();
+    let hold = std::env::temp_dir().join(format!("ringd-hold-nginx-{}", std::process::id()));
+    let prefix = format!("while [ -e {} ]; do sleep 0.05; done; ", hold.display());
+    let (mut s, _backends, addresses) = synced(&prefix);
+    sync_cases::gated_rollout(&mut s, &addresses, &hold);
+}
