@@ -31,22 +31,23 @@ pub mod bounded;
 mod builder;
 mod error;
 mod events;
+mod handoff;
 pub mod http;
 mod member;
 mod router;
 mod settings;
+mod shared;
 pub mod sse;
+mod status;
 mod table_fetch;
 #[cfg(feature = "tls")]
 mod tls;
 mod view;
 mod watch;
 
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use arc_swap::ArcSwapOption;
 use tokio::sync::{broadcast, watch as state};
 
 pub use crate::wire::Problem;
@@ -54,86 +55,19 @@ pub use bounded::BoundedLoad;
 pub use builder::ClientBuilder;
 pub use error::ClientError;
 pub use events::{DiffSummary, RingEvent, VersionChange};
+pub use handoff::Handoff;
 pub use http::{Endpoints, EndpointsBuilder};
 pub use member::{Member, MemberBuilder, MemberState, MemberStatus};
 pub use router::Router;
 pub use settings::WatchMode;
+use shared::Shared;
+pub use status::{Status, Transport};
 #[cfg(feature = "tls")]
 pub use tls::TlsSettings;
 pub use view::RingView;
 
 use crate::placement::NodeId;
 use crate::ring::RingName;
-
-/// How the client currently hears about new versions.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Transport {
-    /// Not connected (starting, or between attempts).
-    Connecting,
-    /// A Server-Sent Events stream.
-    Sse,
-    /// Repeated long-polls.
-    LongPoll,
-}
-
-/// What the client's watch is doing, for health checks and tests.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Status {
-    /// The version routed on, if any.
-    pub version: Option<u64>,
-    /// The newest version the server has acknowledged receiving an ack for.
-    pub acked: Option<u64>,
-    /// The server said the ring was deleted (and no new one has appeared).
-    pub deleted: bool,
-    /// How new versions arrive.
-    pub transport: Transport,
-    /// The server the watch is connected to, if any.
-    pub server: Option<String>,
-    /// The most recent failure (connection, refusal or verification).
-    pub last_error: Option<String>,
-    /// `table` rings: versions built by downloading the whole table.
-    pub table_downloads: u64,
-    /// `table` rings: versions built from the previous one and the
-    /// version's moves, without a download.
-    pub table_moves_applied: u64,
-}
-
-/// A key's owner in the current view and in the one before it (see
-/// [`RingClient::handoff`]). All `None` before the first version.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Handoff {
-    /// The owner now.
-    pub owner_now: Option<NodeId>,
-    /// The owner in the version applied before; `None` before a second
-    /// version, or when that version had no active node.
-    pub owner_before: Option<NodeId>,
-    /// The version routed on now.
-    pub version: Option<u64>,
-    /// The version applied before it.
-    pub version_before: Option<u64>,
-}
-
-impl Handoff {
-    /// Whether the key changed owner in the last change: then a miss on
-    /// `owner_now` may be served by `owner_before`.
-    pub fn moved(&self) -> bool {
-        self.owner_before.is_some() && self.owner_before != self.owner_now
-    }
-}
-
-/// State the background tasks write and every handle reads.
-pub(crate) struct Shared {
-    ring: RingName,
-    current: ArcSwapOption<RingView>,
-    /// The current view with the one it replaced, swapped as one, so that
-    /// [`RingClient::handoff`] never pairs views of different swaps.
-    pair: ArcSwapOption<(Arc<RingView>, Option<Arc<RingView>>)>,
-    /// Bumped after every swap of `current`, so [`Router`]s can tell with
-    /// one atomic load whether their cached view is still current.
-    generation: AtomicU64,
-    status: state::Sender<Status>,
-    events: broadcast::Sender<RingEvent>,
-}
 
 /// Aborts the background tasks when the last [`RingClient`] clone goes.
 struct Tasks(Vec<tokio::task::JoinHandle<()>>);
@@ -366,45 +300,5 @@ impl RingClient {
             Ok(Err(_)) => Err(ClientError::Closed),
             Err(_) => Err(ClientError::Timeout(timeout)),
         }
-    }
-}
-
-impl Shared {
-    fn new(ring: RingName) -> Self {
-        let (status, _) = state::channel(Status {
-            version: None,
-            acked: None,
-            deleted: false,
-            transport: Transport::Connecting,
-            server: None,
-            last_error: None,
-            table_downloads: 0,
-            table_moves_applied: 0,
-        });
-        Self {
-            ring,
-            current: ArcSwapOption::empty(),
-            pair: ArcSwapOption::empty(),
-            generation: AtomicU64::new(0),
-            status,
-            events: broadcast::channel(64).0,
-        }
-    }
-
-    /// Swaps in `view`; returns the one it replaces.
-    fn swap(&self, view: Arc<RingView>) -> Option<Arc<RingView>> {
-        let version = view.version();
-        let previous = self.current.swap(Some(view.clone()));
-        self.pair.store(Some(Arc::new((view, previous.clone()))));
-        self.generation.fetch_add(1, Ordering::Release);
-        self.status.send_modify(|s| {
-            s.version = Some(version);
-            s.deleted = false;
-            // An ack of a higher version belongs to a deleted ring's history.
-            if s.acked.is_some_and(|a| a > version) {
-                s.acked = None;
-            }
-        });
-        previous
     }
 }
