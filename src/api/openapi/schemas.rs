@@ -4,11 +4,7 @@
 //! [`crate::wire::schema`], built the same way from the validators'
 //! constants.
 
-use std::borrow::Cow;
-
 use utoipa::openapi::schema::{KnownFormat, ObjectBuilder, SchemaFormat, Type};
-use utoipa::openapi::{RefOr, Schema};
-use utoipa::{PartialSchema, ToSchema};
 
 use crate::ring::{MAX_CLIENT_ID_LEN, MAX_IDEMPOTENCY_KEY_LEN, MAX_RING_NAME_LEN};
 pub use crate::wire::duration::wait_pattern;
