@@ -143,7 +143,7 @@ impl Haproxy {
 /// Keys a header carries raw: 1 to 200 bytes (some up to 2,000) of
 /// visible ASCII, spaces, tabs, commas and bytes 0x80 to 0xFF, never
 /// starting or ending with white space (HTTP trims it).
-fn keys(seed: u64, count: usize) -> Vec<Vec<u8>> {
+pub(super) fn keys(seed: u64, count: usize) -> Vec<Vec<u8>> {
     let mut rng = Rng::new(seed);
     (0..count)
         .map(|i| {

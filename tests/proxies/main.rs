@@ -13,6 +13,7 @@ mod support;
 
 mod backends;
 mod haproxy;
+mod haproxy_sync;
 mod loopback;
 mod nginx;
 mod nginx_sync;

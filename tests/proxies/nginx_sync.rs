@@ -8,11 +8,13 @@ use std::net::{Ipv4Addr, SocketAddrV4};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use serde_json::json;
+
 use super::backends::http_backends;
 use super::loopback::{free_port, one_test_at_a_time, KeyClient, Rng, Running};
 use super::nginx::key;
 use super::sync_cases;
-use super::sync_driver::{drive, node, Proxy, Synced};
+use super::sync_driver::{drive, node, reload_script, Proxy, Synced};
 
 /// nginx in master-worker mode, as a distribution runs it, on loopback.
 struct Nginx {
@@ -71,20 +73,10 @@ impl Proxy for Nginx {
             front = self.front,
         );
         std::fs::write(self.prefix.join("nginx.conf"), conf).expect("the config");
-        // `nginx -s reload` returns once the signal is sent, before the
-        // new workers take over; this waits until the old workers are gone,
-        // so that an ack means every answer comes from the new file.
-        let reload = format!(
-            "master=$(cat {p}/nginx.pid) || exit 1\n\
-             old=$(pgrep -P \"$master\")\n\
-             {} -s reload || exit 1\n\
-             for _ in $(seq 1000); do\n\
-             \x20 left=''; for w in $old; do kill -0 \"$w\" 2>/dev/null && left=\"$left $w\"; done\n\
-             \x20 [ -z \"$left\" ] && exit 0\n\
-             \x20 sleep 0.01\n\
-             done\n\
-             echo \"nginx workers$left still serve the previous configuration\" >&2; exit 1\n",
-            self.command_line("")
+        let reload = reload_script(
+            &self.prefix.join("nginx.pid"),
+            &self.command_line("-s reload"),
+            "nginx",
         );
         std::fs::write(self.prefix.join("reload.sh"), reload).expect("the reload script");
         let mut cmd = Command::new("sh");
@@ -131,7 +123,7 @@ fn synced(reload_prefix: &str) -> (Synced<Nginx>, Backends, Vec<String>) {
     let proxy = Nginx::new(dir.path());
     let s = Synced::start(
         proxy,
-        serde_json::json!({}),
+        json!({}),
         vec![node("n00", &addresses[0], 3)],
         reload_prefix,
     );
@@ -151,10 +143,10 @@ fn nginx_follows_every_version_ringd_sync_acks() {
     sync_cases::bad_nodes_change_nothing(
         &mut s,
         &[
-            ("address", "cache x:80"),
-            ("address", "10.0.0.9:80; server evil:80"),
-            ("address", "unix:/run/cache.sock"),
-            ("hash_key", "a\nb"),
+            ("address", json!("cache x:80")),
+            ("address", json!("10.0.0.9:80; server evil:80")),
+            ("address", json!("unix:/run/cache.sock")),
+            ("hash_key", json!("a\nb")),
         ],
     );
     println!(

@@ -15,12 +15,12 @@ use crate::support::sync_agent::{client_entry, client_when, LIMIT};
 /// Each `(field, value)` written into a node is refused with 400 naming
 /// the field; the ring, the file, the agent's ack and the proxy's
 /// placement stay as they were.
-pub(super) fn bad_nodes_change_nothing<P: Proxy>(s: &mut Synced<P>, cases: &[(&str, &str)]) {
+pub(super) fn bad_nodes_change_nothing<P: Proxy>(s: &mut Synced<P>, cases: &[(&str, Value)]) {
     let version = s.version();
     let text = s.file_text();
     for (field, value) in cases {
         let mut body = json!({"address": "127.0.0.1:9", "weight": 1});
-        body[*field] = (*value).into();
+        body[*field] = value.clone();
         let (status, problem) = s.call(Method::PUT, "/nodes/bad", body);
         assert_eq!(status, 400, "{field} {value:?}: {problem}");
         assert_eq!(problem["field"], *field, "{problem}");

@@ -47,6 +47,27 @@ pub(super) trait Proxy {
     fn answers(&mut self, keys: &[Vec<u8>]) -> Vec<String>;
 }
 
+/// A reload script for a proxy run as a master process with workers:
+/// `signal` (a shell command that may use `$master`) makes the master
+/// load the new file, and the script returns once every worker of the
+/// previous configuration has exited (10 s at most). The reload signal
+/// returns before the new workers take over; waiting for the old ones
+/// makes an ack mean that no answer comes from an older file.
+pub(super) fn reload_script(pid_file: &Path, signal: &str, proxy: &str) -> String {
+    format!(
+        "master=$(cat {pid}) || exit 1\n\
+         old=$(pgrep -P \"$master\")\n\
+         {signal} || exit 1\n\
+         for _ in $(seq 1000); do\n\
+         \x20 left=''; for w in $old; do kill -0 \"$w\" 2>/dev/null && left=\"$left $w\"; done\n\
+         \x20 [ -z \"$left\" ] && exit 0\n\
+         \x20 sleep 0.01\n\
+         done\n\
+         echo \"{proxy} workers$left still serve the previous configuration\" >&2; exit 1\n",
+        pid = pid_file.display()
+    )
+}
+
 /// A node as a change upserts it.
 pub(super) fn node(id: &str, address: &str, weight: u32) -> Value {
     json!({"op": "upsert", "node": {"id": id, "address": address, "weight": weight}})
