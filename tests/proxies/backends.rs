@@ -1,12 +1,15 @@
-//! The servers behind the proxies in the `ringd sync` tests: loopback
-//! HTTP servers (one nginx) that answer with their own address, and
-//! memcached processes.
+//! The servers behind the proxies: loopback HTTP servers (one nginx) that
+//! answer with their own address, and memcached processes with a client
+//! that asks each which keys it holds.
 
 use std::fmt::Write as _;
-use std::net::{Ipv4Addr, SocketAddrV4};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4, TcpStream};
 use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
 
-use super::loopback::{free_port, Running};
+use super::loopback::{free_port, is_free, Running};
 use super::nginx::nginx;
 
 /// One nginx listening on `count` addresses spread over 127.0.0.1 to
@@ -29,4 +32,116 @@ pub(super) fn http_backends(dir: &Path, count: usize) -> (Running, Vec<String>) 
     let mut process = Running::start("backend nginx (see .ci/setup)", cmd, &log);
     process.wait_listening(&listens, &dir.join("backends/error.log"));
     (process, listens.iter().map(ToString::to_string).collect())
+}
+
+/// A memcached on `addr` (killed when dropped), its output in `log`.
+pub(super) fn memcached(addr: SocketAddr, log: &Path) -> Running {
+    let mut cmd = Command::new("memcached");
+    cmd.args(["-l", &addr.ip().to_string(), "-p", &addr.port().to_string()])
+        .args(["-U", "0", "-m", "64", "-t", "1"]);
+    if running_as_root() {
+        cmd.args(["-u", "root"]);
+    }
+    let mut process = Running::start("memcached (see .ci/setup)", cmd, log);
+    process.wait_listening(&[v4(addr)], log);
+    process
+}
+
+/// A loopback address whose port 11211 is free, from 127.0.0.`first` on.
+pub(super) fn host_with_11211_free(first: u8) -> Ipv4Addr {
+    (first..=250)
+        .map(|x| Ipv4Addr::new(127, 0, 0, x))
+        .find(|&ip| is_free(ip, 11211))
+        .expect("a loopback address with port 11211 free")
+}
+
+fn running_as_root() -> bool {
+    std::fs::read_to_string("/proc/self/status").is_ok_and(|s| {
+        s.lines()
+            .find(|l| l.starts_with("Uid:"))
+            .and_then(|l| l.split_whitespace().nth(2))
+            == Some("0")
+    })
+}
+
+pub(super) fn v4(addr: SocketAddr) -> SocketAddrV4 {
+    match addr {
+        SocketAddr::V4(a) => a,
+        SocketAddr::V6(_) => unreachable!("loopback IPv4 only"),
+    }
+}
+
+/// A memcached text-protocol connection.
+pub(super) struct Memcache {
+    reader: BufReader<TcpStream>,
+    writer: TcpStream,
+}
+
+impl Memcache {
+    pub(super) fn connect(addr: SocketAddr) -> Self {
+        let s = TcpStream::connect(addr).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+        Self {
+            reader: BufReader::new(s.try_clone().unwrap()),
+            writer: s,
+        }
+    }
+
+    fn line(&mut self) -> Vec<u8> {
+        let mut l = Vec::new();
+        self.reader.read_until(b'\n', &mut l).unwrap();
+        assert!(l.ends_with(b"\r\n"), "truncated reply {l:?}");
+        l.truncate(l.len() - 2);
+        l
+    }
+
+    /// Empties it.
+    pub(super) fn flush_all(&mut self) {
+        self.writer.write_all(b"flush_all\r\n").unwrap();
+        assert_eq!(self.line(), b"OK");
+    }
+
+    /// `set`s every key (value `x`), pipelined in batches.
+    pub(super) fn set_all(&mut self, keys: &[Vec<u8>]) {
+        for batch in keys.chunks(500) {
+            let mut out = Vec::new();
+            for k in batch {
+                out.extend_from_slice(b"set ");
+                out.extend_from_slice(k);
+                out.extend_from_slice(b" 0 0 1\r\nx\r\n");
+            }
+            self.writer.write_all(&out).unwrap();
+            for k in batch {
+                let l = self.line();
+                assert_eq!(l, b"STORED", "set {:?}", String::from_utf8_lossy(k));
+            }
+        }
+    }
+
+    /// Which of `keys` this memcached holds, by multi-key `get`s.
+    pub(super) fn held(&mut self, keys: &[Vec<u8>]) -> Vec<Vec<u8>> {
+        let mut held = Vec::new();
+        for batch in keys.chunks(20) {
+            let mut out = b"get".to_vec();
+            for k in batch {
+                out.push(b' ');
+                out.extend_from_slice(k);
+            }
+            out.extend_from_slice(b"\r\n");
+            self.writer.write_all(&out).unwrap();
+            loop {
+                let l = self.line();
+                if l == b"END" {
+                    break;
+                }
+                let rest = l.strip_prefix(b"VALUE ").expect("VALUE or END");
+                let end = rest.iter().position(|&b| b == b' ').unwrap();
+                held.push(rest[..end].to_vec());
+                let mut value = [0u8; 3];
+                self.reader.read_exact(&mut value).unwrap();
+                assert_eq!(&value, b"x\r\n");
+            }
+        }
+        held
+    }
 }

@@ -20,3 +20,4 @@ mod nginx_sync;
 mod sync_cases;
 mod sync_driver;
 mod twemproxy;
+mod twemproxy_sync;

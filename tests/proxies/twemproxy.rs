@@ -11,10 +11,8 @@
 //! `.ci/setup --test` installs both programs.
 
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4, TcpStream};
+use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4};
 use std::process::Command;
-use std::time::Duration;
 
 use ringd::placement::{
     Address, Algorithm, HashFunction, HashKey, HashTag, Node, NodeId, Placement, RingConfig, Weight,
@@ -23,34 +21,11 @@ use ringd::placement::{
 use ringd::ring::proxy_config::{self, ExportOptions, ExportSettings, ProxyFormat};
 use ringd::ring::RingName;
 
-use super::loopback::{free_port, is_free, one_test_at_a_time, Rng, Running};
+use super::backends::{host_with_11211_free, memcached, Memcache};
+use super::loopback::{free_port, one_test_at_a_time, Rng, Running};
 
 /// Keys sent through nutcracker per node set.
-const KEYS: usize = 20_000;
-
-/// A loopback address whose port 11211 is free, from 127.0.0.`first` on.
-fn host_with_11211_free(first: u8) -> Ipv4Addr {
-    (first..=250)
-        .map(|x| Ipv4Addr::new(127, 0, 0, x))
-        .find(|&ip| is_free(ip, 11211))
-        .expect("a loopback address with port 11211 free")
-}
-
-fn running_as_root() -> bool {
-    std::fs::read_to_string("/proc/self/status").is_ok_and(|s| {
-        s.lines()
-            .find(|l| l.starts_with("Uid:"))
-            .and_then(|l| l.split_whitespace().nth(2))
-            == Some("0")
-    })
-}
-
-fn v4(addr: SocketAddr) -> SocketAddrV4 {
-    match addr {
-        SocketAddr::V4(a) => a,
-        SocketAddr::V6(_) => unreachable!("loopback IPv4 only"),
-    }
-}
+pub(super) const KEYS: usize = 20_000;
 
 /// A server of a node set: where its memcached listens, its weight, and
 /// the name written after the weight, if any (the node's `hash_key`).
@@ -88,79 +63,10 @@ fn nodes_of(servers: &[Server]) -> Vec<Node> {
         .collect()
 }
 
-/// A memcached text-protocol connection.
-struct Memcache {
-    reader: BufReader<TcpStream>,
-    writer: TcpStream,
-}
-
-impl Memcache {
-    fn connect(addr: SocketAddr) -> Self {
-        let s = TcpStream::connect(addr).unwrap();
-        s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
-        Self {
-            reader: BufReader::new(s.try_clone().unwrap()),
-            writer: s,
-        }
-    }
-
-    fn line(&mut self) -> Vec<u8> {
-        let mut l = Vec::new();
-        self.reader.read_until(b'\n', &mut l).unwrap();
-        assert!(l.ends_with(b"\r\n"), "truncated reply {l:?}");
-        l.truncate(l.len() - 2);
-        l
-    }
-
-    /// `set`s every key (value `x`), pipelined in batches.
-    fn set_all(&mut self, keys: &[Vec<u8>]) {
-        for batch in keys.chunks(500) {
-            let mut out = Vec::new();
-            for k in batch {
-                out.extend_from_slice(b"set ");
-                out.extend_from_slice(k);
-                out.extend_from_slice(b" 0 0 1\r\nx\r\n");
-            }
-            self.writer.write_all(&out).unwrap();
-            for k in batch {
-                let l = self.line();
-                assert_eq!(l, b"STORED", "set {:?}", String::from_utf8_lossy(k));
-            }
-        }
-    }
-
-    /// Which of `keys` this memcached holds, by multi-key `get`s.
-    fn held(&mut self, keys: &[Vec<u8>]) -> Vec<Vec<u8>> {
-        let mut held = Vec::new();
-        for batch in keys.chunks(20) {
-            let mut out = b"get".to_vec();
-            for k in batch {
-                out.push(b' ');
-                out.extend_from_slice(k);
-            }
-            out.extend_from_slice(b"\r\n");
-            self.writer.write_all(&out).unwrap();
-            loop {
-                let l = self.line();
-                if l == b"END" {
-                    break;
-                }
-                let rest = l.strip_prefix(b"VALUE ").expect("VALUE or END");
-                let end = rest.iter().position(|&b| b == b' ').unwrap();
-                held.push(rest[..end].to_vec());
-                let mut value = [0u8; 3];
-                self.reader.read_exact(&mut value).unwrap();
-                assert_eq!(&value, b"x\r\n");
-            }
-        }
-        held
-    }
-}
-
 /// The keys of one node set: short and long (to memcached's 250 bytes),
 /// ASCII and bytes above 0x7F, with and without `{tags}`; never a space or
 /// a control byte, which the text protocol cannot carry.
-fn keys(seed: u64) -> Vec<Vec<u8>> {
+pub(super) fn keys(seed: u64) -> Vec<Vec<u8>> {
     let mut rng = Rng::new(seed);
     let mut next = move || rng.next_u64();
     let printable = |r: u64, high: bool| -> u8 {
@@ -211,21 +117,10 @@ fn check(label: &str, config: &RingConfig, servers: &[Server], keys: &[Vec<u8>])
     // Each process is killed when dropped, also when an assertion fails.
     let mut processes = Vec::new();
     for (i, s) in servers.iter().enumerate() {
-        let mut cmd = Command::new("memcached");
-        cmd.args([
-            "-l",
-            &s.addr.ip().to_string(),
-            "-p",
-            &s.addr.port().to_string(),
-        ])
-        .args(["-U", "0", "-m", "64", "-t", "1"]);
-        if running_as_root() {
-            cmd.args(["-u", "root"]);
-        }
-        let log = dir.path().join(format!("memcached-{i}.log"));
-        let mut memcached = Running::start("memcached (see .ci/setup)", cmd, &log);
-        memcached.wait_listening(&[v4(s.addr)], &log);
-        processes.push(memcached);
+        processes.push(memcached(
+            s.addr,
+            &dir.path().join(format!("memcached-{i}.log")),
+        ));
     }
     let listen = SocketAddrV4::new(Ipv4Addr::LOCALHOST, free_port(Ipv4Addr::LOCALHOST));
     let conf = dir.path().join("nutcracker.yml");
