@@ -10,7 +10,6 @@ use std::process::Command;
 use std::time::Duration;
 
 use super::loopback::{free_port, is_free, Running};
-use super::nginx::nginx;
 
 /// One nginx listening on `count` addresses spread over 127.0.0.1 to
 /// 127.0.0.8, each answering every request with its own `host:port`;
@@ -32,6 +31,33 @@ pub(super) fn http_backends(dir: &Path, count: usize) -> (Running, Vec<String>) 
     let mut process = Running::start("backend nginx (see .ci/setup)", cmd, &log);
     process.wait_listening(&listens, &dir.join("backends/error.log"));
     (process, listens.iter().map(ToString::to_string).collect())
+}
+
+/// nginx in the foreground without a master process, on `http` (the
+/// inside of its `http` block), with every path under `dir/name`: the
+/// command, and where its output goes.
+pub(super) fn nginx(dir: &Path, name: &str, http: &str) -> (Command, std::path::PathBuf) {
+    let prefix = dir.join(name);
+    std::fs::create_dir_all(&prefix).expect("a prefix");
+    let p = prefix.display();
+    let conf = format!(
+        "daemon off;\nmaster_process off;\npid {p}/nginx.pid;\nerror_log {p}/error.log warn;\n\
+         worker_rlimit_nofile 8192;\nevents {{ worker_connections 4096; }}\n\
+         http {{\n    access_log off;\n    keepalive_requests 1000000;\n\
+         client_body_temp_path {p}/body;\n    proxy_temp_path {p}/proxy;\n\
+         fastcgi_temp_path {p}/fastcgi;\n    uwsgi_temp_path {p}/uwsgi;\n\
+         scgi_temp_path {p}/scgi;\n{http}}}\n"
+    );
+    let file = prefix.join("nginx.conf");
+    std::fs::write(&file, conf).expect("a config");
+    let mut cmd = Command::new("nginx");
+    cmd.arg("-p")
+        .arg(&prefix)
+        .arg("-c")
+        .arg(&file)
+        .arg("-e")
+        .arg(prefix.join("error.log"));
+    (cmd, prefix.join("output.log"))
 }
 
 /// A memcached on `addr` (killed when dropped), its output in `log`.
@@ -93,6 +119,37 @@ impl Memcache {
         assert!(l.ends_with(b"\r\n"), "truncated reply {l:?}");
         l.truncate(l.len() - 2);
         l
+    }
+
+    /// A connection, or `None` when it is refused.
+    #[allow(
+        dead_code,
+        reason = "only the latency load script probes a restarting proxy"
+    )]
+    pub(super) fn try_connect(addr: SocketAddr) -> Option<Self> {
+        let s = TcpStream::connect(addr).ok()?;
+        s.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
+        Some(Self {
+            reader: BufReader::new(s.try_clone().ok()?),
+            writer: s,
+        })
+    }
+
+    /// `set`s `key`; whether it was stored (not when the proxy failed it
+    /// or closed the connection).
+    #[allow(
+        dead_code,
+        reason = "only the latency load script probes a restarting proxy"
+    )]
+    pub(super) fn try_set(&mut self, key: &[u8]) -> bool {
+        let mut out = b"set ".to_vec();
+        out.extend_from_slice(key);
+        out.extend_from_slice(b" 0 0 1\r\nx\r\n");
+        if self.writer.write_all(&out).is_err() {
+            return false;
+        }
+        let mut l = Vec::new();
+        self.reader.read_until(b'\n', &mut l).is_ok() && l == b"STORED\r\n"
     }
 
     /// Empties it.

@@ -18,7 +18,7 @@ use super::sync_cases;
 use super::sync_driver::{drive, node, reload_script, Proxy, Synced, KEYS};
 
 /// `haproxy -W` on loopback.
-struct Haproxy {
+pub(crate) struct Haproxy {
     dir: PathBuf,
     front: SocketAddrV4,
     process: Option<Running>,
@@ -89,6 +89,11 @@ impl Proxy for Haproxy {
         keys(seed, KEYS)
     }
 
+    fn reaches(&mut self, key: &[u8], address: &str) -> Option<bool> {
+        let answer = KeyClient::new(self.front, "X-Ringd-Key").try_ask(key)?;
+        Some(answer == address)
+    }
+
     fn answers(&mut self, keys: &[Vec<u8>]) -> Vec<String> {
         // Fresh connections for each version, over four threads.
         let front = self.front;
@@ -111,11 +116,11 @@ impl Proxy for Haproxy {
 }
 
 /// The backend nginx and the directory of it and HAProxy.
-type Backends = (Running, tempfile::TempDir);
+pub(crate) type Backends = (Running, tempfile::TempDir);
 
 /// A synced HAProxy on the first of 42 backends (`n00`, weight 3); the
 /// backends and their addresses, which outlive it.
-fn synced(reload_prefix: &str) -> (Synced<Haproxy>, Backends, Vec<String>) {
+pub(crate) fn synced(reload_prefix: &str) -> (Synced<Haproxy>, Backends, Vec<String>) {
     let dir = tempfile::tempdir().expect("a temporary directory");
     let (process, addresses) = http_backends(dir.path(), 42);
     let proxy = Haproxy::new(dir.path());

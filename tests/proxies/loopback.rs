@@ -146,7 +146,9 @@ impl KeyClient {
         panic!("no answer from {} for key {key:?}", self.to);
     }
 
-    fn try_ask(&mut self, key: &[u8]) -> Option<String> {
+    /// The answer for `key`, or `None` when the proxy closed or refused
+    /// the connection (a restarting proxy); the next call reconnects.
+    pub(crate) fn try_ask(&mut self, key: &[u8]) -> Option<String> {
         if self.conn.is_none() {
             let s = TcpStream::connect(self.to).ok()?;
             s.set_nodelay(true).ok()?;

@@ -7,14 +7,13 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::net::{Ipv4Addr, SocketAddrV4};
-use std::path::Path;
-use std::process::Command;
 
 use ringd::placement::nginx::server_points;
 use ringd::placement::{Address, Algorithm, Node, NodeId, Placement, RingConfig, Weight};
 use ringd::ring::proxy_config::{self, ExportOptions, ExportSettings, ProxyFormat};
 use ringd::ring::RingName;
 
+use super::backends::nginx;
 use super::loopback::{free_port, is_free, one_test_at_a_time, KeyClient, Rng, Running};
 
 /// Keys sent through each node set's upstream.
@@ -176,30 +175,6 @@ fn keys_for(placement: &Placement, seed: u64, arc_end: Option<u32>) -> Vec<Vec<u
         }
     }
     keys
-}
-
-pub(super) fn nginx(dir: &Path, name: &str, http: &str) -> (Command, std::path::PathBuf) {
-    let prefix = dir.join(name);
-    std::fs::create_dir_all(&prefix).expect("a prefix");
-    let p = prefix.display();
-    let conf = format!(
-        "daemon off;\nmaster_process off;\npid {p}/nginx.pid;\nerror_log {p}/error.log warn;\n\
-         worker_rlimit_nofile 8192;\nevents {{ worker_connections 4096; }}\n\
-         http {{\n    access_log off;\n    keepalive_requests 1000000;\n\
-         client_body_temp_path {p}/body;\n    proxy_temp_path {p}/proxy;\n\
-         fastcgi_temp_path {p}/fastcgi;\n    uwsgi_temp_path {p}/uwsgi;\n\
-         scgi_temp_path {p}/scgi;\n{http}}}\n"
-    );
-    let file = prefix.join("nginx.conf");
-    std::fs::write(&file, conf).expect("a config");
-    let mut cmd = Command::new("nginx");
-    cmd.arg("-p")
-        .arg(&prefix)
-        .arg("-c")
-        .arg(&file)
-        .arg("-e")
-        .arg(prefix.join("error.log"));
-    (cmd, prefix.join("output.log"))
 }
 
 #[test]

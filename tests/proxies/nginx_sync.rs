@@ -17,7 +17,7 @@ use super::sync_cases;
 use super::sync_driver::{drive, node, reload_script, Proxy, Synced};
 
 /// nginx in master-worker mode, as a distribution runs it, on loopback.
-struct Nginx {
+pub(crate) struct Nginx {
     prefix: PathBuf,
     front: SocketAddrV4,
     process: Option<Running>,
@@ -94,6 +94,11 @@ impl Proxy for Nginx {
             .collect()
     }
 
+    fn reaches(&mut self, key: &[u8], address: &str) -> Option<bool> {
+        let answer = KeyClient::new(self.front, "X-Ringd-Key").try_ask(key)?;
+        Some(answer == address)
+    }
+
     fn answers(&mut self, keys: &[Vec<u8>]) -> Vec<String> {
         // Fresh connections for each version, over four threads.
         let front = self.front;
@@ -117,7 +122,7 @@ impl Proxy for Nginx {
 
 /// A synced nginx on the first of 42 backends (`n00`, weight 3); the
 /// backends and their addresses, which outlive it.
-fn synced(reload_prefix: &str) -> (Synced<Nginx>, Backends, Vec<String>) {
+pub(crate) fn synced(reload_prefix: &str) -> (Synced<Nginx>, Backends, Vec<String>) {
     let dir = tempfile::tempdir().expect("a temporary directory");
     let (process, addresses) = http_backends(dir.path(), 42);
     let proxy = Nginx::new(dir.path());
@@ -131,7 +136,7 @@ fn synced(reload_prefix: &str) -> (Synced<Nginx>, Backends, Vec<String>) {
 }
 
 /// The backend nginx and the directory of both nginx processes.
-type Backends = (Running, tempfile::TempDir);
+pub(crate) type Backends = (Running, tempfile::TempDir);
 
 #[test]
 fn nginx_follows_every_version_ringd_sync_acks() {

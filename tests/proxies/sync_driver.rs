@@ -21,14 +21,14 @@ use crate::support::ringd::{Ringd, Server};
 use crate::support::sync_agent::{client_when, SyncAgent};
 
 /// The ring every test syncs.
-pub(super) const RING: &str = "cache";
+pub(crate) const RING: &str = "cache";
 /// The id its agent acks under.
-pub(super) const CLIENT: &str = "proxy-1";
+pub(crate) const CLIENT: &str = "proxy-1";
 /// Keys checked through the proxy after each ack.
-pub(super) const KEYS: usize = 20_000;
+pub(crate) const KEYS: usize = 20_000;
 
 /// What the driver needs of a proxy.
-pub(super) trait Proxy {
+pub(crate) trait Proxy {
     /// The ring's algorithm and the export format: `nginx`, `haproxy`
     /// or `twemproxy`.
     fn format(&self) -> &'static str;
@@ -45,6 +45,14 @@ pub(super) trait Proxy {
     fn keys(&self, seed: u64) -> Vec<Vec<u8>>;
     /// The address (`host:port`) of the backend that answered each key.
     fn answers(&mut self, keys: &[Vec<u8>]) -> Vec<String>;
+    /// Whether `key`, sent through the proxy on a new connection now,
+    /// reaches the backend at `address`; `None` when the proxy refused
+    /// the connection or the request (a restart).
+    #[allow(
+        dead_code,
+        reason = "benches/load/proxy_sync.rs times the switch with it; the tests check whole key sets"
+    )]
+    fn reaches(&mut self, key: &[u8], address: &str) -> Option<bool>;
 }
 
 /// A reload script for a proxy run as a master process with workers:
@@ -53,7 +61,7 @@ pub(super) trait Proxy {
 /// previous configuration has exited (10 s at most). The reload signal
 /// returns before the new workers take over; waiting for the old ones
 /// makes an ack mean that no answer comes from an older file.
-pub(super) fn reload_script(pid_file: &Path, signal: &str, proxy: &str) -> String {
+pub(crate) fn reload_script(pid_file: &Path, signal: &str, proxy: &str) -> String {
     format!(
         "master=$(cat {pid}) || exit 1\n\
          old=$(pgrep -P \"$master\")\n\
@@ -69,26 +77,26 @@ pub(super) fn reload_script(pid_file: &Path, signal: &str, proxy: &str) -> Strin
 }
 
 /// A node as a change upserts it.
-pub(super) fn node(id: &str, address: &str, weight: u32) -> Value {
+pub(crate) fn node(id: &str, address: &str, weight: u32) -> Value {
     json!({"op": "upsert", "node": {"id": id, "address": address, "weight": weight}})
 }
 
 /// A change op removing node `id`.
-pub(super) fn remove(id: &str) -> Value {
+pub(crate) fn remove(id: &str) -> Value {
     json!({"op": "remove", "id": id})
 }
 
 /// The server, the agent and the proxy of one test.
-pub(super) struct Synced<P: Proxy> {
-    pub(super) proxy: P,
-    pub(super) server: Server,
-    pub(super) dir: tempfile::TempDir,
-    pub(super) agent: Option<SyncAgent>,
+pub(crate) struct Synced<P: Proxy> {
+    pub(crate) proxy: P,
+    pub(crate) server: Server,
+    pub(crate) dir: tempfile::TempDir,
+    pub(crate) agent: Option<SyncAgent>,
     http: reqwest::Client,
     runtime: tokio::runtime::Runtime,
     /// Keys checked through the proxy, and how many disagreed (always 0
     /// when a test passes; printed for the benchmarks page).
-    pub(super) checked: usize,
+    pub(crate) checked: usize,
     /// A command put before the reload: the rollout test holds reloads.
     reload_prefix: String,
 }
@@ -97,7 +105,7 @@ impl<P: Proxy> Synced<P> {
     /// A ring `cache` with `config` (its algorithm is the proxy's) and
     /// `first` as its first change; the proxy started on that version's
     /// export; an agent following the ring, and the version checked.
-    pub(super) fn start(proxy: P, config: Value, first: Vec<Value>, reload_prefix: &str) -> Self {
+    pub(crate) fn start(proxy: P, config: Value, first: Vec<Value>, reload_prefix: &str) -> Self {
         let server = Ringd::sqlite().start();
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
@@ -132,7 +140,7 @@ impl<P: Proxy> Synced<P> {
     }
 
     /// The file the agent keeps.
-    pub(super) fn file(&self) -> PathBuf {
+    pub(crate) fn file(&self) -> PathBuf {
         self.dir.path().join(match self.proxy.format() {
             "twemproxy" => "cache.yml",
             "haproxy" => "cache.cfg",
@@ -140,12 +148,12 @@ impl<P: Proxy> Synced<P> {
         })
     }
 
-    pub(super) fn url(&self) -> &str {
+    pub(crate) fn url(&self) -> &str {
         &self.server.url
     }
 
     /// Starts (or restarts) the agent.
-    pub(super) fn start_agent(&mut self) {
+    pub(crate) fn start_agent(&mut self) {
         let file = self.file();
         let reload = format!("{}{}", self.reload_prefix, self.proxy.reload_command());
         let check = self.proxy.check_command();
@@ -169,12 +177,12 @@ impl<P: Proxy> Synced<P> {
         self.agent = Some(SyncAgent::start(self.url(), &args));
     }
 
-    pub(super) fn agent(&self) -> &SyncAgent {
+    pub(crate) fn agent(&self) -> &SyncAgent {
         self.agent.as_ref().expect("a running agent")
     }
 
     /// `method /v1/rings/cache{path}` with a JSON body: status and body.
-    pub(super) fn call(&self, method: reqwest::Method, path: &str, body: Value) -> (u16, Value) {
+    pub(crate) fn call(&self, method: reqwest::Method, path: &str, body: Value) -> (u16, Value) {
         let url = format!("{}/v1/rings/{RING}{path}", self.url());
         self.runtime.block_on(async {
             let mut request = self.http.request(method, &url);
@@ -189,7 +197,7 @@ impl<P: Proxy> Synced<P> {
     }
 
     /// Commits `ops` as one change; the new version.
-    pub(super) fn change(&self, ops: Vec<Value>) -> u64 {
+    pub(crate) fn change(&self, ops: Vec<Value>) -> u64 {
         let (status, body) = self.call(reqwest::Method::POST, "/changes", json!({"ops": ops}));
         assert_eq!(status, 200, "{body}");
         assert_eq!(body["changed"], true, "{body}");
@@ -197,14 +205,14 @@ impl<P: Proxy> Synced<P> {
     }
 
     /// The ring's current version.
-    pub(super) fn version(&self) -> u64 {
+    pub(crate) fn version(&self) -> u64 {
         let (status, body) = self.call(reqwest::Method::GET, "", Value::Null);
         assert_eq!(status, 200, "{body}");
         body["version"].as_u64().expect("a version")
     }
 
     /// `ringd export` of `version`, as the agent writes it.
-    pub(super) fn export(&self, version: u64) -> String {
+    pub(crate) fn export(&self, version: u64) -> String {
         let version = version.to_string();
         let format = self.proxy.format();
         let mut args = vec!["export", RING, "--format", format, "--version", &version];
@@ -214,7 +222,7 @@ impl<P: Proxy> Synced<P> {
     }
 
     /// Version `version`, verified as a client verifies it.
-    pub(super) fn view(&self, version: u64) -> RingView {
+    pub(crate) fn view(&self, version: u64) -> RingView {
         let url = format!("{}/v1/rings/{RING}/snapshots/{version}", self.url());
         let view: SnapshotView = self.runtime.block_on(async {
             let r = self.http.get(&url).send().await.expect("an answer");
@@ -225,7 +233,7 @@ impl<P: Proxy> Synced<P> {
     }
 
     /// Waits until the agent has acked `version` and applied it.
-    pub(super) fn acked(&self, version: u64) {
+    pub(crate) fn acked(&self, version: u64) {
         client_when(self.url(), RING, CLIENT, |c| {
             c["version"] == version && c["failure"].is_null()
         });
@@ -233,7 +241,7 @@ impl<P: Proxy> Synced<P> {
 
     /// Commits `ops`, waits for the agent to apply and ack the version,
     /// then checks every key through the proxy; the version.
-    pub(super) fn step(&mut self, ops: Vec<Value>) -> u64 {
+    pub(crate) fn step(&mut self, ops: Vec<Value>) -> u64 {
         let version = self.change(ops);
         let line = self.agent().until("applied", version);
         assert_eq!(line["client_id"], CLIENT);
@@ -244,7 +252,7 @@ impl<P: Proxy> Synced<P> {
 
     /// Sends [`KEYS`] keys through the proxy; each must be answered by the
     /// owner `version` names.
-    pub(super) fn check(&mut self, version: u64) {
+    pub(crate) fn check(&mut self, version: u64) {
         let view = self.view(version);
         let keys = self.proxy.keys(0x7379_6e63 ^ version);
         assert!(keys.len() >= KEYS);
@@ -276,12 +284,12 @@ impl<P: Proxy> Synced<P> {
     }
 
     /// The file's bytes now.
-    pub(super) fn file_text(&self) -> String {
+    pub(crate) fn file_text(&self) -> String {
         std::fs::read_to_string(self.file()).expect("the file")
     }
 
     /// Runs the proxy's own check on the file as it is.
-    pub(super) fn proxy_accepts_file(&self) -> bool {
+    pub(crate) fn proxy_accepts_file(&self) -> bool {
         std::process::Command::new("sh")
             .arg("-c")
             .arg(self.proxy.check_command())
@@ -298,7 +306,7 @@ impl<P: Proxy> Synced<P> {
 /// replacement, and back down to 3 (`n00`, `n17`, `r08`). `addresses` are the backends, at
 /// least 42; `replace` gives the node that replaces `n08` (its address
 /// and `hash_key`), which each proxy takes over differently.
-pub(super) fn drive<P: Proxy>(
+pub(crate) fn drive<P: Proxy>(
     s: &mut Synced<P>,
     addresses: &[String],
     replacement: (String, Option<String>),

@@ -21,7 +21,7 @@ use super::sync_driver::{drive, node, Proxy, Synced};
 use super::twemproxy::keys;
 
 /// nutcracker, started and restarted by the reload script, as a daemon.
-struct Nutcracker {
+pub(crate) struct Nutcracker {
     dir: PathBuf,
     listen: SocketAddrV4,
     /// Every memcached, by address.
@@ -61,13 +61,15 @@ impl Proxy for Nutcracker {
 
     fn start(&mut self, file: &Path) {
         // Stops the running nutcracker (if any) and waits for its exit,
-        // starts one on the file and waits until it listens.
+        // starts one on the file and waits until it listens. The daemon's
+        // parent is the machine's init, which may reap it late: a zombie
+        // has exited and holds no port, so it counts as gone.
         let stats = free_port(Ipv4Addr::LOCALHOST);
         let script = format!(
             "pid_file={d}/nutcracker.pid\n\
              if [ -s \"$pid_file\" ]; then\n\
              \x20 pid=$(cat \"$pid_file\"); kill \"$pid\" 2>/dev/null\n\
-             \x20 for _ in $(seq 1000); do kill -0 \"$pid\" 2>/dev/null || break; sleep 0.01; done\n\
+             \x20 for _ in $(seq 1000); do ps -o stat= -p \"$pid\" | grep -qv Z || break; sleep 0.01; done\n\
              fi\n\
              nutcracker -d -c {file} -p \"$pid_file\" -o {d}/nutcracker.log \
              -a 127.0.0.1 -s {stats} || exit 1\n\
@@ -89,6 +91,16 @@ impl Proxy for Nutcracker {
 
     fn keys(&self, seed: u64) -> Vec<Vec<u8>> {
         keys(seed)
+    }
+
+    fn reaches(&mut self, key: &[u8], address: &str) -> Option<bool> {
+        // Stored through nutcracker, then looked for on that server alone.
+        if !Memcache::try_connect(self.listen.into())?.try_set(key) {
+            return None;
+        }
+        let server: SocketAddr = address.parse().expect("a socket address");
+        let held = Memcache::connect(server).held(&[key.to_vec()]);
+        Some(!held.is_empty())
     }
 
     fn answers(&mut self, keys: &[Vec<u8>]) -> Vec<String> {
@@ -136,11 +148,11 @@ fn memcached_fleet(dir: &Path) -> (Vec<Running>, Vec<SocketAddr>) {
 }
 
 /// The memcached processes and the directory of them and nutcracker.
-type Backends = (Vec<Running>, tempfile::TempDir);
+pub(crate) type Backends = (Vec<Running>, tempfile::TempDir);
 
 /// A synced nutcracker on the first memcached (`n00`, weight 3), with
 /// `{}` hash tags; the backends and their addresses, which outlive it.
-fn synced(reload_prefix: &str) -> (Synced<Nutcracker>, Backends, Vec<String>) {
+pub(crate) fn synced(reload_prefix: &str) -> (Synced<Nutcracker>, Backends, Vec<String>) {
     let dir = tempfile::tempdir().expect("a temporary directory");
     let (processes, servers) = memcached_fleet(dir.path());
     let addresses: Vec<String> = servers.iter().map(ToString::to_string).collect();
