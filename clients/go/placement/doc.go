@@ -10,10 +10,21 @@
 // rendezvous, table, and the proxy modes nginx, haproxy and twemproxy,
 // with every hash each accepts.
 //
-//	c := placement.DefaultConfig(placement.Ring)
-//	p, err := placement.Build(c, []placement.Node{placement.NewNode("a"), placement.NewNode("b")}, nil)
+// A client builds the placement of a ring version from its snapshot, which
+// it verifies against the snapshot's fingerprint:
+//
+//	s, err := placement.ParseSnapshot(body) // GET /v1/rings/{ring}/snapshot
+//	if err != nil { … }
+//	p, err := s.Placement(placement.TableSource{}) // FingerprintMismatch if it disagrees
 //	if err != nil { … }
 //	owner, ok := p.OwnerString("user:42")
+//	replicas := p.PreferenceList([]byte("user:42"), p.ReplicationFactor())
+//
+// A table snapshot carries no table: pass the downloaded encoding of
+// GET …/snapshots/{v}/table, or the previous version's placement to apply
+// the snapshot's moves to, in the TableSource. Decode builds a placement
+// from such an encoding alone (thin mode), for any algorithm; Build from a
+// config and nodes directly.
 //
 // Refusals are *Error values whose Kind matches errors.Is with the ErrX
 // sentinels; their names are those of the Rust PlacementError variants.

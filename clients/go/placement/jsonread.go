@@ -82,6 +82,10 @@ func jsonBool(raw json.RawMessage, what string) (bool, error) {
 // kind (2.4: "also for values not fitting u32") rather than as bad JSON.
 func jsonInt(raw json.RawMessage, what string) (int64, error) {
 	var n json.Number
+	// json.Number also takes a string holding a number: refuse "2".
+	if t := bytes.TrimSpace(raw); len(t) == 0 || t[0] == '"' {
+		return 0, errorf(ErrInvalidJSON, "%s must be an integer", what)
+	}
 	if err := json.Unmarshal(raw, &n); err != nil {
 		return 0, errorf(ErrInvalidJSON, "%s must be an integer", what)
 	}

@@ -3,7 +3,9 @@ package placement
 import "unsafe"
 
 // Placement answers who owns every key of one ring version. It is
-// immutable once built and safe for concurrent use. Build it with Build.
+// immutable once built and safe for concurrent use. Build it with Build,
+// from a snapshot (Snapshot.Placement), or from a canonical encoding
+// (Decode); the last two verify the fingerprint first.
 type Placement struct {
 	algorithm         Algorithm
 	hash              Hash

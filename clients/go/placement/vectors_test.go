@@ -3,6 +3,7 @@ package placement
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"io/fs"
 	"math/big"
 	"os"
@@ -111,7 +112,7 @@ type vectorList struct {
 }
 
 // decodeStrict decodes JSON refusing unknown fields.
-func decodeStrict(t *testing.T, path string, into any) {
+func decodeStrict(t testing.TB, path string, into any) {
 	t.Helper()
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -126,7 +127,7 @@ func decodeStrict(t *testing.T, path string, into any) {
 
 var vectorCache sync.Map // path → *vector
 
-func loadVector(t *testing.T, path string) *vector {
+func loadVector(t testing.TB, path string) *vector {
 	t.Helper()
 	if v, ok := vectorCache.Load(path); ok {
 		return v.(*vector)
@@ -138,7 +139,7 @@ func loadVector(t *testing.T, path string) *vector {
 }
 
 // inputs reads a vector's inputs: config, nodes and stored state.
-func (v *vector) inputs(t *testing.T) (Config, []Node, *Stored) {
+func (v *vector) inputs(t testing.TB) (Config, []Node, *Stored) {
 	t.Helper()
 	c, err := ParseConfig(v.Config)
 	if err != nil {
@@ -157,14 +158,21 @@ func (v *vector) inputs(t *testing.T) (Config, []Node, *Stored) {
 	return c, nodes, stored
 }
 
-// build is the placement from the file's inputs alone (spec 12).
-func (v *vector) build(t *testing.T) *Placement {
+var builtCache sync.Map // *vector → *Placement
+
+// build is the placement from the file's inputs alone (spec 12), built
+// once per file: placements are immutable, so tests can share them.
+func (v *vector) build(t testing.TB) *Placement {
 	t.Helper()
+	if p, ok := builtCache.Load(v); ok {
+		return p.(*Placement)
+	}
 	c, nodes, stored := v.inputs(t)
 	p, err := Build(c, nodes, stored)
 	if err != nil {
 		t.Fatalf("build: %v", err)
 	}
+	builtCache.Store(v, p)
 	return p
 }
 
@@ -186,6 +194,86 @@ func checkPlacementVector(t *testing.T, path string) {
 	t.Run("preference_lists", func(t *testing.T) { checkPreferenceLists(t, p, v) })
 	t.Run("ownership", func(t *testing.T) { checkOwnership(t, p, v) })
 	t.Run("layout_inputs", func(t *testing.T) { checkLayoutInputs(t, p, v) })
+	t.Run("thin_client", func(t *testing.T) {
+		// The encoding alone reproduces everything, and re-encodes to itself.
+		q, err := Decode(p.Encode(), v.Fingerprint)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(q.Encode(), p.Encode()) || q.Fingerprint() != v.Fingerprint {
+			t.Fatal("the decoded placement encodes differently")
+		}
+		checkLookups(t, q, v)
+		checkPreferenceLists(t, q, v)
+		checkOwnership(t, q, v)
+	})
+	t.Run("snapshot", func(t *testing.T) { checkSnapshot(t, p, v) })
+}
+
+// checkSnapshot builds the placement from the file as `GET …/snapshot`
+// would send it, and checks that a wrong fingerprint is refused.
+func checkSnapshot(t *testing.T, built *Placement, v *vector) {
+	t.Helper()
+	var config map[string]any
+	if err := json.Unmarshal(v.Config, &config); err != nil {
+		t.Fatal(err)
+	}
+	config["membership"] = map[string]any{"mode": "manual"} // places nothing: ignored
+	doc := map[string]any{
+		"ring": "vectors", "version": 7, "config": config, "nodes": v.Nodes,
+		"fingerprint": v.Fingerprint, "created_at": "2026-01-01T00:00:00Z", "change": map[string]any{},
+	}
+	if len(v.Buckets) > 0 && !isNull(v.Buckets) {
+		doc["buckets"] = v.Buckets
+	}
+	if v.ServerIDs != nil {
+		// A snapshot's ids name every node, active or not (the file's only
+		// the active ones), and next is above them all.
+		ids := map[string]uint32{}
+		next := uint32(1)
+		for id, s := range v.ServerIDs {
+			ids[id] = s
+			next = max(next, s+1)
+		}
+		_, nodes, _ := v.inputs(t)
+		for _, n := range nodes {
+			if _, ok := ids[n.ID]; !ok {
+				ids[n.ID] = next
+				next++
+			}
+		}
+		doc["server_ids"] = map[string]any{"ids": ids, "next": next}
+	}
+	src := TableSource{}
+	if built.Algorithm() == Table {
+		src.Encoding = built.Encode() // the download of …/snapshots/{v}/table
+	}
+	for _, fingerprint := range []string{v.Fingerprint, strings.Repeat("0", 64)} {
+		doc["fingerprint"] = fingerprint
+		data, err := json.Marshal(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := ParseSnapshot(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := s.Placement(src)
+		if fingerprint != v.Fingerprint {
+			var mismatch *FingerprintMismatchError
+			if !errors.As(err, &mismatch) || !errors.Is(err, ErrFingerprintMismatch) || mismatch.Actual != v.Fingerprint || p != nil {
+				t.Errorf("a wrong fingerprint gave %v", err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Fingerprint() != v.Fingerprint || p.Version() != 7 || s.Ring != "vectors" {
+			t.Errorf("fingerprint %s version %d ring %s", p.Fingerprint(), p.Version(), s.Ring)
+		}
+		checkLookups(t, p, v)
+	}
 }
 
 func checkLookups(t *testing.T, p *Placement, v *vector) {
