@@ -82,8 +82,8 @@ const (
 	ErrTooManyPoints Kind = "TooManyPoints"
 	// ErrTableTooLarge: partitions × replicas above the cap of spec 2.4.
 	ErrTableTooLarge Kind = "TableTooLarge"
-	// ErrInvalidServerIds: haproxy server ids that do not fit the nodes.
-	ErrInvalidServerIds Kind = "InvalidServerIds"
+	// ErrInvalidServerIDs: haproxy server ids that do not fit the nodes.
+	ErrInvalidServerIDs Kind = "InvalidServerIds"
 	// ErrInvalidBucketOrder: a jump bucket order that does not fit the nodes.
 	ErrInvalidBucketOrder Kind = "InvalidBucketOrder"
 	// ErrInvalidTable: a stored table or moves that do not fit the config and nodes.

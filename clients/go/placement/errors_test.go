@@ -161,7 +161,7 @@ func TestStoredStateRefusals(t *testing.T) {
 		"zero":    {"a": 0, "b": 1},
 		"too big": {"a": 1, "b": MaxServerID + 1},
 	} {
-		if err := buildErr(haproxy, nodes, &Stored{ServerIDs: ids}); !errors.Is(err, ErrInvalidServerIds) {
+		if err := buildErr(haproxy, nodes, &Stored{ServerIDs: ids}); !errors.Is(err, ErrInvalidServerIDs) {
 			t.Errorf("%s: %v", name, err)
 		}
 	}

@@ -82,13 +82,13 @@ func haproxyServerIDs(active []Node, ids map[string]uint32) ([]uint32, error) {
 	for i, n := range active {
 		s, ok := ids[n.ID]
 		if !ok {
-			return nil, errorf(ErrInvalidServerIds, "active node %s has no server id", n.ID)
+			return nil, errorf(ErrInvalidServerIDs, "active node %s has no server id", n.ID)
 		}
 		if s == 0 || s > MaxServerID {
-			return nil, errorf(ErrInvalidServerIds, "node %s has server id %d: ids run from 1 to %d", n.ID, s, MaxServerID)
+			return nil, errorf(ErrInvalidServerIDs, "node %s has server id %d: ids run from 1 to %d", n.ID, s, MaxServerID)
 		}
 		if other, dup := owner[s]; dup {
-			return nil, errorf(ErrInvalidServerIds, "nodes %s and %s share server id %d", other, n.ID, s)
+			return nil, errorf(ErrInvalidServerIDs, "nodes %s and %s share server id %d", other, n.ID, s)
 		}
 		owner[s] = n.ID
 		out[i] = s

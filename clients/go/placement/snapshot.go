@@ -96,12 +96,12 @@ func (s *Snapshot) readServerIDs(raw json.RawMessage) error {
 		return errorf(ErrInvalidJSON, "server_ids must be {\"ids\": {node: id}, \"next\": id}")
 	}
 	if v.Next < 0 || v.Next > math.MaxUint32 {
-		return errorf(ErrInvalidServerIds, "next %d is not a u32", v.Next)
+		return errorf(ErrInvalidServerIDs, "next %d is not a u32", v.Next)
 	}
 	s.ServerIDs, s.NextServerID = make(map[string]uint32, len(v.IDs)), uint32(v.Next)
 	for n, id := range v.IDs {
 		if id < 0 || id > math.MaxUint32 {
-			return errorf(ErrInvalidServerIds, "node %s has server id %d", excerpt(n), id)
+			return errorf(ErrInvalidServerIDs, "node %s has server id %d", excerpt(n), id)
 		}
 		s.ServerIDs[n] = uint32(id)
 	}
@@ -143,7 +143,7 @@ func (s *Snapshot) Placement(src TableSource) (*Placement, error) {
 	switch s.Config.Algorithm {
 	case Haproxy:
 		if s.ServerIDs == nil {
-			return nil, errorf(ErrInvalidServerIds, "the snapshot carries no server ids")
+			return nil, errorf(ErrInvalidServerIDs, "the snapshot carries no server ids")
 		}
 		if err := s.checkServerIDs(); err != nil {
 			return nil, err
@@ -169,19 +169,19 @@ func (s *Snapshot) Placement(src TableSource) (*Placement, error) {
 // every node has one, no two share one, all run from 1 to below next.
 func (s *Snapshot) checkServerIDs() error {
 	if len(s.ServerIDs) != len(s.Nodes) {
-		return errorf(ErrInvalidServerIds, "the ids do not name exactly the ring's nodes")
+		return errorf(ErrInvalidServerIDs, "the ids do not name exactly the ring's nodes")
 	}
 	seen := make(map[uint32]bool, len(s.ServerIDs))
 	for _, n := range s.Nodes {
 		id, ok := s.ServerIDs[n.ID]
 		if !ok {
-			return errorf(ErrInvalidServerIds, "the ids do not name exactly the ring's nodes")
+			return errorf(ErrInvalidServerIDs, "the ids do not name exactly the ring's nodes")
 		}
 		if seen[id] {
-			return errorf(ErrInvalidServerIds, "two nodes share server id %d", id)
+			return errorf(ErrInvalidServerIDs, "two nodes share server id %d", id)
 		}
 		if id == 0 || id >= s.NextServerID {
-			return errorf(ErrInvalidServerIds, "server ids must run from 1 to below next (%d)", s.NextServerID)
+			return errorf(ErrInvalidServerIDs, "server ids must run from 1 to below next (%d)", s.NextServerID)
 		}
 		seen[id] = true
 	}

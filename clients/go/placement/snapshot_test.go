@@ -118,7 +118,7 @@ func TestHaproxySnapshotServerIDs(t *testing.T) {
 	} {
 		s := base()
 		change(s)
-		if _, err := s.Placement(TableSource{}); !errors.Is(err, ErrInvalidServerIds) {
+		if _, err := s.Placement(TableSource{}); !errors.Is(err, ErrInvalidServerIDs) {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
