@@ -25,3 +25,29 @@ func TestOwnerDoesNotAllocate(t *testing.T) {
 		}
 	}
 }
+
+// A placement is read-only once built: lookups from several goroutines
+// share it (go test -race checks it).
+func TestConcurrentLookups(t *testing.T) {
+	for _, name := range []string{"ring-zoned", "rendezvous-ramped", "jump-md5-holes", "table-weighted"} {
+		p := loadVector(t, vectorsDir+"/"+name+".json").build(t)
+		want := p.PreferenceList([]byte("k"), 3)
+		done := make(chan []string)
+		for g := 0; g < 4; g++ {
+			go func() {
+				var got []string
+				for i := 0; i < 50; i++ {
+					p.OwnerString("k")
+					p.Ownership()
+					got = p.PreferenceList([]byte("k"), 3)
+				}
+				done <- got
+			}()
+		}
+		for g := 0; g < 4; g++ {
+			if got := <-done; len(got) != len(want) || got[0] != want[0] {
+				t.Errorf("%s: %v, want %v", name, got, want)
+			}
+		}
+	}
+}
