@@ -13,7 +13,8 @@ check them exactly.
 Four rules of a ring's configuration cannot be said in JSON Schema either,
 so the document states them in prose: `ketama` hashes with `md5` only; a
 `maglev` table size is prime (the permutations Maglev fills its table
-with need it); a `set_config` to `table` names its `partitions`; and a
+with need it); a `set_config` to `table` names its `partitions`, and
+one to `maglev` its `table_size`; and a
 table's partitions × replicas are at most 2^23. A configuration generated from the schema breaks them most
 of the time, and is refused with 400 naming the field; tests/api/errors*.rs
 and the placement tests check those refusals.
@@ -37,7 +38,8 @@ carries gets `md5` for `ketama` (and a hash of the four general ones
 elsewhere), `ring` for a proxy's mode (whose nodes need addresses of the
 proxy's form, which no schema can say), the nearest prime for its table size and,
 for `table`, partitions (256 when a `set_config` has none, fewer when
-there would be too many slots), and a lookup keeps one of its keys. An
+there would be too many slots), a table size of 65537 for a `maglev`
+`set_config` that has none, and a lookup keeps one of its keys. An
 export goes to a ring of the proxy's own mode, which the hook creates
 once with one node at an address the proxy takes and keeps so (writes
 aimed at it go to another ring; the rings the run makes are `ring`
@@ -175,6 +177,8 @@ def follow_config_rules(config, complete=False):
         return
     if config.get("algorithm") == "table" and complete and "partitions" not in config:
         config["partitions"] = 256
+    if config.get("algorithm") == "maglev" and complete and "table_size" not in config:
+        config["table_size"] = 65537
     parts, rf = config.get("partitions"), config.get("replication_factor")
     if isinstance(parts, int) and isinstance(rf, int) and parts * rf > MAX_TABLE_CELLS:
         while parts > 256 and parts * rf > MAX_TABLE_CELLS:
@@ -230,7 +234,11 @@ def follow_ack_rules(body):
     if not isinstance(failure, dict):
         return
     version = body.get("version")
-    if isinstance(version, int) and not isinstance(version, bool):
+    # A version may come as an integral float (3.0), which JSON allows.
+    if isinstance(version, (int, float)) and not isinstance(version, bool):
+        # The largest version has no newer one: ack the one before it.
+        version = min(int(version), 2**64 - 2)
+        body["version"] = version
         failure["version"] = version + 1
     error = failure.get("error")
     if isinstance(error, str) and not error.strip():

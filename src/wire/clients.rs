@@ -139,7 +139,7 @@ pub struct ApplyFailureInput {
     /// space, such as a proxy's own configuration error.
     #[cfg_attr(
         feature = "server",
-        schema(required = true, min_length = 1, max_length = 2048)
+        schema(value_type = String, required = true, min_length = 1, max_length = 2048)
     )]
     pub error: Option<String>,
 }

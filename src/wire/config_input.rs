@@ -49,8 +49,8 @@ pub struct CompleteConfigInput {
     #[cfg_attr(feature = "server", schema(value_type = PartitionsSchema, required = false))]
     pub partitions: Option<u64>,
     /// `haproxy`: whether key hashes go through HAProxy's avalanche
-    /// modifier; omitted, true for `haproxy` (HAProxy's own default), and
-    /// refused by every other algorithm.
+    /// modifier (HAProxy's own default is true). Required when
+    /// `algorithm` is `haproxy`; refused by every other algorithm.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "server", schema(value_type = bool, required = false))]
     pub avalanche: Option<bool>,
