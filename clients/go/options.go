@@ -45,6 +45,7 @@ type settings struct {
 	idleTimeout    time.Duration
 	sseRetry       time.Duration
 	requestTimeout time.Duration
+	timeoutSet     bool
 	tls            *tls.Config
 	tlsErr         error
 	httpClient     *http.Client
@@ -119,7 +120,9 @@ func WithSSERetry(d time.Duration) Option { return func(s *settings) { s.sseRetr
 // WithRequestTimeout is the time limit of plain requests: acks, version
 // and table fetches, lease calls (default 10 s; for a Member, a third of
 // the TTL, from 500 ms to 10 s).
-func WithRequestTimeout(d time.Duration) Option { return func(s *settings) { s.requestTimeout = d } }
+func WithRequestTimeout(d time.Duration) Option {
+	return func(s *settings) { s.requestTimeout, s.timeoutSet = d, true }
+}
 
 // WithHTTPClient sends every request through c (its Transport, and its
 // TLS settings); its Timeout must be zero, since streams stay open. TLS
