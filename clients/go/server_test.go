@@ -121,6 +121,7 @@ type api struct {
 	base  string
 	ring  string
 	token string
+	hc    *http.Client // nil: http.DefaultClient
 }
 
 func (a api) do(method, path string, body any, want int) map[string]any {
@@ -135,7 +136,11 @@ func (a api) do(method, path string, body any, want int) map[string]any {
 	if a.token != "" {
 		req.Header.Set("Authorization", "Bearer "+a.token)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	hc := a.hc
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	resp, err := hc.Do(req)
 	if err != nil {
 		a.t.Fatalf("%s %s: %v", method, path, err)
 	}
