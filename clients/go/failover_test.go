@@ -2,6 +2,7 @@ package ringd
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log"
@@ -21,7 +22,9 @@ import (
 type proxy struct {
 	*httptest.Server
 	refuseStreams atomic.Bool
+	down          atomic.Bool  // answer 503 to everything
 	watches       atomic.Int64 // watch requests seen
+	fetches       atomic.Int64 // GET …/snapshots/{v} requests seen
 }
 
 func newProxy(t *testing.T, target string) *proxy {
@@ -35,6 +38,13 @@ func newProxy(t *testing.T, target string) *proxy {
 	rp.FlushInterval = -1 // pass events on as they come
 	rp.ErrorLog = log.New(io.Discard, "", 0)
 	p.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if p.down.Load() {
+			http.Error(w, "down", http.StatusServiceUnavailable)
+			return
+		}
+		if strings.Contains(r.URL.Path, "/snapshots/") {
+			p.fetches.Add(1)
+		}
 		if strings.HasSuffix(r.URL.Path, "/watch") {
 			p.watches.Add(1)
 			if p.refuseStreams.Load() {
@@ -147,35 +157,51 @@ func TestLongPollsWhenStreamsAreRefused(t *testing.T) {
 	}
 }
 
-// TestLongPollOnlyFillsGaps forces long-polls and commits versions while
-// the client is cut off, so one long-poll answers several versions ahead:
-// the client fetches the ones between and applies every one.
+// TestLongPollOnlyFillsGaps forces long-polls and commits three versions
+// while the client's proxy answers 503: its next long-poll answers the
+// newest, and the client fetches the two between and applies every one.
 func TestLongPollOnlyFillsGaps(t *testing.T) {
 	s := startServer(t)
 	a := api{t: t, base: s.URL, ring: "r"}
 	a.create(map[string]any{})
-	var n atomic.Int64
-	c, err := NewClient([]string{s.URL}, "r", append(fast("gaps"), WithWatchMode(WatchLongPoll),
-		WithObserver(func(e Event) {
+	a.change(upsert("a", 1))
+	p := newProxy(t, s.URL)
+	var applied []uint64
+	seen := make(chan uint64, 64)
+	c, err := NewClient([]string{p.URL}, "r", append(fast("gaps"), WithWatchMode(WatchLongPoll),
+		WithLongPollWait(100*time.Millisecond), WithObserver(func(e Event) {
 			if e.Kind == EventApplied {
-				n.Add(1)
+				seen <- e.Version
 			}
 		}))...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	waitVersion(t, c, 1)
-	s.kill()
-	s.start(strings.TrimPrefix(s.URL, "http://"))
-	for _, id := range []string{"a", "b", "c", "d"} {
+	waitVersion(t, c, 2)
+	p.down.Store(true)
+	waitFor(t, "the client to meet the 503", 10*time.Second, func() bool { return c.Status().Reconnects > 0 })
+	for _, id := range []string{"b", "c", "d"} {
 		a.change(upsert(id, 1))
 	}
+	p.down.Store(false)
 	st := waitVersion(t, c, 5)
-	if st.Transport != LongPoll || st.Applied != 5 || n.Load() != 5 {
-		t.Fatalf("status %+v, %d applied events", st, n.Load())
+	if st.Transport != LongPoll || st.Applied != 4 || p.fetches.Load() != 2 {
+		t.Fatalf("status %+v, %d version fetches", st, p.fetches.Load())
 	}
 	assertRoutesLikeServer(t, a, c, 5, 4)
+	c.Close()
+	close(seen)
+	for v := range seen {
+		applied = append(applied, v)
+	}
+	if fmt.Sprint(applied) != "[2 3 4 5]" {
+		t.Fatalf("applied %v", applied)
+	}
+	var api *APIError
+	if !errors.As(st.LastError, &api) || api.Status != 503 {
+		t.Fatalf("last error %v", st.LastError)
+	}
 }
 
 // TestAcksAreVisibleOnTheServer checks that each applied version is acked
