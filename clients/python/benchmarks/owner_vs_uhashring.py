@@ -18,8 +18,13 @@ from ringd import Node, Placement, RingConfig
 
 def main() -> None:
     rng = random.Random(7)
-    keys = ["".join(rng.choice("abcdefghijklmnopqrstuvwxyz0123456789:/-")
-                    for _ in range(rng.randint(16, 40))) for _ in range(20_000)]
+    keys = [
+        "".join(
+            rng.choice("abcdefghijklmnopqrstuvwxyz0123456789:/-")
+            for _ in range(rng.randint(16, 40))
+        )
+        for _ in range(20_000)
+    ]
     bkeys = [k.encode() for k in keys]
     print(f"{'nodes':>6} {'uhashring':>12} {'ringd str':>12} {'ringd bytes':>12} {'speedup':>8}")
     for n in (10, 100, 1000):
@@ -50,7 +55,9 @@ def agreement(n: int) -> None:
     rng = random.Random(1)
     keys = [f"key:{rng.getrandbits(64)}" for _ in range(100_000)]
     differ = sum(1 for k in keys if p.owner(k) != u.get_node(k))
-    print(f"ketama, {n} nodes: uhashring differs from libketama's placement on {differ / len(keys):.2%} of keys")
+    print(
+        f"ketama, {n} nodes: uhashring differs from libketama's placement on {differ / len(keys):.2%} of keys"
+    )
 
 
 def memory(n: int) -> None:
@@ -59,7 +66,10 @@ def memory(n: int) -> None:
     next to uhashring's ring of the same nodes."""
     ids = [f"cache-{i:04d}" for i in range(n)]
     for name, build in (
-        ("ringd", lambda: Placement.build(RingConfig(vnodes_per_weight=160), [Node(i) for i in ids])),
+        (
+            "ringd",
+            lambda: Placement.build(RingConfig(vnodes_per_weight=160), [Node(i) for i in ids]),
+        ),
         ("uhashring", lambda: HashRing(nodes=ids, vnodes=160)),
     ):
         tracemalloc.start()
@@ -67,7 +77,9 @@ def memory(n: int) -> None:
         size, peak = tracemalloc.get_traced_memory()
         tracemalloc.stop()
         del kept
-        print(f"{name}: {n} nodes x 160 points keep {size / 2**20:.1f} MiB (peak {peak / 2**20:.1f} MiB)")
+        print(
+            f"{name}: {n} nodes x 160 points keep {size / 2**20:.1f} MiB (peak {peak / 2**20:.1f} MiB)"
+        )
 
 
 if __name__ == "__main__":

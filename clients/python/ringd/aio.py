@@ -80,16 +80,38 @@ class AsyncRingClient(Reader):
     """Takes `RingClient`'s arguments. Start it with `async with` (or
     `await client.start()`), stop it with `await client.close()`."""
 
-    def __init__(self, urls: Urls, ring: str, *, token: Optional[str] = None,
-                 client_id: Optional[str] = None, ack: bool = True, mode: str = "auto",
-                 on_change: Optional[Callable[[Change], None]] = None,
-                 on_event: Optional[Callable[[Event], None]] = None,
-                 long_poll_wait: float = 30.0, idle_timeout: float = 60.0,
-                 sse_retry: float = 300.0, backoff: Sequence[float] = (0.1, 10.0),
-                 ack_interval: float = 60.0, request_timeout: float = 10.0) -> None:
-        self.settings = s = Settings(urls, ring, token, client_id, ack, mode, long_poll_wait,
-                                     idle_timeout, sse_retry, backoff, ack_interval,
-                                     request_timeout)
+    def __init__(
+        self,
+        urls: Urls,
+        ring: str,
+        *,
+        token: Optional[str] = None,
+        client_id: Optional[str] = None,
+        ack: bool = True,
+        mode: str = "auto",
+        on_change: Optional[Callable[[Change], None]] = None,
+        on_event: Optional[Callable[[Event], None]] = None,
+        long_poll_wait: float = 30.0,
+        idle_timeout: float = 60.0,
+        sse_retry: float = 300.0,
+        backoff: Sequence[float] = (0.1, 10.0),
+        ack_interval: float = 60.0,
+        request_timeout: float = 10.0,
+    ) -> None:
+        self.settings = s = Settings(
+            urls,
+            ring,
+            token,
+            client_id,
+            ack,
+            mode,
+            long_poll_wait,
+            idle_timeout,
+            sse_retry,
+            backoff,
+            ack_interval,
+            request_timeout,
+        )
         self.ring, self.client_id = ring, s.client_id
         self._core = WatchCore(ring)
         self._on_change, self._on_event = on_change, on_event
@@ -101,8 +123,7 @@ class AsyncRingClient(Reader):
     async def start(self) -> "AsyncRingClient":
         if not self._tasks:
             s = self.settings
-            self._api = AsyncApi(s.endpoints.urls, endpoints=s.endpoints,
-                                 timeout=s.request_timeout)
+            self._api = AsyncApi(s.endpoints.urls, endpoints=s.endpoints, timeout=s.request_timeout)
             self._signal = asyncio.Event()
             self._ack_wake = asyncio.Event()
             self._tasks.append(asyncio.ensure_future(self._run()))
@@ -116,14 +137,18 @@ class AsyncRingClient(Reader):
         return await self.wait_for_version(1, timeout)
 
     async def wait_for_version(self, version: int, timeout: float = 10.0) -> View:
-        await self._wait(lambda: self.version is not None and self.version >= version,
-                         timeout, f"version {version}")
+        await self._wait(
+            lambda: self.version is not None and self.version >= version,
+            timeout,
+            f"version {version}",
+        )
         assert self._core.view is not None
         return self._core.view
 
     async def wait_for_ack(self, version: int, timeout: float = 10.0) -> None:
-        await self._wait(lambda: (self._core.status.acked or 0) >= version, timeout,
-                         f"ack {version}")
+        await self._wait(
+            lambda: (self._core.status.acked or 0) >= version, timeout, f"ack {version}"
+        )
 
     async def _wait(self, done: Callable[[], bool], timeout: float, what: str) -> None:
         deadline = time.monotonic() + timeout
@@ -132,8 +157,10 @@ class AsyncRingClient(Reader):
                 raise ClientClosed("the client is closed")
             left = deadline - time.monotonic()
             if left <= 0:
-                raise TimeoutError(f"{what} not reached within {timeout} s; "
-                                   f"last error: {self._core.status.last_error}")
+                raise TimeoutError(
+                    f"{what} not reached within {timeout} s; "
+                    f"last error: {self._core.status.last_error}"
+                )
             try:
                 await asyncio.wait_for(self._signal.wait(), left)
             except asyncio.TimeoutError:
@@ -210,8 +237,11 @@ class AsyncRingClient(Reader):
         try:
             ctype = resp.headers.get("content-type", "")
             if not ctype.startswith("text/event-stream"):
-                raise Failure(f"{server} answered the watch with `{ctype}`, not an event "
-                              "stream", server, unsupported=True)
+                raise Failure(
+                    f"{server} answered the watch with `{ctype}`, not an event stream",
+                    server,
+                    unsupported=True,
+                )
             self._core.connected("sse", server)
             self._deliver([])
             decoder, got_any = SseDecoder(), False
@@ -224,8 +254,11 @@ class AsyncRingClient(Reader):
                         self._deliver(await self._drive(self._core.on_sse(ev)))
             except httpx.ReadTimeout:
                 if not got_any:
-                    raise Failure(f"{server} sent no event within {idle} s (a buffering "
-                                  "proxy?)", server, unsupported=True) from None
+                    raise Failure(
+                        f"{server} sent no event within {idle} s (a buffering proxy?)",
+                        server,
+                        unsupported=True,
+                    ) from None
                 raise Failure(f"{server} sent nothing for {idle} s", server) from None
             except (httpx.HTTPError, ValueError) as e:
                 raise Failure(f"stream from {server}: {type(e).__name__}: {e}", server) from e
@@ -236,14 +269,16 @@ class AsyncRingClient(Reader):
     async def _long_poll(self) -> None:
         after = self._core.resume_after()
         wait = self.settings.long_poll_wait
-        resp, server = await self._open(self._core.long_poll_path(wait),
-                                        timeout=wait + wait / 16 + 10)
+        resp, server = await self._open(
+            self._core.long_poll_path(wait), timeout=wait + wait / 16 + 10
+        )
         self._core.connected("long_poll", server)
         self._backoff.reset()
         reset = resp.headers.get("ringd-reset") == "true"
         try:
-            events = await self._drive(self._core.on_long_poll(after, resp.status_code, reset,
-                                                               resp.content))
+            events = await self._drive(
+                self._core.on_long_poll(after, resp.status_code, reset, resp.content)
+            )
         except Exception as e:
             failure, events = self._core.refused(e, server)
             self._deliver(events)
@@ -258,9 +293,11 @@ class AsyncRingClient(Reader):
             wait: Optional[float] = None
             if target is not None:
                 try:
-                    await self._api.request("POST", self.settings.ack_path,
-                                            json={"version": target[0],
-                                                  "fingerprint": target[1]})
+                    await self._api.request(
+                        "POST",
+                        self.settings.ack_path,
+                        json={"version": target[0], "fingerprint": target[1]},
+                    )
                     self._core.acked(target)
                     self._deliver([])
                     backoff.reset()

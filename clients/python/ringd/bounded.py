@@ -25,8 +25,9 @@ class BoundedLoad:
 
     def __init__(self, factor: float) -> None:
         if not math.isfinite(factor) or factor < 1.0:
-            raise ValueError(f"balance factor {factor} is invalid: use a number of at least 1, "
-                             "e.g. 1.25")
+            raise ValueError(
+                f"balance factor {factor} is invalid: use a number of at least 1, e.g. 1.25"
+            )
         self.factor = float(factor)
         # Scaled to millionths and rounded half away from zero (Rust's
         # `f64::round`; Python's round() goes to even), so every platform

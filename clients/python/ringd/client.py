@@ -18,8 +18,21 @@ from .errors import ApiError, ClientClosed
 from .http import Api, Endpoints, Urls
 from .placement import Key, Placement
 from .sse import SseDecoder
-from .watch_state import (Backoff, delivers, Change, Event, Failure, Handoff, Status, View, WatchCore,
-                          default_client_id, drive_sync, handoff_of, owner_of)
+from .watch_state import (
+    Backoff,
+    delivers,
+    Change,
+    Event,
+    Failure,
+    Handoff,
+    Status,
+    View,
+    WatchCore,
+    default_client_id,
+    drive_sync,
+    handoff_of,
+    owner_of,
+)
 
 log = logging.getLogger("ringd.client")
 E = TypeVar("E")
@@ -30,22 +43,38 @@ _CLIENT_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}\Z")
 class Settings:
     """Checked settings shared by both flavours (the Rust builder's)."""
 
-    def __init__(self, urls: Urls, ring: str, token: Optional[str], client_id: Optional[str],
-                 ack: bool, mode: str, long_poll_wait: float, idle_timeout: float,
-                 sse_retry: float, backoff: Sequence[float], ack_interval: float,
-                 request_timeout: float) -> None:
+    def __init__(
+        self,
+        urls: Urls,
+        ring: str,
+        token: Optional[str],
+        client_id: Optional[str],
+        ack: bool,
+        mode: str,
+        long_poll_wait: float,
+        idle_timeout: float,
+        sse_retry: float,
+        backoff: Sequence[float],
+        ack_interval: float,
+        request_timeout: float,
+    ) -> None:
         if mode not in MODES:
             raise ValueError(f"mode {mode!r}: use one of {', '.join(MODES)}")
         if not 0.001 <= long_poll_wait <= 300:
             raise ValueError("long_poll_wait must be 1 ms to 5 minutes")
         cid = client_id if client_id is not None else default_client_id()
         if not _CLIENT_ID.match(cid):
-            raise ValueError(f"client id {cid!r}: 1-128 characters of A-Z a-z 0-9 . _ - :, "
-                             "starting with a letter or digit")
+            raise ValueError(
+                f"client id {cid!r}: 1-128 characters of A-Z a-z 0-9 . _ - :, "
+                "starting with a letter or digit"
+            )
         self.endpoints = Endpoints(urls, token)
         self.ring, self.client_id, self.ack, self.mode = ring, cid, ack, mode
-        self.long_poll_wait, self.idle_timeout, self.sse_retry = \
-            long_poll_wait, idle_timeout, sse_retry
+        self.long_poll_wait, self.idle_timeout, self.sse_retry = (
+            long_poll_wait,
+            idle_timeout,
+            sse_retry,
+        )
         self.backoff = (float(backoff[0]), float(backoff[1]))
         self.ack_interval, self.request_timeout = ack_interval, request_timeout
         self.ack_path = f"/v1/rings/{ring}/clients/{cid}/ack"
@@ -150,16 +179,38 @@ class RingClient(Reader):
     `client_id` (default `<hostname>-<pid>`). Use as a context manager or
     call `close()`."""
 
-    def __init__(self, urls: Urls, ring: str, *, token: Optional[str] = None,
-                 client_id: Optional[str] = None, ack: bool = True, mode: str = "auto",
-                 on_change: Optional[Callable[[Change], None]] = None,
-                 on_event: Optional[Callable[[Event], None]] = None,
-                 long_poll_wait: float = 30.0, idle_timeout: float = 60.0,
-                 sse_retry: float = 300.0, backoff: Sequence[float] = (0.1, 10.0),
-                 ack_interval: float = 60.0, request_timeout: float = 10.0) -> None:
-        self.settings = s = Settings(urls, ring, token, client_id, ack, mode, long_poll_wait,
-                                     idle_timeout, sse_retry, backoff, ack_interval,
-                                     request_timeout)
+    def __init__(
+        self,
+        urls: Urls,
+        ring: str,
+        *,
+        token: Optional[str] = None,
+        client_id: Optional[str] = None,
+        ack: bool = True,
+        mode: str = "auto",
+        on_change: Optional[Callable[[Change], None]] = None,
+        on_event: Optional[Callable[[Event], None]] = None,
+        long_poll_wait: float = 30.0,
+        idle_timeout: float = 60.0,
+        sse_retry: float = 300.0,
+        backoff: Sequence[float] = (0.1, 10.0),
+        ack_interval: float = 60.0,
+        request_timeout: float = 10.0,
+    ) -> None:
+        self.settings = s = Settings(
+            urls,
+            ring,
+            token,
+            client_id,
+            ack,
+            mode,
+            long_poll_wait,
+            idle_timeout,
+            sse_retry,
+            backoff,
+            ack_interval,
+            request_timeout,
+        )
         self.ring, self.client_id = ring, s.client_id
         self._core = WatchCore(ring)
         self._on_change, self._on_event = on_change, on_event
@@ -170,12 +221,14 @@ class RingClient(Reader):
         self._ack_wake = threading.Event()
         self._subs: List[Subscription[Any]] = []
         self._stream_resp: Optional[httpx.Response] = None
-        self._threads = [threading.Thread(target=self._run, daemon=True,
-                                          name=f"ringd-watch-{ring}")]
+        self._threads = [
+            threading.Thread(target=self._run, daemon=True, name=f"ringd-watch-{ring}")
+        ]
         if ack:
             self._ack_api = Api(s.endpoints.urls, endpoints=s.endpoints, timeout=request_timeout)
-            self._threads.append(threading.Thread(target=self._ack_loop, daemon=True,
-                                                  name=f"ringd-ack-{ring}"))
+            self._threads.append(
+                threading.Thread(target=self._ack_loop, daemon=True, name=f"ringd-ack-{ring}")
+            )
         for t in self._threads:
             t.start()
 
@@ -187,8 +240,11 @@ class RingClient(Reader):
 
     def wait_for_version(self, version: int, timeout: float = 10.0) -> View:
         """Waits until the client routes on `version` or newer; TimeoutError."""
-        self._wait(lambda: (self._core.view is not None and self._core.view.version >= version),
-                   timeout, f"version {version}")
+        self._wait(
+            lambda: self._core.view is not None and self._core.view.version >= version,
+            timeout,
+            f"version {version}",
+        )
         assert self._core.view is not None
         return self._core.view
 
@@ -204,8 +260,10 @@ class RingClient(Reader):
                 if self._closed.is_set():
                     raise ClientClosed("the client is closed")
                 if left <= 0:
-                    raise TimeoutError(f"{what} not reached within {timeout} s; "
-                                       f"last error: {self._core.status.last_error}")
+                    raise TimeoutError(
+                        f"{what} not reached within {timeout} s; "
+                        f"last error: {self._core.status.last_error}"
+                    )
                 self._cond.wait(left)
 
     def changes(self) -> Subscription[Change]:
@@ -277,8 +335,11 @@ class RingClient(Reader):
         try:
             ctype = resp.headers.get("content-type", "")
             if not ctype.startswith("text/event-stream"):
-                raise Failure(f"{server} answered the watch with `{ctype}`, not an event "
-                              "stream", server, unsupported=True)
+                raise Failure(
+                    f"{server} answered the watch with `{ctype}`, not an event stream",
+                    server,
+                    unsupported=True,
+                )
             self._core.connected("sse", server)
             self._deliver([])
             decoder, got_any = SseDecoder(), False
@@ -293,8 +354,11 @@ class RingClient(Reader):
                         self._deliver(drive_sync(self._core.on_sse(ev), self._fetch))
             except httpx.ReadTimeout:
                 if not got_any:
-                    raise Failure(f"{server} sent no event within {idle} s (a buffering "
-                                  "proxy?)", server, unsupported=True) from None
+                    raise Failure(
+                        f"{server} sent no event within {idle} s (a buffering proxy?)",
+                        server,
+                        unsupported=True,
+                    ) from None
                 raise Failure(f"{server} sent nothing for {idle} s", server) from None
             except (httpx.HTTPError, ValueError) as e:
                 raise Failure(f"stream from {server}: {type(e).__name__}: {e}", server) from e
@@ -307,14 +371,14 @@ class RingClient(Reader):
         after = self._core.resume_after()
         wait = self.settings.long_poll_wait
         # The server may add up to 1/16 of the wait as jitter.
-        resp, server = self._open(self._core.long_poll_path(wait),
-                                  timeout=wait + wait / 16 + 10)
+        resp, server = self._open(self._core.long_poll_path(wait), timeout=wait + wait / 16 + 10)
         self._core.connected("long_poll", server)
         self._backoff.reset()
         reset = resp.headers.get("ringd-reset") == "true"
         try:
-            events = drive_sync(self._core.on_long_poll(after, resp.status_code, reset,
-                                                        resp.content), self._fetch)
+            events = drive_sync(
+                self._core.on_long_poll(after, resp.status_code, reset, resp.content), self._fetch
+            )
         except Exception as e:
             failure, events = self._core.refused(e, server)
             self._deliver(events)
@@ -332,8 +396,11 @@ class RingClient(Reader):
                 self._ack_wake.wait()
                 continue
             try:
-                self._ack_api.request("POST", self.settings.ack_path,
-                                      json={"version": target[0], "fingerprint": target[1]})
+                self._ack_api.request(
+                    "POST",
+                    self.settings.ack_path,
+                    json={"version": target[0], "fingerprint": target[1]},
+                )
                 self._core.acked(target)
                 self._deliver([])
                 backoff.reset()
@@ -386,4 +453,3 @@ class RingClient(Reader):
 
     def __repr__(self) -> str:
         return f"RingClient({self.ring!r}, version={self.version}, {self._core.status.transport})"
-

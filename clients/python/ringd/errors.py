@@ -75,9 +75,17 @@ class ApiError(RingdError):
     response without one (a proxy's error page) has `type` "about:blank"
     and `problem` False. `body` is the whole problem document."""
 
-    def __init__(self, status: int, type: str, title: str, detail: str,
-                 field: Optional[str] = None, body: Optional[Mapping[str, Any]] = None,
-                 url: Optional[str] = None, problem: bool = True) -> None:
+    def __init__(
+        self,
+        status: int,
+        type: str,
+        title: str,
+        detail: str,
+        field: Optional[str] = None,
+        body: Optional[Mapping[str, Any]] = None,
+        url: Optional[str] = None,
+        problem: bool = True,
+    ) -> None:
         super().__init__(f"{status} {type}: {detail}" + (f" (field `{field}`)" if field else ""))
         self.status = status
         self.type = type
@@ -146,13 +154,20 @@ class ServerError(ApiError):
 
 
 _BY_STATUS: Dict[int, Type[ApiError]] = {
-    400: InvalidRequest, 401: Unauthorized, 403: Forbidden, 404: NotFound, 409: Conflict,
-    410: Gone, 412: PreconditionFailed, 422: Unprocessable,
+    400: InvalidRequest,
+    401: Unauthorized,
+    403: Forbidden,
+    404: NotFound,
+    409: Conflict,
+    410: Gone,
+    412: PreconditionFailed,
+    422: Unprocessable,
 }
 
 
-def api_error(status: int, content_type: str, content: bytes, url: str,
-              reason_phrase: str = "") -> ApiError:
+def api_error(
+    status: int, content_type: str, content: bytes, url: str, reason_phrase: str = ""
+) -> ApiError:
     """The typed exception for an error response."""
     cls = _BY_STATUS.get(status, ServerError if status >= 500 else ApiError)
     body: Any = None
@@ -163,8 +178,23 @@ def api_error(status: int, content_type: str, content: bytes, url: str,
             body = None
     if isinstance(body, dict) and isinstance(body.get("type"), str):
         field = body.get("field")
-        return cls(status, body["type"], str(body.get("title", "")), str(body.get("detail", "")),
-                   field if isinstance(field, str) else None, body, url)
+        return cls(
+            status,
+            body["type"],
+            str(body.get("title", "")),
+            str(body.get("detail", "")),
+            field if isinstance(field, str) else None,
+            body,
+            url,
+        )
     text = content[:200].decode("utf-8", "replace")
-    return cls(status, "about:blank", reason_phrase, f"{url} answered {status}: {text}",
-               None, None, url, problem=False)
+    return cls(
+        status,
+        "about:blank",
+        reason_phrase,
+        f"{url} answered {status}: {text}",
+        None,
+        None,
+        url,
+        problem=False,
+    )

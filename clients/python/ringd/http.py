@@ -32,8 +32,11 @@ def parse_urls(urls: Urls) -> List[str]:
             if not url:
                 continue
             rest = url.partition("://")[2]
-            if not url.startswith(("http://", "https://")) or not rest \
-                    or any(c.isspace() for c in rest):
+            if (
+                not url.startswith(("http://", "https://"))
+                or not rest
+                or any(c.isspace() for c in rest)
+            ):
                 raise ValueError(f"invalid server URL `{url}`: use http://host:port")
             out.append(url)
     if not out:
@@ -81,8 +84,9 @@ def _replayable(method: str, headers: Optional[Headers]) -> bool:
 
 
 def _failed(resp: httpx.Response, url: str, content: bytes) -> ApiError:
-    return api_error(resp.status_code, resp.headers.get("content-type", ""), content, url,
-                     resp.reason_phrase)
+    return api_error(
+        resp.status_code, resp.headers.get("content-type", ""), content, url, resp.reason_phrase
+    )
 
 
 def _timeout(limit: Optional[float]) -> httpx.Timeout:
@@ -95,15 +99,28 @@ class Api:
     and raises `ApiError` subclasses for the rest, `Unreachable` when no
     server answered. `stream=True` leaves the body unread (close it)."""
 
-    def __init__(self, urls: Urls, token: Optional[str] = None, *,
-                 timeout: float = DEFAULT_TIMEOUT, endpoints: Optional[Endpoints] = None) -> None:
+    def __init__(
+        self,
+        urls: Urls,
+        token: Optional[str] = None,
+        *,
+        timeout: float = DEFAULT_TIMEOUT,
+        endpoints: Optional[Endpoints] = None,
+    ) -> None:
         self.endpoints = endpoints or Endpoints(urls, token)
         self.timeout = timeout
         self.http = httpx.Client()
 
-    def request(self, method: str, path: str, *, json: Any = None,
-                headers: Optional[Headers] = None, timeout: Optional[float] = -1.0,
-                stream: bool = False) -> Tuple[httpx.Response, str]:
+    def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        json: Any = None,
+        headers: Optional[Headers] = None,
+        timeout: Optional[float] = -1.0,
+        stream: bool = False,
+    ) -> Tuple[httpx.Response, str]:
         """Sends to the preferred server, then to each other one while the
         failure says nothing about the request: unreachable, or 502-504.
         Returns the response and the base URL of the server that gave it."""
@@ -111,8 +128,13 @@ class Api:
         last: Optional[Exception] = None
         for index, base in self.endpoints.order():
             url = base + path
-            req = self.http.build_request(method, url, json=json, timeout=_timeout(limit),
-                                          headers=self.endpoints.headers(headers))
+            req = self.http.build_request(
+                method,
+                url,
+                json=json,
+                timeout=_timeout(limit),
+                headers=self.endpoints.headers(headers),
+            )
             try:
                 resp = self.http.send(req, stream=stream)
             except httpx.TransportError as e:
@@ -132,8 +154,9 @@ class Api:
         assert last is not None
         raise last
 
-    def json(self, method: str, path: str, body: Any = None,
-             headers: Optional[Headers] = None) -> Any:
+    def json(
+        self, method: str, path: str, body: Any = None, headers: Optional[Headers] = None
+    ) -> Any:
         """A request with an optional JSON body; the decoded JSON answer."""
         resp, _ = self.request(method, path, json=body, headers=headers)
         return resp.json()
@@ -148,21 +171,39 @@ class Api:
 class AsyncApi:
     """`Api` for asyncio: the same failover and errors, awaited."""
 
-    def __init__(self, urls: Urls, token: Optional[str] = None, *,
-                 timeout: float = DEFAULT_TIMEOUT, endpoints: Optional[Endpoints] = None) -> None:
+    def __init__(
+        self,
+        urls: Urls,
+        token: Optional[str] = None,
+        *,
+        timeout: float = DEFAULT_TIMEOUT,
+        endpoints: Optional[Endpoints] = None,
+    ) -> None:
         self.endpoints = endpoints or Endpoints(urls, token)
         self.timeout = timeout
         self.http = httpx.AsyncClient()
 
-    async def request(self, method: str, path: str, *, json: Any = None,
-                      headers: Optional[Headers] = None, timeout: Optional[float] = -1.0,
-                      stream: bool = False) -> Tuple[httpx.Response, str]:
+    async def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        json: Any = None,
+        headers: Optional[Headers] = None,
+        timeout: Optional[float] = -1.0,
+        stream: bool = False,
+    ) -> Tuple[httpx.Response, str]:
         limit = self.timeout if timeout == -1.0 else timeout
         last: Optional[Exception] = None
         for index, base in self.endpoints.order():
             url = base + path
-            req = self.http.build_request(method, url, json=json, timeout=_timeout(limit),
-                                          headers=self.endpoints.headers(headers))
+            req = self.http.build_request(
+                method,
+                url,
+                json=json,
+                timeout=_timeout(limit),
+                headers=self.endpoints.headers(headers),
+            )
             try:
                 resp = await self.http.send(req, stream=stream)
             except httpx.TransportError as e:
@@ -182,8 +223,9 @@ class AsyncApi:
         assert last is not None
         raise last
 
-    async def json(self, method: str, path: str, body: Any = None,
-                   headers: Optional[Headers] = None) -> Any:
+    async def json(
+        self, method: str, path: str, body: Any = None, headers: Optional[Headers] = None
+    ) -> Any:
         resp, _ = await self.request(method, path, json=body, headers=headers)
         return resp.json()
 

@@ -37,8 +37,9 @@ def jump_hash(key: int, buckets: int) -> int:
 class Jump(Layout):
     basis = "buckets"
 
-    def __init__(self, ids: Sequence[str], runs: Sequence[Tuple[int, int]],
-                 key_hash: Hash64) -> None:
+    def __init__(
+        self, ids: Sequence[str], runs: Sequence[Tuple[int, int]], key_hash: Hash64
+    ) -> None:
         """`runs` are (node index or HOLE, count), already validated."""
         super().__init__(ids)
         self._hash = key_hash
@@ -96,7 +97,8 @@ class Jump(Layout):
     def encode_body(self) -> bytes:
         # A run is one word repeated: bytes repetition, no per-bucket loop.
         return _LE32.pack(self.length) + b"".join(
-            _LE32.pack(owner) * count for owner, count in self.runs())
+            _LE32.pack(owner) * count for owner, count in self.runs()
+        )
 
     def bucket_order(self) -> List[Optional[str]]:
         """The order one entry per bucket, None for holes (as snapshots send it)."""
@@ -116,8 +118,9 @@ class Jump(Layout):
         ids = [x.id for x in active]
         try:
             # Runs straight away: a weight of a million is one entry.
-            order = [(None if b == HOLE else ids[b], sum(1 for _ in g))
-                     for b, g in groupby(buckets)]
+            order = [
+                (None if b == HOLE else ids[b], sum(1 for _ in g)) for b, g in groupby(buckets)
+            ]
         except IndexError:
             raise InvalidEncoding("a bucket names a node beyond the node records") from None
         return restore(active, order, key_hash)
@@ -131,9 +134,13 @@ def parse_order(order: Iterable[Any]) -> List[Run]:
     for entry in order:
         if entry is None or isinstance(entry, str):
             runs.append((entry, 1))
-        elif isinstance(entry, (list, tuple)) and len(entry) == 2 \
-                and (entry[0] is None or isinstance(entry[0], str)) \
-                and isinstance(entry[1], int) and entry[1] >= 1:
+        elif (
+            isinstance(entry, (list, tuple))
+            and len(entry) == 2
+            and (entry[0] is None or isinstance(entry[0], str))
+            and isinstance(entry[1], int)
+            and entry[1] >= 1
+        ):
             runs.append((entry[0], entry[1]))
         else:
             raise PlacementError("InvalidBucketOrder", f"not a bucket or a run: {entry!r}")
@@ -159,12 +166,16 @@ def restore(active: Sequence[Node], order: Iterable[Run], key_hash: Hash64) -> J
             continue
         i = index.get(owner)
         if i is None:
-            raise PlacementError("InvalidBucketOrder", f"{owner!r} holds a bucket but is not active")
+            raise PlacementError(
+                "InvalidBucketOrder", f"{owner!r} holds a bucket but is not active"
+            )
         held[i] += count
         runs.append((i, count))
     for n, h in zip(active, held):
         if h != n.weight:
-            raise PlacementError("InvalidBucketOrder", f"{n.id} has weight {n.weight} but holds {h}")
+            raise PlacementError(
+                "InvalidBucketOrder", f"{n.id} has weight {n.weight} but holds {h}"
+            )
     if last_hole:
         raise PlacementError("InvalidBucketOrder", "the last bucket is a hole")
     return Jump([n.id for n in active], runs, key_hash)

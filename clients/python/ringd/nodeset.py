@@ -72,8 +72,9 @@ def normalize(config: RingConfig, nodes: Sequence[Node]) -> List[Node]:
     if config.algorithm in ("ketama", "jump", "table", "nginx", "haproxy", "twemproxy"):
         for n in active:
             if n.ramp != RAMP_FULL:
-                raise PlacementError("RampNotSupported",
-                                     f"{n.id} at ramp {n.ramp} under {config.algorithm}")
+                raise PlacementError(
+                    "RampNotSupported", f"{n.id} at ramp {n.ramp} under {config.algorithm}"
+                )
     if config.algorithm == "table":
         cells = config.partitions * min(config.replication_factor, len(active))
         if cells > MAX_POINTS:
@@ -81,8 +82,9 @@ def normalize(config: RingConfig, nodes: Sequence[Node]) -> List[Node]:
     if config.algorithm == "haproxy":
         for n in active:
             if n.weight > 256:
-                raise PlacementError("WeightTooHighForProxy",
-                                     f"{n.id} has weight {n.weight}; haproxy takes 1..=256")
+                raise PlacementError(
+                    "WeightTooHighForProxy", f"{n.id} has weight {n.weight}; haproxy takes 1..=256"
+                )
     points = 0
     if config.algorithm == "haproxy":
         points = 16 * sum(n.weight for n in active)
@@ -100,6 +102,7 @@ def normalize(config: RingConfig, nodes: Sequence[Node]) -> List[Node]:
     if points > MAX_POINTS:
         raise PlacementError("TooManyPoints", f"{points} > {MAX_POINTS}")
     if config.algorithm == "maglev" and config.table_size < len(active):
-        raise PlacementError("TableSizeOutOfRange",
-                             f"table_size {config.table_size} < {len(active)} active nodes")
+        raise PlacementError(
+            "TableSizeOutOfRange", f"table_size {config.table_size} < {len(active)} active nodes"
+        )
     return active

@@ -6,8 +6,9 @@ from __future__ import annotations
 from typing import Iterable, List, Optional, Sequence, Tuple
 
 
-def select(order: Iterable[int], r: int, node_count: int,
-           zones: Optional[Tuple[Sequence[int], int]]) -> List[int]:
+def select(
+    order: Iterable[int], r: int, node_count: int, zones: Optional[Tuple[Sequence[int], int]]
+) -> List[int]:
     """Up to `min(r, node_count)` distinct node indices from `order`.
 
     With `zones` (zone number per node, zone count), the first

@@ -69,8 +69,14 @@ _SLACK = 5e-9
 class Rendezvous(Layout):
     basis = "weights"
 
-    def __init__(self, ids: Sequence[str], node_hashes: List[int],
-                 weights: List[int], is_ramped: bool, key_hash: Hash64) -> None:
+    def __init__(
+        self,
+        ids: Sequence[str],
+        node_hashes: List[int],
+        weights: List[int],
+        is_ramped: bool,
+        key_hash: Hash64,
+    ) -> None:
         """`weights` are the raw weights, or `weight × ramp` in a ramped set."""
         super().__init__(ids)
         self.node_hashes = node_hashes
@@ -145,13 +151,13 @@ class Rendezvous(Layout):
         return b"".join(_LE64.pack(h) for h in self.node_hashes)
 
     @classmethod
-    def decode(cls, active: Sequence[Node], body: bytes, is_ramped: bool,
-               key_hash: Hash64) -> Rendezvous:
+    def decode(
+        cls, active: Sequence[Node], body: bytes, is_ramped: bool, key_hash: Hash64
+    ) -> Rendezvous:
         if len(body) != 8 * len(active):
             raise InvalidEncoding(f"{len(active)} label hashes need {8 * len(active)} bytes")
         hashes = [h for (h,) in _LE64.iter_unpack(body)]
-        return cls([n.id for n in active], hashes, _weights(active, is_ramped),
-                   is_ramped, key_hash)
+        return cls([n.id for n in active], hashes, _weights(active, is_ramped), is_ramped, key_hash)
 
 
 def _weights(active: Sequence[Node], is_ramped: bool) -> List[int]:
@@ -160,5 +166,6 @@ def _weights(active: Sequence[Node], is_ramped: bool) -> List[int]:
 
 def build(active: Sequence[Node], hash_fn: Hash64, is_ramped: bool) -> Rendezvous:
     hashes = [hash_fn(n.label.encode()) for n in active]
-    return Rendezvous([n.id for n in active], hashes, _weights(active, is_ramped),
-                      is_ramped, hash_fn)
+    return Rendezvous(
+        [n.id for n in active], hashes, _weights(active, is_ramped), is_ramped, hash_fn
+    )

@@ -24,8 +24,14 @@ class Continuum(Layout):
 
     basis = "arcs"
 
-    def __init__(self, ids: Sequence[str], points: List[int],
-                 key_hash: Hash64, space_bits: int, presorted: bool = False) -> None:
+    def __init__(
+        self,
+        ids: Sequence[str],
+        points: List[int],
+        key_hash: Hash64,
+        space_bits: int,
+        presorted: bool = False,
+    ) -> None:
         """`points` are `(position << 32) | node index` in any order: as
         plain ints they sort by position, then index, faster than tuples.
         `presorted` points are already sorted by position with ties in the
@@ -109,15 +115,17 @@ class Continuum(Layout):
         return struct.pack(fmt, n, *chain.from_iterable(zip(self._positions, self._owners)))
 
     @classmethod
-    def decode(cls, ids: Sequence[str], body: bytes, key_hash: Hash64,
-               space_bits: int) -> Continuum:
+    def decode(
+        cls, ids: Sequence[str], body: bytes, key_hash: Hash64, space_bits: int
+    ) -> Continuum:
         """The point list of an encoding's body (9.2), refusing one that is
         not in canonical order or names a node that does not exist."""
         return cls(ids, decode_points(ids, body, space_bits), key_hash, space_bits)
 
 
-def decode_points(ids: Sequence[str], body: bytes, space_bits: int,
-                  ties_by_index: bool = True) -> List[int]:
+def decode_points(
+    ids: Sequence[str], body: bytes, space_bits: int, ties_by_index: bool = True
+) -> List[int]:
     """A body's point list, `count` then `(position, node)` records, as
     `(position << 32) | node index`, checked: the right length, nodes that
     exist, sorted by position, and equal positions by node index unless the
@@ -127,8 +135,9 @@ def decode_points(ids: Sequence[str], body: bytes, space_bits: int,
         raise InvalidEncoding("the point list ends early")
     (count,) = _LE32.unpack_from(body)
     if len(body) != 4 + count * rec.size:
-        raise InvalidEncoding(f"{count} points need {4 + count * rec.size} body bytes, "
-                              f"not {len(body)}")
+        raise InvalidEncoding(
+            f"{count} points need {4 + count * rec.size} body bytes, not {len(body)}"
+        )
     points = [p << 32 | i for p, i in rec.iter_unpack(body[4:])]
     if any(p & 0xFFFFFFFF >= len(ids) for p in points):
         raise InvalidEncoding("a point names a node beyond the node records")
@@ -157,6 +166,8 @@ def build(active: Sequence[Node], hash_fn: Hash64, vnodes_per_weight: int) -> Co
     for i, node in enumerate(active):
         label = node.label.encode()
         prefix = _LE32.pack(len(label)) + label
-        points.extend(hash_fn(prefix + _LE32.pack(k)) << 32 | i
-                      for k in range(point_count(vnodes_per_weight, node)))
+        points.extend(
+            hash_fn(prefix + _LE32.pack(k)) << 32 | i
+            for k in range(point_count(vnodes_per_weight, node))
+        )
     return Continuum([n.id for n in active], points, hash_fn, 64)

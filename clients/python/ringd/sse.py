@@ -7,7 +7,6 @@ from dataclasses import dataclass
 from typing import List, Optional
 
 
-
 @dataclass(frozen=True)
 class SseEvent:
     event: str

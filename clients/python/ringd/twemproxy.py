@@ -56,8 +56,9 @@ def split_address(address: str) -> Tuple[str, int]:
     if not colon:
         raise ValueError("twemproxy rings need `host:port`")
     if not _HOST.match(host):
-        raise ValueError("the host must be a host name or an IPv4 address "
-                         "(letters, digits, '.', '-', '_')")
+        raise ValueError(
+            "the host must be a host name or an IPv4 address (letters, digits, '.', '-', '_')"
+        )
     if not _PORT.match(port) or int(port) > 65_535:
         raise ValueError("the port must be from 1 to 65535, without leading zeros")
     return host, int(port)
@@ -73,15 +74,18 @@ def server_name(node: Node) -> Optional[str]:
         try:
             split = split_address(node.address)
         except ValueError as e:
-            raise PlacementError("AddressNotServer",
-                                 f"{node.id} at {node.address!r}: {e}") from None
+            raise PlacementError(
+                "AddressNotServer", f"{node.id} at {node.address!r}: {e}"
+            ) from None
     if node.hash_key is not None:
         key = node.hash_key
         if not all("!" <= c <= "~" and c not in _NAME_BAD for c in key):
-            raise PlacementError("InvalidServerName",
-                                 f"{node.id} has hash_key {key!r}: a twemproxy server name "
-                                 "is printable ASCII without spaces, '#', quotes or "
-                                 "backslashes")
+            raise PlacementError(
+                "InvalidServerName",
+                f"{node.id} has hash_key {key!r}: a twemproxy server name "
+                "is printable ASCII without spaces, '#', quotes or "
+                "backslashes",
+            )
         return key
     if split is None:
         return None
@@ -109,11 +113,12 @@ def names(active: Sequence[Node]) -> List[str]:
     for a, b in zip(order, order[1:]):
         if out[a] == out[b]:
             x, y = active[a], active[b]
-            field = "hash_key" if x.hash_key is not None or y.hash_key is not None \
-                else "address"
-            raise PlacementError("ServerNameTaken",
-                                 f"{x.id} and {y.id} would both be the twemproxy server "
-                                 f"{out[a]!r}: give one a distinct {field}")
+            field = "hash_key" if x.hash_key is not None or y.hash_key is not None else "address"
+            raise PlacementError(
+                "ServerNameTaken",
+                f"{x.id} and {y.id} would both be the twemproxy server "
+                f"{out[a]!r}: give one a distinct {field}",
+            )
     return out
 
 
@@ -127,7 +132,7 @@ def hashed_part(tag: Optional[str], key: bytes) -> bytes:
     if start < 0:
         return key
     end = key.find(tag[1].encode(), start + 1)
-    return key[start + 1:end] if end > start + 1 else key
+    return key[start + 1 : end] if end > start + 1 else key
 
 
 def key_hasher(hash_name: str, tag: Optional[str]) -> Hash32:
@@ -140,6 +145,7 @@ def key_hasher(hash_name: str, tag: Optional[str]) -> Hash32:
     def key_hash(key: bytes) -> int:
         part = hashed_part(tag, key)
         return f(part) if part else 0
+
     return key_hash
 
 
@@ -148,8 +154,9 @@ class Twemproxy(Continuum):
     name order, not index order, and a body that starts with the hash tag
     (9.1)."""
 
-    def __init__(self, ids: Sequence[str], points: List[int], hash_name: str,
-                 tag: Optional[str]) -> None:
+    def __init__(
+        self, ids: Sequence[str], points: List[int], hash_name: str, tag: Optional[str]
+    ) -> None:
         """`points` are `(position << 32) | node index` in nutcracker's
         order before its sort: a stable sort by position keeps equal points
         in it, as glibc's `qsort` (a merge sort) does."""
@@ -180,8 +187,7 @@ class Twemproxy(Continuum):
                 split_address(n.address or "")
             except ValueError as e:
                 raise InvalidEncoding(f"node {n.id} at {n.address!r}: {e}") from None
-        points = decode_points([n.id for n in active], body[1 + body[0]:], 32,
-                               ties_by_index=False)
+        points = decode_points([n.id for n in active], body[1 + body[0] :], 32, ties_by_index=False)
         return cls([n.id for n in active], points, hash_name, tag)
 
 

@@ -83,7 +83,7 @@ def murmur(key: bytes) -> int:
     h = ((0xDEADBEEF * n) & M32) ^ (n & M32)
     full = n - n % 4
     for i in range(0, full, 4):
-        k = int.from_bytes(key[i:i + 4], "little")
+        k = int.from_bytes(key[i : i + 4], "little")
         k = (k * m) & M32
         k ^= k >> 24
         k = (k * m) & M32

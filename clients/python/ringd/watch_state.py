@@ -18,8 +18,14 @@ from typing import Any, Callable, Generator, List, Mapping, NamedTuple, Optional
 
 from .diff import DiffSummary, summarize
 from .sse import SseEvent
-from .errors import (ApiError, FingerprintMismatch, InvalidTable, NotFound, TableRequired,
-                     Unreachable)
+from .errors import (
+    ApiError,
+    FingerprintMismatch,
+    InvalidTable,
+    NotFound,
+    TableRequired,
+    Unreachable,
+)
 from .placement import Placement
 
 #: A step that GETs paths (yields them, is sent the body) and returns T.
@@ -38,8 +44,9 @@ class Backoff:
     spread their returns over the whole step. (The Rust client draws from
     the step's upper half instead.)"""
 
-    def __init__(self, min: float = 0.1, max: float = 10.0,
-                 rand: Callable[[], float] = random.random) -> None:
+    def __init__(
+        self, min: float = 0.1, max: float = 10.0, rand: Callable[[], float] = random.random
+    ) -> None:
         self.min, self.max, self.step = min, max, min
         self._rand = rand
 
@@ -133,8 +140,7 @@ class Failure(Exception):
     """One watch attempt ended. `unsupported`: the stream cannot get
     through this server or a proxy before it (fall back to long-polls)."""
 
-    def __init__(self, error: str, server: Optional[str] = None,
-                 unsupported: bool = False) -> None:
+    def __init__(self, error: str, server: Optional[str] = None, unsupported: bool = False) -> None:
         super().__init__(error)
         self.server, self.unsupported = server, unsupported
 
@@ -240,8 +246,11 @@ class WatchCore:
         held = self.view
         version, stated = obj.get("version"), obj.get("fingerprint")
         if not isinstance(version, int) or not isinstance(stated, str):
-            return self.reject(version if isinstance(version, int) else 0, None,
-                               "snapshot without version or fingerprint")
+            return self.reject(
+                version if isinstance(version, int) else 0,
+                None,
+                "snapshot without version or fingerprint",
+            )
         if held is not None:
             same = version == held.version and stated == held.placement.fingerprint()
             if same or (not reset and version <= held.version):
@@ -249,15 +258,17 @@ class WatchCore:
         try:
             placement, built = yield from self._verified(obj, held)
         except Exception as e:  # whatever it is, this snapshot is not routed on
-            transient = isinstance(e, Unreachable) \
-                or (isinstance(e, ApiError) and (e.status >= 500 or not e.problem))
+            transient = isinstance(e, Unreachable) or (
+                isinstance(e, ApiError) and (e.status >= 500 or not e.problem)
+            )
             if transient:
                 # A table download that did not get through says nothing
                 # about the version: keep the one held, take the next.
                 self.status.last_error = f"v{version}: table download failed: {e}"
                 return []
-            return self.reject(version, stated,
-                               f"snapshot {self.ring} v{version} refused: {type(e).__name__}: {e}")
+            return self.reject(
+                version, stated, f"snapshot {self.ring} v{version} refused: {type(e).__name__}: {e}"
+            )
         if built == "moves":
             self.status.table_moves_applied += 1
         elif built == "download":
@@ -271,13 +282,17 @@ class WatchCore:
             self.status.acked = None  # an ack of a deleted ring's history
         return [Change(held.version if held else None, version, reset, new)]
 
-    def _verified(self, obj: Mapping[str, Any], held: Optional[View]
-                  ) -> Generator[str, bytes, Tuple[Placement, str]]:
+    def _verified(
+        self, obj: Mapping[str, Any], held: Optional[View]
+    ) -> Generator[str, bytes, Tuple[Placement, str]]:
         version = obj["version"]
         if obj["config"].get("algorithm") == "table":
             prev = held.placement if held and held.version + 1 == version else None
-            if prev is not None and prev.table_rows() is not None \
-                    and obj.get("table_moves") is not None:
+            if (
+                prev is not None
+                and prev.table_rows() is not None
+                and obj.get("table_moves") is not None
+            ):
                 try:
                     return Placement.from_snapshot(obj, previous=prev), "moves"
                 except (InvalidTable, FingerprintMismatch):
@@ -317,8 +332,9 @@ class WatchCore:
         held = self.view
         if held is None or self.rejected == (version, fp):
             return []
-        if (version == held.version and fp != held.placement.fingerprint()) \
-                or version < held.version:
+        if (
+            version == held.version and fp != held.placement.fingerprint()
+        ) or version < held.version:
             try:
                 body = yield f"/v1/rings/{self.ring}/snapshot"
             except Exception as e:  # reported; the stream goes on
@@ -327,8 +343,9 @@ class WatchCore:
             return (yield from self.apply(json.loads(body), True))
         return []
 
-    def on_long_poll(self, asked_after: Optional[int], status: int, reset: bool,
-                     body: bytes) -> Generator[str, bytes, List[Event]]:
+    def on_long_poll(
+        self, asked_after: Optional[int], status: int, reset: bool, body: bytes
+    ) -> Generator[str, bytes, List[Event]]:
         """A long-poll's answer: 304, or the newest snapshot. Versions in
         between are fetched one by one so every version is reported."""
         if status == 304:
@@ -370,8 +387,12 @@ def handoff_of(view: Optional[View], key: Union[bytes, str]) -> Handoff:
     if view is None:
         return Handoff()
     prev = view.previous
-    return Handoff(view.placement.owner(key), prev.owner(key) if prev else None,
-                   view.version, prev.version if prev else None)
+    return Handoff(
+        view.placement.owner(key),
+        prev.owner(key) if prev else None,
+        view.version,
+        prev.version if prev else None,
+    )
 
 
 def delivers(ev: Any, kind: Any, current: Any, end: object) -> bool:

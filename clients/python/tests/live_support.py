@@ -59,11 +59,22 @@ class Etcd:
         etcd = shutil.which("etcd")
         assert etcd is not None
         self.proc = subprocess.Popen(
-            [etcd, "--name=test", f"--data-dir={self.dir / 'data'}",
-             f"--listen-client-urls={self.endpoint}", f"--advertise-client-urls={self.endpoint}",
-             f"--listen-peer-urls={peer_url}", f"--initial-advertise-peer-urls={peer_url}",
-             f"--initial-cluster=test={peer_url}", "--logger=zap", "--log-level=warn"],
-            stdin=subprocess.DEVNULL, stdout=self.log, stderr=self.log)
+            [
+                etcd,
+                "--name=test",
+                f"--data-dir={self.dir / 'data'}",
+                f"--listen-client-urls={self.endpoint}",
+                f"--advertise-client-urls={self.endpoint}",
+                f"--listen-peer-urls={peer_url}",
+                f"--initial-advertise-peer-urls={peer_url}",
+                f"--initial-cluster=test={peer_url}",
+                "--logger=zap",
+                "--log-level=warn",
+            ],
+            stdin=subprocess.DEVNULL,
+            stdout=self.log,
+            stderr=self.log,
+        )
         deadline = time.monotonic() + 30
         while True:
             assert self.proc.poll() is None, f"etcd exited: {self.proc.returncode}"
@@ -88,8 +99,9 @@ class Etcd:
 class Ringd:
     """`ringd serve` on 127.0.0.1, its URL read from what it prints."""
 
-    def __init__(self, store: str, workdir: Path, port: int = 0,
-                 env: Optional[Dict[str, str]] = None) -> None:
+    def __init__(
+        self, store: str, workdir: Path, port: int = 0, env: Optional[Dict[str, str]] = None
+    ) -> None:
         self.store, self.workdir, self.port = store, workdir, port
         self.env = dict(os.environ, **(env or {}))
         self.proc: Optional["subprocess.Popen[bytes]"] = None
@@ -101,9 +113,21 @@ class Ringd:
         out, err = self.workdir / f"ringd-{n}.out", self.workdir / f"ringd-{n}.err"
         with open(out, "wb") as o, open(err, "wb") as e:
             self.proc = subprocess.Popen(
-                [ringd_bin(), "serve", "--listen", f"127.0.0.1:{self.port}", "--store",
-                 self.store, "--watch-keepalive", "1s"],
-                stdin=subprocess.DEVNULL, stdout=o, stderr=e, env=self.env)
+                [
+                    ringd_bin(),
+                    "serve",
+                    "--listen",
+                    f"127.0.0.1:{self.port}",
+                    "--store",
+                    self.store,
+                    "--watch-keepalive",
+                    "1s",
+                ],
+                stdin=subprocess.DEVNULL,
+                stdout=o,
+                stderr=e,
+                env=self.env,
+            )
         deadline = time.monotonic() + 20
         while True:
             m = re.search(r"^ringd listening on (http://\S+)", out.read_text(), re.M)
@@ -135,8 +159,7 @@ class Stub:
     """A local HTTP server whose handler is a function of (method, path,
     headers, body) that writes the answer itself."""
 
-    def __init__(self, handle: Callable[[http.server.BaseHTTPRequestHandler, bytes], None]
-                 ) -> None:
+    def __init__(self, handle: Callable[[http.server.BaseHTTPRequestHandler, bytes], None]) -> None:
         class Handler(http.server.BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
 
@@ -158,8 +181,13 @@ class Stub:
         self.server.server_close()
 
 
-def reply(h: http.server.BaseHTTPRequestHandler, status: int, body: bytes,
-          ctype: str = "application/json", extra: Tuple[Tuple[str, str], ...] = ()) -> None:
+def reply(
+    h: http.server.BaseHTTPRequestHandler,
+    status: int,
+    body: bytes,
+    ctype: str = "application/json",
+    extra: Tuple[Tuple[str, str], ...] = (),
+) -> None:
     h.send_response(status)
     h.send_header("content-type", ctype)
     h.send_header("content-length", str(len(body)))
@@ -181,19 +209,21 @@ class BrokenWatchProxy(Stub):
             if "/watch" in h.path:
                 self.watch_hits += 1
                 return reply(h, 404, b"404 page not found", "text/plain")
-            keep = {k: v for k, v in h.headers.items()
-                    if k.lower() in ("authorization", "content-type", "accept")}
+            keep = {
+                k: v
+                for k, v in h.headers.items()
+                if k.lower() in ("authorization", "content-type", "accept")
+            }
             try:
-                r = http_.request(h.command, target + h.path, content=body or None,
-                                  headers=keep)
+                r = http_.request(h.command, target + h.path, content=body or None, headers=keep)
             except httpx.TransportError:
                 # ringd went away under a long-poll (the test is ending):
                 # answer as a proxy does, instead of a traceback on stderr.
                 return reply(h, 502, b"502 bad gateway", "text/plain")
-            passed = tuple((k, v) for k, v in r.headers.items()
-                           if k.lower() in ("ringd-reset", "etag"))
-            reply(h, r.status_code, r.content, r.headers.get("content-type", "text/plain"),
-                  passed)
+            passed = tuple(
+                (k, v) for k, v in r.headers.items() if k.lower() in ("ringd-reset", "etag")
+            )
+            reply(h, r.status_code, r.content, r.headers.get("content-type", "text/plain"), passed)
 
         super().__init__(handle)
 
@@ -209,6 +239,7 @@ class ScriptedWatch(Stub):
 
         def handle(h: http.server.BaseHTTPRequestHandler, body: bytes) -> None:
             import json
+
             if h.command == "POST" and h.path.endswith("/ack"):
                 self.acks.append(json.loads(body))
                 return reply(h, 200, b"{}")
@@ -226,8 +257,13 @@ class ScriptedWatch(Stub):
                     event, vid, data = frame
                     h.wfile.write(f"event: {event}\nid: {vid}\ndata: {data}\n\n".encode())
                     h.wfile.flush()
-            reply(h, 404, b'{"type":"urn:ringd:problem:not-found","title":"Not found",'
-                          b'"status":404,"detail":"no such route"}', "application/problem+json")
+            reply(
+                h,
+                404,
+                b'{"type":"urn:ringd:problem:not-found","title":"Not found",'
+                b'"status":404,"detail":"no such route"}',
+                "application/problem+json",
+            )
 
         super().__init__(handle)
 
@@ -273,9 +309,10 @@ def server_lookups(api: Api, ring: str, keys: List[bytes]) -> Tuple[int, List[An
     raw = [(i, k) for i, k in enumerate(keys) if k.startswith(b"\xff")]
     for group, form in ((text, "keys"), (raw, "keys_b64")):
         for j in range(0, len(group), 10_000):
-            batch = group[j:j + 10_000]
-            sent = [k.decode() if form == "keys" else base64.b64encode(k).decode()
-                    for _, k in batch]
+            batch = group[j : j + 10_000]
+            sent = [
+                k.decode() if form == "keys" else base64.b64encode(k).decode() for _, k in batch
+            ]
             r = api.json("POST", f"/v1/rings/{ring}/lookup", {form: sent, "replicas": 3})
             versions.add(r["version"])
             assert [x.get("key", x.get("key_b64")) for x in r["results"]] == sent

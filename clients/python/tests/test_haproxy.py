@@ -44,8 +44,11 @@ def nearest(points: List[Tuple[int, str]], h: int) -> str:
 
 def test_owner_is_the_nearest_point() -> None:
     nodes = [Node("a", weight=2), Node("b"), Node("c", weight=3)]
-    p = Placement.build(RingConfig(algorithm="haproxy", hash="crc32", avalanche=False), nodes,
-                        server_ids={"a": 4, "b": 9, "c": 2})
+    p = Placement.build(
+        RingConfig(algorithm="haproxy", hash="crc32", avalanche=False),
+        nodes,
+        server_ids={"a": 4, "b": 9, "c": 2},
+    )
     assert p.server_ids() == {"a": 4, "b": 9, "c": 2}
     lay = p._layout
     assert isinstance(lay, Haproxy)

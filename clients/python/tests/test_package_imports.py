@@ -12,8 +12,10 @@ PACKAGE = Path(__file__).resolve().parent.parent / "ringd"
 
 
 def _trees() -> Dict[str, ast.Module]:
-    return {p.stem: ast.parse(p.read_text(encoding="utf-8"), str(p))
-            for p in sorted(PACKAGE.glob("*.py"))}
+    return {
+        p.stem: ast.parse(p.read_text(encoding="utf-8"), str(p))
+        for p in sorted(PACKAGE.glob("*.py"))
+    }
 
 
 def _imports(tree: ast.Module) -> Set[str]:
@@ -55,10 +57,12 @@ def test_no_module_imports_one_that_imports_it_back() -> None:
 
 
 def test_every_import_is_at_the_top_of_its_module() -> None:
-    hidden = [f"{name}.py:{inner.lineno}"
-              for name, tree in _trees().items()
-              for node in ast.walk(tree)
-              if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
-              for inner in ast.walk(node)
-              if isinstance(inner, (ast.Import, ast.ImportFrom))]
+    hidden = [
+        f"{name}.py:{inner.lineno}"
+        for name, tree in _trees().items()
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+        for inner in ast.walk(node)
+        if isinstance(inner, (ast.Import, ast.ImportFrom))
+    ]
     assert hidden == []

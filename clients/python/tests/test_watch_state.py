@@ -10,24 +10,45 @@ from typing import Any, Dict, List, Optional
 
 import pytest
 
-from ringd import (ApiError, BoundedLoad, Change, Conflict, Deleted, Forbidden, Gone,
-                   InvalidRequest, Node, NotFound, Placement, PreconditionFailed, Rejected,
-                   RingConfig, ServerError, Unauthorized, Unprocessable)
+from ringd import (
+    ApiError,
+    BoundedLoad,
+    Change,
+    Conflict,
+    Deleted,
+    Forbidden,
+    Gone,
+    InvalidRequest,
+    Node,
+    NotFound,
+    Placement,
+    PreconditionFailed,
+    Rejected,
+    RingConfig,
+    ServerError,
+    Unauthorized,
+    Unprocessable,
+)
 from ringd.errors import api_error
 from ringd.sse import SseDecoder, SseEvent
 from ringd.watch_state import Backoff, WatchCore, drive_sync, handoff_of
 
 
 def test_events_survive_any_chunking_and_line_ending() -> None:
-    data = (b": hello\r\nevent: snapshot\r\nid: 7\r\ndata: {\"a\":\r\ndata: 1}\r\n\r\n"
-            b"event: keepalive\rdata: x\r\rdata:y\n\n")
-    expected = [SseEvent("snapshot", "{\"a\":\n1}", "7"), SseEvent("keepalive", "x"),
-                SseEvent("message", "y")]
+    data = (
+        b': hello\r\nevent: snapshot\r\nid: 7\r\ndata: {"a":\r\ndata: 1}\r\n\r\n'
+        b"event: keepalive\rdata: x\r\rdata:y\n\n"
+    )
+    expected = [
+        SseEvent("snapshot", '{"a":\n1}', "7"),
+        SseEvent("keepalive", "x"),
+        SseEvent("message", "y"),
+    ]
     for piece in (1, 2, 3, 7, len(data)):
         d = SseDecoder()
         out: List[SseEvent] = []
         for i in range(0, len(data), piece):
-            out += d.feed(data[i:i + piece])
+            out += d.feed(data[i : i + piece])
         assert out == expected, piece
 
 
@@ -84,11 +105,21 @@ def test_bounded_load_picks_the_first_node_under_the_bound() -> None:
 def snapshot(version: int, nodes: List[str], algorithm: str = "ring") -> Dict[str, Any]:
     cfg = RingConfig(algorithm=algorithm, vnodes_per_weight=8)
     p = Placement.build(cfg, [Node(n) for n in nodes])
-    return {"ring": "r", "version": version, "fingerprint": p.fingerprint(),
-            "config": {"algorithm": algorithm, "hash": "xxh3", "vnodes_per_weight": 8,
-                       "table_size": 65537, "replication_factor": 3, "zone_aware": False,
-                       "partitions": 65536},
-            "nodes": [{"id": n, "weight": 1, "state": "active", "labels": {}} for n in nodes]}
+    return {
+        "ring": "r",
+        "version": version,
+        "fingerprint": p.fingerprint(),
+        "config": {
+            "algorithm": algorithm,
+            "hash": "xxh3",
+            "vnodes_per_weight": 8,
+            "table_size": 65537,
+            "replication_factor": 3,
+            "zone_aware": False,
+            "partitions": 65536,
+        },
+        "nodes": [{"id": n, "weight": 1, "state": "active", "labels": {}} for n in nodes],
+    }
 
 
 def no_fetch(path: str) -> bytes:
@@ -127,12 +158,22 @@ def test_handoff_reads_both_owners_from_one_view() -> None:
     assert handoff_of(core.view, "k") == handoff_of(None, "k")
     drive_sync(core.apply(snapshot(1, ["a"]), False), no_fetch)
     h = handoff_of(core.view, "k")
-    assert (h.owner_now, h.owner_before, h.version, h.version_before, h.moved) == \
-        ("a", None, 1, None, False)
+    assert (h.owner_now, h.owner_before, h.version, h.version_before, h.moved) == (
+        "a",
+        None,
+        1,
+        None,
+        False,
+    )
     drive_sync(core.apply(snapshot(2, ["b"]), False), no_fetch)
     h = handoff_of(core.view, "k")
-    assert (h.owner_now, h.owner_before, h.version, h.version_before, h.moved) == \
-        ("b", "a", 2, 1, True)
+    assert (h.owner_now, h.owner_before, h.version, h.version_before, h.moved) == (
+        "b",
+        "a",
+        2,
+        1,
+        True,
+    )
 
 
 def test_long_poll_fetches_the_gap_and_bridges_a_pruned_one() -> None:
@@ -149,14 +190,18 @@ def test_long_poll_fetches_the_gap_and_bridges_a_pruned_one() -> None:
     ev = drive_sync(core.on_long_poll(1, 200, False, body), fetch)
     assert fetched == ["/v1/rings/r/snapshots/2", "/v1/rings/r/snapshots/3"]
     # v3 has v2's fingerprint and nodes, so it is a change of nothing.
-    assert [(e.to, e.reset) for e in ev if isinstance(e, Change)] == \
-        [(2, False), (3, False), (4, False)]
+    assert [(e.to, e.reset) for e in ev if isinstance(e, Change)] == [
+        (2, False),
+        (3, False),
+        (4, False),
+    ]
 
     def pruned(path: str) -> bytes:
         raise NotFound(410, "urn:ringd:problem:version-pruned", "Gone", "pruned")
 
-    ev = drive_sync(core.on_long_poll(4, 200, False, json.dumps(snapshot(7, ["c"])).encode()),
-                    pruned)
+    ev = drive_sync(
+        core.on_long_poll(4, 200, False, json.dumps(snapshot(7, ["c"])).encode()), pruned
+    )
     assert [(e.to, e.reset) for e in ev if isinstance(e, Change)] == [(7, True)]
     assert drive_sync(core.on_long_poll(7, 304, False, b""), no_fetch) == []
 
@@ -173,17 +218,40 @@ def test_deleted_is_reported_once_and_ring_not_found_marks_it() -> None:
     assert failure.unsupported
 
 
-@pytest.mark.parametrize("status,cls", [
-    (400, InvalidRequest), (401, Unauthorized), (403, Forbidden), (404, NotFound),
-    (409, Conflict), (410, Gone), (412, PreconditionFailed), (422, Unprocessable),
-    (503, ServerError), (418, ApiError)])
+@pytest.mark.parametrize(
+    "status,cls",
+    [
+        (400, InvalidRequest),
+        (401, Unauthorized),
+        (403, Forbidden),
+        (404, NotFound),
+        (409, Conflict),
+        (410, Gone),
+        (412, PreconditionFailed),
+        (422, Unprocessable),
+        (503, ServerError),
+        (418, ApiError),
+    ],
+)
 def test_problem_documents_map_to_their_exception(status: int, cls: type) -> None:
-    body = {"type": "urn:ringd:problem:x", "title": "T", "status": status, "detail": "D",
-            "field": "ops[0]"}
+    body = {
+        "type": "urn:ringd:problem:x",
+        "title": "T",
+        "status": status,
+        "detail": "D",
+        "field": "ops[0]",
+    }
     e = api_error(status, "application/problem+json", json.dumps(body).encode(), "http://u/p")
     assert type(e) is cls
-    assert (e.status, e.type, e.title, e.detail, e.field, e.slug, e.problem) == \
-        (status, "urn:ringd:problem:x", "T", "D", "ops[0]", "x", True)
+    assert (e.status, e.type, e.title, e.detail, e.field, e.slug, e.problem) == (
+        status,
+        "urn:ringd:problem:x",
+        "T",
+        "D",
+        "ops[0]",
+        "x",
+        True,
+    )
     plain = api_error(status, "text/html", b"<h1>bad gateway</h1>", "http://u/p")
     assert type(plain) is cls and not plain.problem and plain.type == "about:blank"
     none: Optional[str] = plain.field
@@ -192,6 +260,7 @@ def test_problem_documents_map_to_their_exception(status: int, cls: type) -> Non
 
 def test_a_subscription_skips_the_view_current_when_it_was_made() -> None:
     from ringd import RingClient
+
     # Never started against a server: a dead URL; only the queue matters.
     c = RingClient("http://127.0.0.1:9", "r", ack=False, backoff=(5, 5))
     try:
