@@ -10,15 +10,17 @@ verification runs in a worker thread so the event loop never waits on it.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import logging
 import time
-from typing import Any, Callable, List, Optional, Sequence, Tuple, Type
+from collections.abc import Sequence
+from typing import Any, Callable
 
 import httpx
 
 from .client import Reader, Settings
-from .errors import ApiError, ClientClosed
+from .errors import ApiError, ClientClosed, RingdError
 from .http import AsyncApi, Urls
 from .sse import SseDecoder
 from .watch_state import Backoff, Change, Event, Failure, Steps, View, WatchCore, delivers
@@ -26,7 +28,7 @@ from .watch_state import Backoff, Change, Event, Failure, Steps, View, WatchCore
 log = logging.getLogger("ringd.client")
 
 
-def _step(send: Callable[[], str]) -> Tuple[bool, Any]:
+def _step(send: Callable[[], str]) -> tuple[bool, Any]:
     # StopIteration cannot cross a Future, so the result is a pair.
     try:
         return False, send()
@@ -40,8 +42,8 @@ class AsyncSubscription:
 
     _END = object()
 
-    def __init__(self, owner: "AsyncRingClient", kind: Type[Any]) -> None:
-        self._queue: "asyncio.Queue[Any]" = asyncio.Queue()
+    def __init__(self, owner: AsyncRingClient, kind: type[Any]) -> None:
+        self._queue: asyncio.Queue[Any] = asyncio.Queue()
         self._owner, self.kind = owner, kind
         # The view current now may still be on its way to the subscribers
         # (swapped, not yet delivered): it is not a change "from now on".
@@ -52,7 +54,7 @@ class AsyncSubscription:
         if delivers(ev, self.kind, self._current, self._END):
             self._queue.put_nowait(ev)
 
-    async def get(self, timeout: Optional[float] = None) -> Any:
+    async def get(self, timeout: float | None = None) -> Any:
         try:
             ev = await asyncio.wait_for(self._queue.get(), timeout)
         except asyncio.TimeoutError:
@@ -62,7 +64,7 @@ class AsyncSubscription:
             raise ClientClosed("the client is closed")
         return ev
 
-    def __aiter__(self) -> "AsyncSubscription":
+    def __aiter__(self) -> AsyncSubscription:
         return self
 
     async def __anext__(self) -> Any:
@@ -85,12 +87,12 @@ class AsyncRingClient(Reader):
         urls: Urls,
         ring: str,
         *,
-        token: Optional[str] = None,
-        client_id: Optional[str] = None,
+        token: str | None = None,
+        client_id: str | None = None,
         ack: bool = True,
         mode: str = "auto",
-        on_change: Optional[Callable[[Change], None]] = None,
-        on_event: Optional[Callable[[Event], None]] = None,
+        on_change: Callable[[Change], None] | None = None,
+        on_event: Callable[[Event], None] | None = None,
         long_poll_wait: float = 30.0,
         idle_timeout: float = 60.0,
         sse_retry: float = 300.0,
@@ -116,11 +118,11 @@ class AsyncRingClient(Reader):
         self._core = WatchCore(ring)
         self._on_change, self._on_event = on_change, on_event
         self._backoff = Backoff(*s.backoff)
-        self._subs: List[AsyncSubscription] = []
-        self._tasks: List["asyncio.Task[None]"] = []
+        self._subs: list[AsyncSubscription] = []
+        self._tasks: list[asyncio.Task[None]] = []
         self._closed = False
 
-    async def start(self) -> "AsyncRingClient":
+    async def start(self) -> AsyncRingClient:
         if not self._tasks:
             s = self.settings
             self._api = AsyncApi(s.endpoints.urls, endpoints=s.endpoints, timeout=s.request_timeout)
@@ -161,10 +163,8 @@ class AsyncRingClient(Reader):
                     f"{what} not reached within {timeout} s; "
                     f"last error: {self._core.status.last_error}"
                 )
-            try:
+            with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(self._signal.wait(), left)
-            except asyncio.TimeoutError:
-                pass
 
     def changes(self) -> AsyncSubscription:
         """`async for change in client.changes()`: every version applied."""
@@ -173,7 +173,7 @@ class AsyncRingClient(Reader):
     def events(self) -> AsyncSubscription:
         return AsyncSubscription(self, object)
 
-    def _deliver(self, events: List[Event]) -> None:
+    def _deliver(self, events: list[Event]) -> None:
         # Wake every waiter: they re-check their condition.
         self._signal.set()
         self._signal = asyncio.Event()
@@ -189,7 +189,9 @@ class AsyncRingClient(Reader):
         while not done:
             try:
                 send = functools.partial(steps.send, await self._api.get_bytes(value))
-            except Exception as e:  # handed to the steps, which decide
+            # Forwarded, not swallowed: the steps get whatever the fetch
+            # raised, as `yield from` would hand it on, and decide.
+            except Exception as e:  # noqa: BLE001
                 send = functools.partial(steps.throw, e)
             done, value = await asyncio.to_thread(_step, send)
         return value
@@ -214,7 +216,9 @@ class AsyncRingClient(Reader):
                 server, error = f.server, str(f)
             except asyncio.CancelledError:
                 raise
-            except Exception as e:  # never let the task die on a surprise
+            # The watch task must outlive any failure: a surprise is
+            # recorded as the last error and retried after a backoff.
+            except Exception as e:  # noqa: BLE001
                 server, error = None, f"{type(e).__name__}: {e}"
             if server:
                 self.settings.endpoints.demote(server)
@@ -222,10 +226,10 @@ class AsyncRingClient(Reader):
             self._deliver([])
             await asyncio.sleep(self._backoff.next_wait())
 
-    async def _open(self, path: str, **kw: Any) -> Tuple[httpx.Response, str]:
+    async def _open(self, path: str, **kw: Any) -> tuple[httpx.Response, str]:
         try:
             return await self._api.request("GET", path, **kw)
-        except Exception as e:
+        except (RingdError, httpx.HTTPError) as e:  # what a request raises
             failure, events = self._core.refused(e)
             self._deliver(events)
             raise failure from e
@@ -290,7 +294,7 @@ class AsyncRingClient(Reader):
         while not self._closed:
             self._ack_wake.clear()
             target = self._core.ack_target()
-            wait: Optional[float] = None
+            wait: float | None = None
             if target is not None:
                 try:
                     await self._api.request(
@@ -306,12 +310,12 @@ class AsyncRingClient(Reader):
                     # 4xx: the ring was deleted or recreated below this
                     # version; what replaces it will be acked instead.
                     wait = self.settings.ack_interval if e.status < 500 else backoff.next_wait()
-                except Exception:
+                # The ack task must outlive any failure: it backs off and
+                # acks again, as the watch task goes on.
+                except Exception:  # noqa: BLE001
                     wait = backoff.next_wait()
-            try:
+            with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(self._ack_wake.wait(), wait)
-            except asyncio.TimeoutError:
-                pass
 
     # -- lifetime -------------------------------------------------------------------
 
@@ -328,7 +332,7 @@ class AsyncRingClient(Reader):
         for sub in list(self._subs):
             sub.put(AsyncSubscription._END)
 
-    async def __aenter__(self) -> "AsyncRingClient":
+    async def __aenter__(self) -> AsyncRingClient:
         return await self.start()
 
     async def __aexit__(self, *exc: object) -> None:

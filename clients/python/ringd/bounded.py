@@ -12,7 +12,7 @@ for requests any replica can serve, never to decide where data lives."""
 from __future__ import annotations
 
 import math
-from typing import Callable, Optional
+from typing import Callable
 
 from .placement import Key, Placement
 
@@ -45,7 +45,7 @@ class BoundedLoad:
         denominator = 1_000_000 * nodes
         return min(-(-numerator // denominator), _U64_MAX)
 
-    def pick(self, placement: Placement, key: Key, load: Callable[[str], int]) -> Optional[str]:
+    def pick(self, placement: Placement, key: Key, load: Callable[[str], int]) -> str | None:
         """The node to send a request for `key` to: the first on its
         preference list whose load (`load(node_id)`, asked once per active
         node) is below `bound`. One always is when `load` is consistent,

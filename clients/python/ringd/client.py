@@ -5,22 +5,23 @@ the network; see README.md and docs/client-library.md."""
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import queue
 import re
 import threading
 import time
-from typing import Any, Callable, Generic, List, Optional, Sequence, Tuple, Type, TypeVar
+from collections.abc import Sequence
+from typing import Any, Callable, Generic, TypeVar
 
 import httpx
 
-from .errors import ApiError, ClientClosed
+from .errors import ApiError, ClientClosed, RingdError
 from .http import Api, Endpoints, Urls
 from .placement import Key, Placement
 from .sse import SseDecoder
 from .watch_state import (
     Backoff,
-    delivers,
     Change,
     Event,
     Failure,
@@ -29,6 +30,7 @@ from .watch_state import (
     View,
     WatchCore,
     default_client_id,
+    delivers,
     drive_sync,
     handoff_of,
     owner_of,
@@ -47,8 +49,8 @@ class Settings:
         self,
         urls: Urls,
         ring: str,
-        token: Optional[str],
-        client_id: Optional[str],
+        token: str | None,
+        client_id: str | None,
         ack: bool,
         mode: str,
         long_poll_wait: float,
@@ -84,30 +86,30 @@ class Reader:
     """The lookups both flavours answer from the current view."""
 
     _core: WatchCore
-    _on_change: Optional[Callable[[Change], None]]
-    _on_event: Optional[Callable[[Event], None]]
+    _on_change: Callable[[Change], None] | None
+    _on_event: Callable[[Event], None] | None
 
     @property
-    def view(self) -> Optional[View]:
+    def view(self) -> View | None:
         """The current (version, placement, previous placement, snapshot)."""
         return self._core.view
 
     @property
-    def version(self) -> Optional[int]:
+    def version(self) -> int | None:
         v = self._core.view
         return None if v is None else v.version
 
     @property
-    def placement(self) -> Optional[Placement]:
+    def placement(self) -> Placement | None:
         v = self._core.view
         return None if v is None else v.placement
 
-    def owner(self, key: Key) -> Optional[str]:
+    def owner(self, key: Key) -> str | None:
         """The node owning `key` (bytes, or str as UTF-8); None before the
         first version or when no node is active."""
         return owner_of(self._core.view, key)
 
-    def preference_list(self, key: Key, r: Optional[int] = None) -> List[str]:
+    def preference_list(self, key: Key, r: int | None = None) -> list[str]:
         v = self._core.view
         return [] if v is None else v.placement.preference_list(key, r)
 
@@ -119,7 +121,7 @@ class Reader:
         s = self._core.status
         return Status(**vars(s))
 
-    def _callbacks(self, events: List[Event]) -> None:
+    def _callbacks(self, events: list[Event]) -> None:
         for ev in events:
             for cb, want in ((self._on_event, object), (self._on_change, Change)):
                 if cb is not None and isinstance(ev, want):
@@ -135,8 +137,8 @@ class Subscription(Generic[E]):
 
     _END = object()
 
-    def __init__(self, owner: "RingClient", kind: Type[Any]) -> None:
-        self._queue: "queue.Queue[Any]" = queue.Queue()
+    def __init__(self, owner: RingClient, kind: type[Any]) -> None:
+        self._queue: queue.Queue[Any] = queue.Queue()
         self._owner, self.kind = owner, kind
         # The view current now may still be on its way to the subscribers
         # (swapped, not yet delivered): it is not a change "from now on".
@@ -147,7 +149,7 @@ class Subscription(Generic[E]):
         if delivers(ev, self.kind, self._current, self._END):
             self._queue.put(ev)
 
-    def get(self, timeout: Optional[float] = None) -> E:
+    def get(self, timeout: float | None = None) -> E:
         try:
             ev = self._queue.get(timeout=timeout)
         except queue.Empty:
@@ -157,7 +159,7 @@ class Subscription(Generic[E]):
             raise ClientClosed("the client is closed")
         return ev  # type: ignore[no-any-return]
 
-    def __iter__(self) -> "Subscription[E]":
+    def __iter__(self) -> Subscription[E]:
         return self
 
     def __next__(self) -> E:
@@ -184,12 +186,12 @@ class RingClient(Reader):
         urls: Urls,
         ring: str,
         *,
-        token: Optional[str] = None,
-        client_id: Optional[str] = None,
+        token: str | None = None,
+        client_id: str | None = None,
         ack: bool = True,
         mode: str = "auto",
-        on_change: Optional[Callable[[Change], None]] = None,
-        on_event: Optional[Callable[[Event], None]] = None,
+        on_change: Callable[[Change], None] | None = None,
+        on_event: Callable[[Event], None] | None = None,
         long_poll_wait: float = 30.0,
         idle_timeout: float = 60.0,
         sse_retry: float = 300.0,
@@ -219,8 +221,8 @@ class RingClient(Reader):
         self._cond = threading.Condition()
         self._closed = threading.Event()
         self._ack_wake = threading.Event()
-        self._subs: List[Subscription[Any]] = []
-        self._stream_resp: Optional[httpx.Response] = None
+        self._subs: list[Subscription[Any]] = []
+        self._stream_resp: httpx.Response | None = None
         self._threads = [
             threading.Thread(target=self._run, daemon=True, name=f"ringd-watch-{ring}")
         ]
@@ -274,7 +276,7 @@ class RingClient(Reader):
         """Every `Change`, `Rejected` and `Deleted` from now on."""
         return Subscription(self, object)
 
-    def _deliver(self, events: List[Event]) -> None:
+    def _deliver(self, events: list[Event]) -> None:
         if self._closed.is_set():
             return  # a read that returned after close(): nobody listens now
         with self._cond:
@@ -306,7 +308,9 @@ class RingClient(Reader):
                     self._core.status.last_error = str(f)
                     continue
                 server, error = f.server, str(f)
-            except Exception as e:  # never let the thread die on a surprise
+            # The watch thread must outlive any failure: a surprise is
+            # recorded as the last error and retried after a backoff.
+            except Exception as e:  # noqa: BLE001
                 if self._closed.is_set():
                     return
                 server, error = None, f"{type(e).__name__}: {e}"
@@ -319,10 +323,10 @@ class RingClient(Reader):
     def _fetch(self, path: str) -> bytes:
         return self._api.get_bytes(path)
 
-    def _open(self, path: str, **kw: Any) -> Tuple[httpx.Response, str]:
+    def _open(self, path: str, **kw: Any) -> tuple[httpx.Response, str]:
         try:
             return self._api.request("GET", path, **kw)
-        except Exception as e:
+        except (RingdError, httpx.HTTPError) as e:  # what a request raises
             failure, events = self._core.refused(e)
             self._deliver(events)
             raise failure from e
@@ -410,7 +414,9 @@ class RingClient(Reader):
                 # the watch delivers what replaces it, so do not insist.
                 log.debug("ringd: %s: ack of v%s failed: %s", self.ring, target[0], e)
                 wait = self.settings.ack_interval if e.status < 500 else backoff.next_wait()
-            except Exception as e:
+            # The ack thread must outlive any failure: it logs, backs off
+            # and acks again, as the watch thread goes on.
+            except Exception as e:  # noqa: BLE001
                 log.debug("ringd: %s: ack of v%s failed: %s", self.ring, target[0], e)
                 wait = backoff.next_wait()
             self._ack_wake.wait(wait)  # a newer version cuts the wait short
@@ -430,10 +436,10 @@ class RingClient(Reader):
         # Closing the stream and the pools breaks a blocking read.
         resp = self._stream_resp
         if resp is not None:
-            try:
+            # Closing from another thread may race the reader, which may
+            # raise anything on the way out; close() itself must not fail.
+            with contextlib.suppress(Exception):
                 resp.close()
-            except Exception:  # closing from another thread may race the reader
-                pass
         self._api.close()
         if self.settings.ack:
             self._ack_api.close()
@@ -445,7 +451,7 @@ class RingClient(Reader):
             if t is not threading.current_thread():
                 t.join(timeout=0.2)
 
-    def __enter__(self) -> "RingClient":
+    def __enter__(self) -> RingClient:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -7,8 +7,8 @@ samples them, and says so in `basis`."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Dict, List, Optional, Sequence, Tuple
 
 from .placement import Placement
 
@@ -37,12 +37,12 @@ class DiffSummary:
 
     basis: str
     moved_fraction: float
-    nodes: Tuple[NodeMovement, ...]
-    added: Tuple[str, ...]
-    removed: Tuple[str, ...]
+    nodes: tuple[NodeMovement, ...]
+    added: tuple[str, ...]
+    removed: tuple[str, ...]
 
 
-def _arcs(p: Placement, space: int) -> List[Tuple[int, int]]:
+def _arcs(p: Placement, space: int) -> list[tuple[int, int]]:
     """(last position, owner index) of every arc, in order, covering the
     circle: the arc ending at a point belongs to it; the wrap piece past
     the last point belongs to the first."""
@@ -50,7 +50,7 @@ def _arcs(p: Placement, space: int) -> List[Tuple[int, int]]:
     if not pts:
         return [(space - 1, NONE)]
     index = {n.id: i for i, n in enumerate(p.nodes)}
-    out: List[Tuple[int, int]] = []
+    out: list[tuple[int, int]] = []
     prev = -1
     for pos, node in pts:
         if pos > prev:  # a tied point owns nothing: the lower index won
@@ -62,7 +62,7 @@ def _arcs(p: Placement, space: int) -> List[Tuple[int, int]]:
 
 
 def _sweep_arcs(
-    a: Placement, b: Placement, space: int, same: Dict[int, int], moved: Dict[Tuple[int, int], int]
+    a: Placement, b: Placement, space: int, same: dict[int, int], moved: dict[tuple[int, int], int]
 ) -> None:
     xs, ys = _arcs(a, space), _arcs(b, space)
     i = j = 0
@@ -77,7 +77,7 @@ def _sweep_arcs(
         j += yl == end
 
 
-def _owners(ids: Optional[Sequence[Optional[str]]], size: int, index: Dict[str, int]) -> List[int]:
+def _owners(ids: Sequence[str | None] | None, size: int, index: dict[str, int]) -> list[int]:
     got = list(ids or [])
     return [index[x] if x is not None else NONE for x in got] + [NONE] * (size - len(got))
 
@@ -89,7 +89,7 @@ def summarize(before: Placement, after: Placement) -> DiffSummary:
     # Old index -> new index of the same id; NONE maps to NONE.
     same = {i: b_idx[n.id] for i, n in enumerate(before.nodes) if n.id in b_idx}
     same[NONE] = NONE
-    moved: Dict[Tuple[int, int], int] = {}
+    moved: dict[tuple[int, int], int] = {}
     same_hash = before.hash == after.hash and before.algorithm == after.algorithm
     alg = before.algorithm
     ca, cb = before.config, after.config
@@ -126,7 +126,7 @@ def summarize(before: Placement, after: Placement) -> DiffSummary:
 
 
 def _tally(
-    xs: List[int], ys: List[int], same: Dict[int, int], moved: Dict[Tuple[int, int], int]
+    xs: list[int], ys: list[int], same: dict[int, int], moved: dict[tuple[int, int], int]
 ) -> None:
     for x, y in zip(xs, ys):
         if same.get(x, -1) != y:
@@ -134,9 +134,9 @@ def _tally(
 
 
 def _finish(
-    before: Placement, after: Placement, basis: str, flows: Dict[Tuple[int, int], float]
+    before: Placement, after: Placement, basis: str, flows: dict[tuple[int, int], float]
 ) -> DiffSummary:
-    shares: Dict[str, List[float]] = {}
+    shares: dict[str, list[float]] = {}
     for s in before.ownership()["nodes"]:
         shares.setdefault(s["id"], [0.0, 0.0, 0.0, 0.0])[0] = s["share"]
     for s in after.ownership()["nodes"]:

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import hashlib
 import struct
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import List, Sequence, Tuple
 
 from .errors import InvalidEncoding, PlacementError
 from .hashes import HASH_CODES
@@ -78,10 +78,10 @@ class Header:
     zone_aware: bool
     ramped: bool
     replication_factor: int
-    nodes: List[Node]
+    nodes: list[Node]
 
 
-def decode_header(data: bytes) -> Tuple[Header, int]:
+def decode_header(data: bytes) -> tuple[Header, int]:
     """Parse the header (9.2): returns it and the offset of the body.
     Refuses another magic or version, unknown codes, flag bits other than
     bit 0, and node records that break 2.2 or the id order."""
@@ -111,7 +111,7 @@ def decode_header(data: bytes) -> Tuple[Header, int]:
         pos = end
         return s
 
-    nodes: List[Node] = []
+    nodes: list[Node] = []
     try:
         for _ in range(count):
             node_id = text()

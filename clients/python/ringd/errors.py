@@ -9,7 +9,8 @@ Two kinds have no variant because Rust refuses them while parsing JSON:
 from __future__ import annotations
 
 import json
-from typing import Any, Dict, Mapping, Optional, Type
+from collections.abc import Mapping
+from typing import Any
 
 
 class PlacementError(ValueError):
@@ -81,9 +82,9 @@ class ApiError(RingdError):
         type: str,
         title: str,
         detail: str,
-        field: Optional[str] = None,
-        body: Optional[Mapping[str, Any]] = None,
-        url: Optional[str] = None,
+        field: str | None = None,
+        body: Mapping[str, Any] | None = None,
+        url: str | None = None,
         problem: bool = True,
     ) -> None:
         super().__init__(f"{status} {type}: {detail}" + (f" (field `{field}`)" if field else ""))
@@ -102,7 +103,7 @@ class ApiError(RingdError):
         return self.type.rsplit(":", 1)[-1]
 
     @property
-    def reason(self) -> Optional[str]:
+    def reason(self) -> str | None:
         """The machine-readable `reason` of a 409 or 422, if any."""
         r = self.body.get("reason")
         return r if isinstance(r, str) else None
@@ -144,7 +145,7 @@ class PreconditionFailed(Conflict):
     """412: the ring is not at the version named; `current_version` is."""
 
     @property
-    def current_version(self) -> Optional[int]:
+    def current_version(self) -> int | None:
         v = self.body.get("current_version")
         return v if isinstance(v, int) else None
 
@@ -153,7 +154,7 @@ class ServerError(ApiError):
     """5xx: the store is unavailable, or the server failed."""
 
 
-_BY_STATUS: Dict[int, Type[ApiError]] = {
+_BY_STATUS: dict[int, type[ApiError]] = {
     400: InvalidRequest,
     401: Unauthorized,
     403: Forbidden,

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import struct
 import zlib
-from typing import Callable, Dict, List, Mapping, Sequence, Tuple
+from collections.abc import Mapping, Sequence
+from typing import Callable
 
 from .errors import InvalidEncoding, PlacementError
 from .model import Node
@@ -63,7 +64,7 @@ def crc32(data: bytes) -> int:
     return zlib.crc32(data) & MASK32
 
 
-HASH32: Dict[str, Hash32] = {"sdbm": sdbm, "djb2": djb2, "wt6": wt6, "crc32": crc32}
+HASH32: dict[str, Hash32] = {"sdbm": sdbm, "djb2": djb2, "wt6": wt6, "crc32": crc32}
 
 
 def full_hash(a: int) -> int:
@@ -96,7 +97,7 @@ class Haproxy(Continuum):
         self,
         ids: Sequence[str],
         server_ids: Sequence[int],
-        points: List[Tuple[int, int]],
+        points: list[tuple[int, int]],
         key_hash: Hash32,
         avalanche: bool,
     ) -> None:
@@ -146,7 +147,7 @@ def build(
 ) -> Haproxy:
     """Every active node's points from its server id (1 ..= 2^20 - 1,
     distinct) and weight (at most 256)."""
-    ids: List[int] = []
+    ids: list[int] = []
     for node in active:
         s = server_ids.get(node.id)
         if not isinstance(s, int) or isinstance(s, bool) or not 1 <= s <= MAX_SERVER_ID:
@@ -164,7 +165,7 @@ def build(
     return Haproxy([x.id for x in active], ids, points, key_hasher(hash_name, avalanche), avalanche)
 
 
-def initial_ids(nodes: Sequence[Node]) -> Dict[str, int]:
+def initial_ids(nodes: Sequence[Node]) -> dict[str, int]:
     """A placement built from scratch: every node, in any state, in id
     order, numbered from 1 (5.8.3)."""
     return {node_id: i for i, node_id in enumerate(sorted({n.id for n in nodes}), start=1)}

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import zlib
-from typing import Callable, Dict
+from typing import Callable
 
 import mmh3
 import xxhash
@@ -39,7 +39,7 @@ def crc32(data: bytes) -> int:
     return zlib.crc32(data)
 
 
-HASHES: Dict[str, Hash64] = {
+HASHES: dict[str, Hash64] = {
     "xxh3": xxh3_64,
     "md5": md5_64,
     "sha256": sha256_64,
@@ -48,7 +48,7 @@ HASHES: Dict[str, Hash64] = {
 }
 
 # Codes in the canonical encoding (2.1).
-HASH_CODES: Dict[str, int] = {
+HASH_CODES: dict[str, int] = {
     "xxh3": 1,
     "md5": 2,
     "sha256": 3,

@@ -6,7 +6,8 @@ exceptions of `ringd.errors`."""
 from __future__ import annotations
 
 import threading
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from collections.abc import Mapping, Sequence
+from typing import Any, Union
 
 import httpx
 
@@ -21,11 +22,11 @@ Urls = Union[str, Sequence[str]]
 Headers = Mapping[str, str]
 
 
-def parse_urls(urls: Urls) -> List[str]:
+def parse_urls(urls: Urls) -> list[str]:
     """Splits comma-separated lists (as `RINGD_ADDR` is written), trims,
     checks the scheme and drops a trailing slash."""
     items = [urls] if isinstance(urls, str) else list(urls)
-    out: List[str] = []
+    out: list[str] = []
     for item in items:
         for url in item.split(","):
             url = url.strip().rstrip("/")
@@ -48,13 +49,13 @@ class Endpoints:
     """The servers and the one to try first. Shared by the threads or tasks
     of one client; only an int is written, so a lock keeps it simple."""
 
-    def __init__(self, urls: Urls, token: Optional[str] = None) -> None:
+    def __init__(self, urls: Urls, token: str | None = None) -> None:
         self.urls = parse_urls(urls)
         self.token = token or None
         self._preferred = 0
         self._lock = threading.Lock()
 
-    def order(self) -> List[Tuple[int, str]]:
+    def order(self) -> list[tuple[int, str]]:
         """(index, url) in the order to try them."""
         start = self._preferred % len(self.urls)
         n = len(self.urls)
@@ -71,13 +72,13 @@ class Endpoints:
             if url in self.urls and self.urls.index(url) == self._preferred:
                 self._preferred = (self._preferred + 1) % len(self.urls)
 
-    def headers(self, extra: Optional[Headers]) -> Dict[str, str]:
+    def headers(self, extra: Headers | None) -> dict[str, str]:
         h = {"authorization": f"Bearer {self.token}"} if self.token else {}
         h.update(extra or {})
         return h
 
 
-def _replayable(method: str, headers: Optional[Headers]) -> bool:
+def _replayable(method: str, headers: Headers | None) -> bool:
     # A request that reached a server but got no answer may have taken
     # effect; only a GET or an idempotent change is safe to send elsewhere.
     return method == "GET" or any(k.lower() == "idempotency-key" for k in (headers or {}))
@@ -89,7 +90,7 @@ def _failed(resp: httpx.Response, url: str, content: bytes) -> ApiError:
     )
 
 
-def _timeout(limit: Optional[float]) -> httpx.Timeout:
+def _timeout(limit: float | None) -> httpx.Timeout:
     # None: no read limit (streams), which the caller bounds itself.
     return httpx.Timeout(limit, connect=CONNECT_TIMEOUT)
 
@@ -102,10 +103,10 @@ class Api:
     def __init__(
         self,
         urls: Urls,
-        token: Optional[str] = None,
+        token: str | None = None,
         *,
         timeout: float = DEFAULT_TIMEOUT,
-        endpoints: Optional[Endpoints] = None,
+        endpoints: Endpoints | None = None,
     ) -> None:
         self.endpoints = endpoints or Endpoints(urls, token)
         self.timeout = timeout
@@ -117,15 +118,15 @@ class Api:
         path: str,
         *,
         json: Any = None,
-        headers: Optional[Headers] = None,
-        timeout: Optional[float] = -1.0,
+        headers: Headers | None = None,
+        timeout: float | None = -1.0,
         stream: bool = False,
-    ) -> Tuple[httpx.Response, str]:
+    ) -> tuple[httpx.Response, str]:
         """Sends to the preferred server, then to each other one while the
         failure says nothing about the request: unreachable, or 502-504.
         Returns the response and the base URL of the server that gave it."""
         limit = self.timeout if timeout == -1.0 else timeout
-        last: Optional[Exception] = None
+        last: Exception | None = None
         for index, base in self.endpoints.order():
             url = base + path
             req = self.http.build_request(
@@ -154,9 +155,7 @@ class Api:
         assert last is not None
         raise last
 
-    def json(
-        self, method: str, path: str, body: Any = None, headers: Optional[Headers] = None
-    ) -> Any:
+    def json(self, method: str, path: str, body: Any = None, headers: Headers | None = None) -> Any:
         """A request with an optional JSON body; the decoded JSON answer."""
         resp, _ = self.request(method, path, json=body, headers=headers)
         return resp.json()
@@ -174,10 +173,10 @@ class AsyncApi:
     def __init__(
         self,
         urls: Urls,
-        token: Optional[str] = None,
+        token: str | None = None,
         *,
         timeout: float = DEFAULT_TIMEOUT,
-        endpoints: Optional[Endpoints] = None,
+        endpoints: Endpoints | None = None,
     ) -> None:
         self.endpoints = endpoints or Endpoints(urls, token)
         self.timeout = timeout
@@ -189,12 +188,12 @@ class AsyncApi:
         path: str,
         *,
         json: Any = None,
-        headers: Optional[Headers] = None,
-        timeout: Optional[float] = -1.0,
+        headers: Headers | None = None,
+        timeout: float | None = -1.0,
         stream: bool = False,
-    ) -> Tuple[httpx.Response, str]:
+    ) -> tuple[httpx.Response, str]:
         limit = self.timeout if timeout == -1.0 else timeout
-        last: Optional[Exception] = None
+        last: Exception | None = None
         for index, base in self.endpoints.order():
             url = base + path
             req = self.http.build_request(
@@ -224,7 +223,7 @@ class AsyncApi:
         raise last
 
     async def json(
-        self, method: str, path: str, body: Any = None, headers: Optional[Headers] = None
+        self, method: str, path: str, body: Any = None, headers: Headers | None = None
     ) -> Any:
         resp, _ = await self.request(method, path, json=body, headers=headers)
         return resp.json()

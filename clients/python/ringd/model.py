@@ -5,13 +5,14 @@ across a node set are in `nodeset`."""
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Dict, FrozenSet, Mapping, Optional, Tuple
+from typing import Any
 
 from .errors import PlacementError
 from .hashes import GENERAL, HASH_CODES
 
-ALGORITHM_CODES: Dict[str, int] = {
+ALGORITHM_CODES: dict[str, int] = {
     "ring": 1,
     "ketama": 2,
     "maglev": 3,
@@ -24,9 +25,9 @@ ALGORITHM_CODES: Dict[str, int] = {
 }
 # The algorithms that place a node by its `address` (2.2): only their
 # encodings carry addresses (9.1).
-ADDRESS_ALGORITHMS: FrozenSet[str] = frozenset({"nginx", "twemproxy"})
+ADDRESS_ALGORITHMS: frozenset[str] = frozenset({"nginx", "twemproxy"})
 # The hashes each algorithm accepts, its default first (2.1).
-ACCEPTED_HASHES: Dict[str, Tuple[str, ...]] = {
+ACCEPTED_HASHES: dict[str, tuple[str, ...]] = {
     "ketama": ("md5",),
     "nginx": ("crc32",),
     "haproxy": ("sdbm", "djb2", "wt6", "crc32"),
@@ -78,7 +79,7 @@ def _is_control(c: str) -> bool:
     return o <= 0x1F or 0x7F <= o <= 0x9F
 
 
-def hash_tag_problem(tag: str) -> Optional[str]:
+def hash_tag_problem(tag: str) -> str | None:
     """What is wrong with a `hash_tag`, or None: two printable ASCII
     characters other than a space, a quote or a backslash (2.1), so that
     it goes into nutcracker's YAML as it is."""
@@ -111,14 +112,14 @@ class RingConfig:
     the part of a key that is hashed; None hashes whole keys."""
 
     algorithm: str = "ring"
-    hash: Optional[str] = None
+    hash: str | None = None
     vnodes_per_weight: int = 160
     table_size: int = 65_537
     replication_factor: int = 3
     zone_aware: bool = False
     partitions: int = DEFAULT_PARTITIONS
-    avalanche: Optional[bool] = None
-    hash_tag: Optional[str] = None
+    avalanche: bool | None = None
+    hash_tag: str | None = None
 
     def __post_init__(self) -> None:
         if self.algorithm not in ALGORITHM_CODES:
@@ -192,11 +193,11 @@ class Node:
 
     id: str
     weight: int = 1
-    zone: Optional[str] = None
-    hash_key: Optional[str] = None
+    zone: str | None = None
+    hash_key: str | None = None
     state: str = "active"
     ramp: int = RAMP_FULL
-    address: Optional[str] = None
+    address: str | None = None
     label: str = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import base64
 import json
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, TypedDict, Union
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, TypedDict, Union
 
 from . import haproxy, jump, ketama, maglev, nginx, rendezvous, ring, twemproxy
 from . import table as table_mod  # `table` is also a parameter of build()
@@ -46,7 +47,7 @@ class Ownership(TypedDict):
 
     basis: str
     total_units: str
-    nodes: List[NodeShare]
+    nodes: list[NodeShare]
     max_over_mean: float
 
 
@@ -71,27 +72,27 @@ class Placement:
         hash_name: str,
         zone_aware: bool,
         replication_factor: int,
-        active: List[Node],
+        active: list[Node],
         layout: Layout,
-        config: Optional[RingConfig],
+        config: RingConfig | None,
     ) -> None:
         self.algorithm = algorithm
         self.hash = hash_name
         self.zone_aware = zone_aware
         self.replication_factor = replication_factor
         #: Active nodes in id order; a node's index is its position (2.3).
-        self.nodes: Tuple[Node, ...] = tuple(active)
+        self.nodes: tuple[Node, ...] = tuple(active)
         #: The full config, or None for a placement decoded from an
         #: encoding, which does not carry vnodes_per_weight, table_size (but
         #: a maglev table's length), hash keys or, outside `table`, partitions
         #: (a `twemproxy` body carries its hash tag: see `hash_tag`).
         self.config = config
         self.is_ramped = ramped(active)
-        self.version: Optional[int] = None
-        self.ring: Optional[str] = None
+        self.version: int | None = None
+        self.ring: str | None = None
         self._layout = layout
         self._zones = zone_numbers(zone_aware, active)
-        self._fingerprint: Optional[str] = None
+        self._fingerprint: str | None = None
 
     # -- building ---------------------------------------------------------
 
@@ -101,9 +102,9 @@ class Placement:
         config: RingConfig,
         nodes: Sequence[Node],
         *,
-        buckets: Optional[Iterable[Any]] = None,
-        table: Optional[Union[bytes, Sequence[Sequence[str]]]] = None,
-        server_ids: Optional[Mapping[str, int]] = None,
+        buckets: Iterable[Any] | None = None,
+        table: bytes | Sequence[Sequence[str]] | None = None,
+        server_ids: Mapping[str, int] | None = None,
     ) -> Placement:
         """A placement of `config` over `nodes` (any states, any order).
         `jump` takes its persisted bucket order from `buckets` (ids or None
@@ -159,8 +160,8 @@ class Placement:
         cls,
         snapshot: Snapshot,
         *,
-        table_encoding: Optional[bytes] = None,
-        previous: Optional[Placement] = None,
+        table_encoding: bytes | None = None,
+        previous: Placement | None = None,
     ) -> Placement:
         """The placement of a `GET /v1/rings/{ring}/snapshot` (or
         `…/snapshots/{v}`, or a watch event's) JSON, verified: raises
@@ -214,7 +215,7 @@ class Placement:
         nodes: Sequence[Node],
         previous: Placement,
         moves_b64: str,
-        version: Optional[int],
+        version: int | None,
     ) -> Placement:
         prev = previous._layout
         if not isinstance(prev, table_mod.PartitionTable):
@@ -312,11 +313,11 @@ class Placement:
         """The key's hash in the algorithm's space (4): 32 bits for ketama."""
         return self._layout.key_hash(key.encode() if isinstance(key, str) else key)
 
-    def owner(self, key: Key) -> Optional[str]:
+    def owner(self, key: Key) -> str | None:
         """Id of the node owning `key`; None when no node is active."""
         return self._layout.owner(key.encode() if isinstance(key, str) else key)
 
-    def preference_list(self, key: Key, r: Optional[int] = None) -> List[str]:
+    def preference_list(self, key: Key, r: int | None = None) -> list[str]:
         """Up to `r` (default: the replication factor) distinct node ids,
         owner first (6); zones first when the ring is zone-aware."""
         want = self.replication_factor if r is None else r
@@ -340,7 +341,7 @@ class Placement:
             if isinstance(self._layout, table_mod.PartitionTable)
             else None
         )
-        shares: List[NodeShare] = []
+        shares: list[NodeShare] = []
         for i, (n, u) in enumerate(zip(self.nodes, units)):
             share = float(u) / float(total)
             expected = float(n.scaled_weight) / weight_total
@@ -381,7 +382,7 @@ class Placement:
             self._fingerprint = fingerprint_of(self.encode())
         return self._fingerprint
 
-    def points(self) -> Optional[List[Tuple[int, str]]]:
+    def points(self) -> list[tuple[int, str]] | None:
         """`ring`/`ketama`/`nginx`/`twemproxy`: the sorted point list as
         (position, node id), tied points in the algorithm's order."""
         lay = self._layout
@@ -390,29 +391,29 @@ class Placement:
         return [(p, lay.ids[i]) for p, i in lay.points]
 
     @property
-    def hash_tag(self) -> Optional[str]:
+    def hash_tag(self) -> str | None:
         """`twemproxy`: the hash tag keys are hashed inside, or None."""
         lay = self._layout
         return lay.tag if isinstance(lay, twemproxy.Twemproxy) else None
 
-    def maglev_table(self) -> Optional[List[str]]:
+    def maglev_table(self) -> list[str] | None:
         """`maglev`: the lookup table as node ids, slot by slot."""
         lay = self._layout
         return [lay.ids[i] for i in lay.table] if isinstance(lay, maglev.Maglev) else None
 
-    def bucket_order(self) -> Optional[List[Optional[str]]]:
+    def bucket_order(self) -> list[str | None] | None:
         """`jump`: the bucket order, one id or None (a hole) per bucket."""
         lay = self._layout
         return lay.bucket_order() if isinstance(lay, jump.Jump) else None
 
-    def server_ids(self) -> Optional[Dict[str, int]]:
+    def server_ids(self) -> dict[str, int] | None:
         """`haproxy`: each active node's server id (HAProxy's `id`)."""
         lay = self._layout
         if not isinstance(lay, haproxy.Haproxy):
             return None
         return dict(zip(lay.ids, lay.server_ids))
 
-    def table_rows(self) -> Optional[List[List[str]]]:
+    def table_rows(self) -> list[list[str]] | None:
         """`table`: every partition's node ids, primary first."""
         lay = self._layout
         return lay.rows() if isinstance(lay, table_mod.PartitionTable) else None

@@ -5,7 +5,7 @@ ids (the vector files), or from the previous version and its moves (9.4)."""
 from __future__ import annotations
 
 import struct
-from typing import Iterable, Iterator, List, Optional, Sequence, Tuple
+from collections.abc import Iterable, Iterator, Sequence
 
 from .errors import InvalidTable
 from .hashes import Hash64
@@ -28,7 +28,7 @@ class PartitionTable(Layout):
     basis = "partitions"
 
     def __init__(
-        self, ids: Sequence[str], partitions: int, replicas: int, cells: List[int], key_hash: Hash64
+        self, ids: Sequence[str], partitions: int, replicas: int, cells: list[int], key_hash: Hash64
     ) -> None:
         """`cells`: `partitions × replicas` node indices, row by row,
         already checked by `restore`."""
@@ -47,19 +47,19 @@ class PartitionTable(Layout):
     def partition_of(self, h: int) -> int:
         return h >> self._shift
 
-    def owner(self, key: bytes) -> Optional[str]:
+    def owner(self, key: bytes) -> str | None:
         if not self.replicas:
             return None
         return self._primary_ids[self._hash(key) >> self._shift]
 
-    def owner_index(self, h: int) -> Optional[int]:
+    def owner_index(self, h: int) -> int | None:
         return self.cells[(h >> self._shift) * self.replicas] if self.replicas else None
 
-    def row(self, p: int) -> List[int]:
+    def row(self, p: int) -> list[int]:
         r = self.replicas
         return self.cells[p * r : (p + 1) * r]
 
-    def rows(self) -> List[List[str]]:
+    def rows(self) -> list[list[str]]:
         """Every partition's node ids, primary first."""
         return [[self.ids[c] for c in self.row(p)] for p in range(self.partitions)]
 
@@ -75,13 +75,13 @@ class PartitionTable(Layout):
 
         return walk()
 
-    def units(self) -> Tuple[List[int], int]:
+    def units(self) -> tuple[list[int], int]:
         units = [0] * len(self.ids)
         for c in self.cells[:: self.replicas] if self.replicas else ():
             units[c] += 1
         return units, self.partitions
 
-    def replica_counts(self) -> List[int]:
+    def replica_counts(self) -> list[int]:
         """Cells (slots, primary or not) holding each node (7, "Replicas")."""
         held = [0] * len(self.ids)
         for c in self.cells:
@@ -116,7 +116,7 @@ def restore(
 
 
 def from_cells(
-    active: Sequence[Node], partitions: int, replicas: int, cells: List[int], key_hash: Hash64
+    active: Sequence[Node], partitions: int, replicas: int, cells: list[int], key_hash: Hash64
 ) -> PartitionTable:
     n = len(active)
     if any(c >= n for c in cells):
@@ -140,7 +140,7 @@ def from_rows(
     r = min(replication_factor, len(active))
     if len(rows) != partitions:
         raise InvalidTable(f"{len(rows)} rows for {partitions} partitions")
-    cells: List[int] = []
+    cells: list[int] = []
     for row in rows:
         if len(row) != r:
             raise InvalidTable(f"a row holds {len(row)} replicas, not {r}")
@@ -175,7 +175,7 @@ def apply_moves(
         [previous.ids[c] for c in previous.row(p)] if previous.replicas else []
         for p in range(partitions)
     ]
-    rows: List[List[Optional[str]]] = [(list(row) + [None] * r)[:r] for row in old]
+    rows: list[list[str | None]] = [(list(row) + [None] * r)[:r] for row in old]
     ids = [x.id for x in active]
     rec = struct.Struct("<IB" + ("H" if width == 2 else "I"))
     for k in range(count):

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import zlib
-from typing import Callable, Dict
+from typing import Callable
 
 Hash32 = Callable[[bytes], int]
 
@@ -173,7 +173,7 @@ def hsieh(key: bytes) -> int:
 
 
 # The key hashes of `twemproxy` rings, by name (2.1, 3.7).
-TWEMPROXY_HASHES: Dict[str, Hash32] = {
+TWEMPROXY_HASHES: dict[str, Hash32] = {
     "fnv1a_64": fnv1a_64,
     "md5": md5,
     "crc32a": crc32a,

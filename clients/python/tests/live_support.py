@@ -17,7 +17,7 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable
 
 import httpx
 
@@ -55,7 +55,8 @@ class Etcd:
         self.port, peer = free_port(), free_port()
         self.endpoint = f"http://127.0.0.1:{self.port}"
         peer_url = f"http://127.0.0.1:{peer}"
-        self.log = open(workdir / "etcd.log", "ab")
+        # etcd writes to it as long as it runs: stop() closes it.
+        self.log = open(workdir / "etcd.log", "ab")  # noqa: SIM115
         etcd = shutil.which("etcd")
         assert etcd is not None
         self.proc = subprocess.Popen(
@@ -100,11 +101,11 @@ class Ringd:
     """`ringd serve` on 127.0.0.1, its URL read from what it prints."""
 
     def __init__(
-        self, store: str, workdir: Path, port: int = 0, env: Optional[Dict[str, str]] = None
+        self, store: str, workdir: Path, port: int = 0, env: dict[str, str] | None = None
     ) -> None:
         self.store, self.workdir, self.port = store, workdir, port
         self.env = dict(os.environ, **(env or {}))
-        self.proc: Optional["subprocess.Popen[bytes]"] = None
+        self.proc: subprocess.Popen[bytes] | None = None
         self.url = ""
         self.start()
 
@@ -186,7 +187,7 @@ def reply(
     status: int,
     body: bytes,
     ctype: str = "application/json",
-    extra: Tuple[Tuple[str, str], ...] = (),
+    extra: tuple[tuple[str, str], ...] = (),
 ) -> None:
     h.send_response(status)
     h.send_header("content-type", ctype)
@@ -233,9 +234,9 @@ class ScriptedWatch(Stub):
     test puts, and records every ack posted."""
 
     def __init__(self, ring: str) -> None:
-        self.frames: "queue.Queue[Optional[Tuple[str, int, str]]]" = queue.Queue()
-        self.acks: List[Dict[str, Any]] = []
-        self.last_event_ids: List[Optional[str]] = []
+        self.frames: queue.Queue[tuple[str, int, str] | None] = queue.Queue()
+        self.acks: list[dict[str, Any]] = []
+        self.last_event_ids: list[str | None] = []
 
         def handle(h: http.server.BaseHTTPRequestHandler, body: bytes) -> None:
             import json
@@ -276,17 +277,17 @@ def unique(name: str) -> str:
     return f"{name}-{random.randrange(1 << 30):x}"
 
 
-def change(api: Api, ring: str, *ops: Dict[str, Any]) -> int:
+def change(api: Api, ring: str, *ops: dict[str, Any]) -> int:
     return int(api.json("POST", f"/v1/rings/{ring}/changes", {"ops": list(ops)})["version"])
 
 
-def up(node: str, **fields: Any) -> Dict[str, Any]:
+def up(node: str, **fields: Any) -> dict[str, Any]:
     return {"op": "upsert", "node": {"id": node, **fields}}
 
 
-def make_keys(n: int) -> List[bytes]:
+def make_keys(n: int) -> list[bytes]:
     rng = random.Random(20260101)
-    keys: List[bytes] = []
+    keys: list[bytes] = []
     for i in range(n):
         if i % 2:  # not UTF-8: 0xff never occurs in it
             keys.append(b"\xff" + rng.randbytes(rng.randrange(0, 24)))
@@ -299,11 +300,11 @@ def make_keys(n: int) -> List[bytes]:
 KEYS = make_keys(100_000)
 
 
-def server_lookups(api: Api, ring: str, keys: List[bytes]) -> Tuple[int, List[Any]]:
+def server_lookups(api: Api, ring: str, keys: list[bytes]) -> tuple[int, list[Any]]:
     """Owner and preference list of every key from `POST …/lookup`, 10,000
     keys a request (the API's limit): text keys as `keys`, the others (not
     UTF-8) as `keys_b64`."""
-    out: List[Any] = [None] * len(keys)
+    out: list[Any] = [None] * len(keys)
     versions = set()
     text = [(i, k) for i, k in enumerate(keys) if not k.startswith(b"\xff")]
     raw = [(i, k) for i, k in enumerate(keys) if k.startswith(b"\xff")]
@@ -322,7 +323,7 @@ def server_lookups(api: Api, ring: str, keys: List[bytes]) -> Tuple[int, List[An
     return versions.pop(), out
 
 
-def check_lookups(client: Any, expected: List[Any], keys: List[bytes], n_pl: int) -> None:
+def check_lookups(client: Any, expected: list[Any], keys: list[bytes], n_pl: int) -> None:
     owners = [client.owner(k) for k in keys]
     assert owners == [o for o, _ in expected]
     assert [client.preference_list(k, 3) for k in keys[:n_pl]] == [r for _, r in expected[:n_pl]]

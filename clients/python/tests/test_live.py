@@ -10,11 +10,11 @@ import json
 import shutil
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Dict, Iterator, List, Optional, Tuple
+from typing import Any
 
 import pytest
-
 from live_support import (
     KEYS,
     BrokenWatchProxy,
@@ -29,6 +29,7 @@ from live_support import (
     up,
     wait_until,
 )
+
 from ringd import (
     Api,
     ApiError,
@@ -73,7 +74,7 @@ RAMPS = ("ring", "maglev", "rendezvous")  # the algorithms that take ramps
 
 
 @pytest.fixture(scope="module")
-def etcd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Optional[Etcd]]:
+def etcd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Etcd | None]:
     if shutil.which("etcd") is None:
         yield None
         return
@@ -83,7 +84,7 @@ def etcd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Optional[Etcd]]:
 
 
 @pytest.fixture(params=["sqlite", "etcd"])
-def store(request: pytest.FixtureRequest, etcd: Optional[Etcd], tmp_path: Path) -> str:
+def store(request: pytest.FixtureRequest, etcd: Etcd | None, tmp_path: Path) -> str:
     if request.param == "sqlite":
         return f"sqlite://{tmp_path}/ringd.db"
     if etcd is None:
@@ -108,7 +109,7 @@ def test_convergence_sync_and_async(server: Ringd, store: str) -> None:
     for i, (ring, (alg, h)) in enumerate(rings.items()):
         # Zone-aware on every other ring, but not `table`, whose zones would
         # need weights balanced to hold a replica of every partition each.
-        config: Dict[str, Any] = {
+        config: dict[str, Any] = {
             "algorithm": alg,
             "hash": h,
             "zone_aware": i % 2 == 1 and alg != "table",
@@ -118,7 +119,7 @@ def test_convergence_sync_and_async(server: Ringd, store: str) -> None:
         if alg == "maglev":
             config["table_size"] = 4093  # prime; Python builds 65537 slots slowly
         assert api.json("PUT", f"/v1/rings/{ring}", config)["version"] == 1
-    seen: Dict[str, List[Change]] = {r: [] for r in rings}
+    seen: dict[str, list[Change]] = {r: [] for r in rings}
     sync = {
         r: RingClient(server.url, r, client_id=f"sync-{i}", ack=False, on_change=seen[r].append)
         for i, r in enumerate(rings)
@@ -126,10 +127,10 @@ def test_convergence_sync_and_async(server: Ringd, store: str) -> None:
     for c in sync.values():
         assert c.ready(10).version == 1
 
-    async def flavour_async() -> Dict[str, Tuple[int, str, List[Any], Any]]:
+    async def flavour_async() -> dict[str, tuple[int, str, list[Any], Any]]:
         aapi = AsyncApi(server.url)
         clients = {r: AsyncRingClient(server.url, r, ack=False) for r in rings}
-        got: Dict[str, Tuple[int, str, List[Any], Any]] = {}
+        got: dict[str, tuple[int, str, list[Any], Any]] = {}
         for c in clients.values():
             await c.start()
             await c.ready(10)
@@ -210,7 +211,7 @@ def test_convergence_sync_and_async(server: Ringd, store: str) -> None:
         c.close()
 
 
-def check_diffs(api: Api, ring: str, alg: str, changes: List[Change]) -> None:
+def check_diffs(api: Api, ring: str, alg: str, changes: list[Change]) -> None:
     for ch in changes:
         d = api.json("GET", f"/v1/rings/{ring}/diff?from={ch.from_version}&to={ch.to}")["diff"]
         mine = ch.diff
@@ -237,12 +238,13 @@ def test_resume_after_restart_and_failover(store: str, tmp_path: Path) -> None:
     try:
         api.json("PUT", f"/v1/rings/{ring}", {"algorithm": "jump"})
         change(api, ring, up("a"), up("b"))
-        seen: List[Change] = []
+        seen: list[Change] = []
         with RingClient(
             [dead, srv.url], ring, ack=False, backoff=(0.05, 0.2), on_change=seen.append
         ) as c:
             assert c.ready(10).version == 2
-            assert c.status().server == srv.url and c.status().transport == "sse"
+            assert c.status().server == srv.url
+            assert c.status().transport == "sse"
             srv.stop()
             wait_until(lambda: c.status().transport == "connecting", 10, "the stream to break")
             srv.start()  # same store, same port
@@ -265,7 +267,7 @@ def test_resume_after_restart_and_failover(store: str, tmp_path: Path) -> None:
 def test_long_poll_mode_fetches_every_version(server: Ringd) -> None:
     api, ring = Api(server.url), unique("lp")
     api.json("PUT", f"/v1/rings/{ring}", {"algorithm": "maglev", "table_size": 1009})
-    seen: List[Change] = []
+    seen: list[Change] = []
     with RingClient(
         server.url, ring, mode="long_poll", long_poll_wait=5, ack=False, on_change=seen.append
     ) as c:
@@ -305,7 +307,8 @@ def test_auto_falls_back_to_long_poll_when_the_watch_is_broken(server: Ringd) ->
             assert proxy.watch_hits >= 1
             # Pinned to streams, it never gets a version and says why.
             wait_until(lambda: "404" in (pinned.status().last_error or ""), 5, "the 404")
-            assert pinned.version is None and pinned.owner("k") is None
+            assert pinned.version is None
+            assert pinned.owner("k") is None
     finally:
         proxy.close()
 
@@ -320,8 +323,8 @@ def test_tampered_snapshot_is_refused_and_never_routed_on(server: Ringd) -> None
     bad = json.loads(json.dumps(snap[3]))
     bad["nodes"][-1]["weight"] = 1  # d's weight back to 1, fingerprint kept
     stub = ScriptedWatch(ring)
-    events: List[Event] = []
-    versions_seen: List[Optional[int]] = []
+    events: list[Event] = []
+    versions_seen: list[int | None] = []
     try:
         with RingClient(stub.url, ring, client_id="tamper-test", on_event=events.append) as c:
             deadline = time.monotonic() + 10
@@ -339,7 +342,8 @@ def test_tampered_snapshot_is_refused_and_never_routed_on(server: Ringd) -> None
             stub.frames.put(("snapshot", 3, json.dumps(bad)))
             wait_until(lambda: c.status().rejected == 1, 5, "the refusal")
             st = c.status()
-            assert c.version == 2 and st.version == 2
+            assert c.version == 2
+            assert st.version == 2
             assert "FingerprintMismatch" in (st.last_error or "")
             assert snap[3]["fingerprint"] in (st.last_error or "")
             p2 = Placement.from_snapshot(snap[2])
@@ -347,7 +351,8 @@ def test_tampered_snapshot_is_refused_and_never_routed_on(server: Ringd) -> None
             stub.frames.put(("snapshot", 4, json.dumps(snap[4])))
             c.wait_for_ack(4, 5)
             t.join()
-            assert set(versions_seen) <= {None, 2, 4} and 4 in versions_seen
+            assert set(versions_seen) <= {None, 2, 4}
+            assert 4 in versions_seen
             rejected = [e for e in events if isinstance(e, Rejected)]
             assert [r.version for r in rejected] == [3]
             assert [(e.from_version, e.to) for e in events if isinstance(e, Change)] == [
@@ -404,7 +409,7 @@ def test_problem_details_become_typed_exceptions(tmp_path: Path) -> None:
     api = Api(srv.url, token="admin-t")
     try:
         api.json("PUT", "/v1/rings/p", {"algorithm": "ring"})
-        cases: List[Tuple[Any, type, int, str, Optional[str]]] = [
+        cases: list[tuple[Any, type, int, str, str | None]] = [
             (lambda: api.json("GET", "/v1/rings/nope"), NotFound, 404, "ring-not-found", None),
             (
                 lambda: api.json("GET", "/v1/rings/p/snapshots/99"),
@@ -495,9 +500,12 @@ def test_problem_details_become_typed_exceptions(tmp_path: Path) -> None:
             with pytest.raises(cls) as info:
                 call()
             e = info.value
-            assert type(e) is cls and isinstance(e, ApiError)
+            assert type(e) is cls
+            assert isinstance(e, ApiError)
             assert (e.status, e.type, e.field) == (status, f"urn:ringd:problem:{slug}", field)
-            assert e.problem and e.title and e.detail == e.body["detail"]
+            assert e.problem
+            assert e.title
+            assert e.detail == e.body["detail"]
         with pytest.raises(PreconditionFailed) as pre:
             api.json("POST", "/v1/rings/p/changes", {"ops": [up("z")], "expected_version": 1})
         assert pre.value.current_version == 2

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
-from typing import Any, Dict, List
+from typing import Any
 
 import pytest
 
@@ -166,7 +166,8 @@ def test_bucket_order_refusals() -> None:
 
 def test_keys_are_bytes_or_utf8() -> None:
     p = Placement.build(RingConfig(), [Node(f"n{i}") for i in range(5)])
-    assert p.owner("é") == p.owner("é".encode()) and p.key_hash("é") == p.key_hash(b"\xc3\xa9")
+    assert p.owner("é") == p.owner("é".encode())
+    assert p.key_hash("é") == p.key_hash(b"\xc3\xa9")
     assert p.owner(b"\xff\x00") is not None  # any byte string places
 
 
@@ -200,12 +201,12 @@ def test_encoding_refusals() -> None:
             thin(data)
 
 
-def table_placement(rows: List[List[str]], ids: str = "abc") -> Placement:
+def table_placement(rows: list[list[str]], ids: str = "abc") -> Placement:
     config = RingConfig(algorithm="table", partitions=256, replication_factor=2)
     return Placement.build(config, [Node(x) for x in ids], table=rows)
 
 
-def snapshot(p: Placement, version: int, moves: bytes) -> Dict[str, Any]:
+def snapshot(p: Placement, version: int, moves: bytes) -> dict[str, Any]:
     return {
         "ring": "t",
         "version": version,
@@ -235,7 +236,8 @@ def test_table_moves_update_the_previous_table() -> None:
     moves = bytes.fromhex("0100000005000000000200")
     assert base64.b64encode(moves) == b"AQAAAAUAAAAAAgA="
     p = Placement.from_snapshot(snapshot(target, 5, moves), previous=previous)
-    assert p.table_rows() == after and p.fingerprint() == target.fingerprint()
+    assert p.table_rows() == after
+    assert p.fingerprint() == target.fingerprint()
     with pytest.raises(TableRequired):
         Placement.from_snapshot(snapshot(target, 5, moves))
     with pytest.raises(InvalidTable):  # not the version before

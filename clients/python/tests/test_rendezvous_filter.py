@@ -6,7 +6,6 @@ weights, colliding label hashes and draws forced into near-ties."""
 from __future__ import annotations
 
 import random
-from typing import List
 
 import pytest
 
@@ -14,7 +13,7 @@ from ringd.hashes import fmix64
 from ringd.rendezvous import Rendezvous, _by_order, cost
 
 
-def exact_order(r: Rendezvous, h: int) -> List[int]:
+def exact_order(r: Rendezvous, h: int) -> list[int]:
     scores = [
         (cost(fmix64(h ^ n)), w, fmix64(h ^ n), i)
         for i, (n, w) in enumerate(zip(r.node_hashes, r.weights))
@@ -22,7 +21,7 @@ def exact_order(r: Rendezvous, h: int) -> List[int]:
     return [s[3] for s in sorted(scores, key=_by_order)]
 
 
-def layout(hashes: List[int], weights: List[int]) -> Rendezvous:
+def layout(hashes: list[int], weights: list[int]) -> Rendezvous:
     return Rendezvous(
         [f"n{i}" for i in range(len(hashes))],
         hashes,

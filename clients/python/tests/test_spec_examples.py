@@ -19,7 +19,7 @@ from ringd.ring import point_count, point_input
 
 
 @pytest.mark.parametrize(
-    "data,xxh3,md5,sha256,murmur3",
+    ("data", "xxh3", "md5", "sha256", "murmur3"),
     [
         (b"", 0x2D06800538D394C2, 0x04B2008FD98C1DD4, 0x141CFC9842C4B0E3, 0),
         (b"hello", 0x9555E8555C62DCFD, 0x762A4BBC2A40415D, 0x0EA3B05FBA4DF22C, 0xCBD8A7B341BD9B02),
@@ -81,7 +81,8 @@ def test_maglev_example() -> None:
     assert [permutation_seeds(x, 7) for x in "abc"] == [(6, 1), (4, 3), (1, 2)]
     p = abc("maglev", table_size=7)
     assert p.maglev_table() == list("accbbca")
-    assert p.owner("hello") == "c" and p.preference_list("hello") == ["c", "b", "a"]
+    assert p.owner("hello") == "c"
+    assert p.preference_list("hello") == ["c", "b", "a"]
     assert [n["units"] for n in p.ownership()["nodes"]] == ["2", "2", "3"]
 
 
@@ -89,7 +90,8 @@ def test_jump_function_and_holes() -> None:
     assert (jump_hash(256, 1024), jump_hash(0xDEADBEEF, 100), jump_hash(0, 1)) == (520, 87, 0)
     config = RingConfig(algorithm="jump")
     p = abc("jump")
-    assert p.bucket_order() == ["a", "b", "c", "c"] and p.owner("hello") == "a"
+    assert p.bucket_order() == ["a", "b", "c", "c"]
+    assert p.owner("hello") == "a"
     q = Placement.build(config, [Node("b"), Node("c", weight=2)], buckets=[None, "b", "c", "c"])
     assert fmix64(0x9555E8555C62DCFD + 0x9E3779B97F4A7C15 & (1 << 64) - 1) == 0x56F1A10A2ABD675B
     assert q.owner("hello") == "c"
@@ -192,14 +194,16 @@ def test_table_encodings_of_section_9_3() -> None:
     )
     enc = single.encode()
     assert enc[:33].hex() == "52494e4744504c010601000003000000010000000763616368652d610001000000"
-    assert enc[33:38].hex() == "0001000001" and enc[38:] == b"\x00\x00" * 256
+    assert enc[33:38].hex() == "0001000001"
+    assert enc[38:] == b"\x00\x00" * 256
     assert len(enc) == 550
     assert (
         single.fingerprint() == "2c3c5cda3a57b7ee3781d676fdf8fc8ccfa3729fb44c88c3f7b33acd1f97632d"
     )
     empty = Placement.build(RingConfig(algorithm="table"), [], table=[[]] * 65536)
     assert empty.encode().hex() == "52494e4744504c010601000003000000000000000000010000"
-    assert empty.owner("x") is None and empty.preference_list("x", 5) == []
+    assert empty.owner("x") is None
+    assert empty.preference_list("x", 5) == []
 
 
 def test_worked_example_ring_with_zones() -> None:
@@ -268,7 +272,8 @@ def test_worked_example_ring_with_zones() -> None:
 def test_ketama_example() -> None:
     p = Placement.build(RingConfig(algorithm="ketama"), [Node("a"), Node("b")])
     points = p.points()
-    assert points is not None and len(points) == 320
+    assert points is not None
+    assert len(points) == 320
     assert points[:3] == [(3747649, "a"), (35374473, "a"), (61840307, "a")]
     assert (p.key_hash("hello"), p.owner("hello")) == (708854109, "a")
     assert (p.key_hash(""), p.owner("")) == (3649838548, "b")

@@ -5,7 +5,7 @@ of equal points, which the thin client takes from the encoding."""
 from __future__ import annotations
 
 import hashlib
-from typing import Any, List, Optional
+from typing import Any
 
 import pytest
 
@@ -27,7 +27,7 @@ def thin(data: bytes) -> Placement:
 
 
 @pytest.mark.parametrize(
-    "weight,total,servers,expected",
+    ("weight", "total", "servers", "expected"),
     [
         (1, 1, 1, 160),
         (1, 3, 3, 160),
@@ -48,7 +48,7 @@ def test_point_counts_in_binary32(weight: int, total: int, servers: int, expecte
     assert point_count(weight, total, servers) == expected
 
 
-def name(address: Optional[str], hash_key: Optional[str] = None) -> Optional[str]:
+def name(address: str | None, hash_key: str | None = None) -> str | None:
     return server_name(Node("a", address=address, hash_key=hash_key))
 
 
@@ -110,7 +110,7 @@ def test_the_hashed_part_as_nutcracker_finds_it() -> None:
     assert hashed_part("y1", b"key-21") == b"-2"
 
 
-def nodes(count: int) -> List[Node]:
+def nodes(count: int) -> list[Node]:
     return [Node(f"n-{i}", weight=i, address=f"10.0.0.{i}:11211") for i in range(1, count + 1)]
 
 
@@ -121,7 +121,8 @@ def test_key_hashes_follow_the_tag_and_leave_the_empty_key_at_zero(hash_name: st
         RingConfig(algorithm="twemproxy", hash=hash_name, hash_tag="{}"), nodes(3)
     )
     for p in (plain, tagged):
-        assert p.key_hash("") == 0 and p.key_hash(b"") == 0
+        assert p.key_hash("") == 0
+        assert p.key_hash(b"") == 0
     assert tagged.key_hash("user:{42}:cart") == plain.key_hash("42")
     assert tagged.owner("user:{42}:cart") == plain.owner("42")
     assert tagged.key_hash("{}") == plain.key_hash("{}") == TWEMPROXY_HASHES[hash_name](b"{}")
@@ -148,7 +149,8 @@ def test_equal_points_go_to_the_name_that_sorts_first() -> None:
     ]
     p = Placement.build(TWEMPROXY, ns)
     points = p.points()
-    assert points is not None and len(points) == 320
+    assert points is not None
+    assert len(points) == 320
     tied = [node_id for pos, node_id in points if pos == 2115640176]
     assert tied == ["replacement", "original"]
     assert [n.id for n in p.nodes] == ["original", "replacement"]

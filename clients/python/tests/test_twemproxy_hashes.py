@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Dict, List
 
 import pytest
 
@@ -35,8 +34,8 @@ def test_published_values() -> None:
     assert {name: TWEMPROXY_HASHES[name](b"apple") for name in APPLE} == APPLE
 
 
-def shared() -> Dict[str, List[int]]:
-    hashes: Dict[str, List[int]] = json.loads(SHARED.read_text())["hashes"]
+def shared() -> dict[str, list[int]]:
+    hashes: dict[str, list[int]] = json.loads(SHARED.read_text())["hashes"]
     return hashes
 
 

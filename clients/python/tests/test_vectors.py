@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
-from typing import Any, Dict, List, Tuple
+from typing import Any
 
 import pytest
 
@@ -70,17 +70,17 @@ EXTRAS += [
 ]
 
 
-@lru_cache(maxsize=None)
+@cache
 def load(path: Path) -> Any:
     return json.loads(path.read_text())
 
 
-def vector(name: str) -> Dict[str, Any]:
-    v: Dict[str, Any] = load(VECTORS / name)
+def vector(name: str) -> dict[str, Any]:
+    v: dict[str, Any] = load(VECTORS / name)
     return v
 
 
-@lru_cache(maxsize=None)
+@cache
 def built(name: str) -> Placement:
     """The placement from the file's inputs alone (spec 12)."""
     v = vector(name)
@@ -93,13 +93,13 @@ def built(name: str) -> Placement:
     )
 
 
-@lru_cache(maxsize=None)
+@cache
 def thin(name: str) -> Placement:
     """The same placement decoded from its canonical encoding alone (9.2)."""
     return Placement.from_table_encoding(built(name).encode(), vector(name)["fingerprint"])
 
 
-def check_lookups(p: Placement, v: Dict[str, Any]) -> None:
+def check_lookups(p: Placement, v: dict[str, Any]) -> None:
     wrong = [
         (x["key"], str(p.key_hash(x["key"])), p.owner(x["key"]), x["hash"], x["owner"])
         for x in v["lookups"]
@@ -108,7 +108,7 @@ def check_lookups(p: Placement, v: Dict[str, Any]) -> None:
     assert not wrong, f"{len(wrong)} lookups differ (key, hash, owner, expected...): {wrong[:5]}"
 
 
-def check_preference_lists(p: Placement, v: Dict[str, Any]) -> None:
+def check_preference_lists(p: Placement, v: dict[str, Any]) -> None:
     r = v["config"]["replication_factor"]
     wrong = [
         (x["key"], p.preference_list(x["key"], r), x["replicas"])
@@ -126,7 +126,8 @@ def test_every_vector_file_is_here() -> None:
     expected |= {f"{a}-ramped.json" for a in RAMPED}
     expected |= {f"{e}.json" for e in EXTRAS}
     # 85: the 75 of the Rust vectors test and the 10 of its haproxy ones.
-    assert set(FILES) == expected and len(FILES) == 85
+    assert set(FILES) == expected
+    assert len(FILES) == 85
     assert set(REFERENCE_FILES) == set(REFERENCE_CHECKS)
 
 
@@ -172,9 +173,9 @@ def test_thin_client_from_encoding(name: str) -> None:
     assert q.ownership() == v["ownership"]
 
 
-def snapshot_of(v: Dict[str, Any]) -> Dict[str, Any]:
+def snapshot_of(v: dict[str, Any]) -> dict[str, Any]:
     """The file as `GET …/snapshot` would send it (SnapshotView)."""
-    s: Dict[str, Any] = {
+    s: dict[str, Any] = {
         "ring": "vectors",
         "version": 7,
         "config": dict(v["config"]),
@@ -196,7 +197,7 @@ def snapshot_of(v: Dict[str, Any]) -> Dict[str, Any]:
 def test_from_snapshot(name: str) -> None:
     v = vector(name)
     s = snapshot_of(v)
-    extra: Dict[str, Any] = {}
+    extra: dict[str, Any] = {}
     if v["config"]["algorithm"] == "table":
         # The download of …/snapshots/{v}/table.
         extra["table_encoding"] = built(name).encode()
@@ -212,7 +213,7 @@ def test_from_snapshot(name: str) -> None:
 # -- reference results of other implementations ------------------------------
 
 
-def check_libketama(case: Dict[str, Any]) -> None:
+def check_libketama(case: dict[str, Any]) -> None:
     name, servers = case["name"], case["servers"]
     nodes = [Node(s["addr"], weight=s["memory"]) for s in servers]
     p = Placement.build(RingConfig(algorithm="ketama"), nodes)
@@ -239,7 +240,8 @@ def check_libketama(case: Dict[str, Any]) -> None:
     looked_up = {x["key"] for x in case["lookups"]}
     for k in case["wrap_keys"]:
         # Past the last point: wraps to the owner of the first.
-        assert md5_32(k.encode()) > case["last_point"] and k in looked_up
+        assert md5_32(k.encode()) > case["last_point"]
+        assert k in looked_up
         assert p.owner(k) == points[0][1]
     assert set(case["probe_keys"]) <= looked_up
     wrong = [
@@ -250,7 +252,7 @@ def check_libketama(case: Dict[str, Any]) -> None:
     assert not wrong, f"{name}: {wrong[:5]}"
 
 
-def check_envoy_maglev(case: Dict[str, Any]) -> None:
+def check_envoy_maglev(case: dict[str, Any]) -> None:
     hosts = case["hosts"]
     p = Placement.build(
         RingConfig(algorithm="maglev", table_size=case["table_size"]),
@@ -260,7 +262,7 @@ def check_envoy_maglev(case: Dict[str, Any]) -> None:
     assert p.maglev_table() == [hosts[i]["hashed"] for i in case["expected_table"]], case["name"]
 
 
-def check_jump(case: Dict[str, Any]) -> None:
+def check_jump(case: dict[str, Any]) -> None:
     # The key is a u64 written as a decimal string (spec 12).
     assert isinstance(case["key"], str)
     assert jump_hash(int(case["key"]), case["buckets"]) == case["expected"], case
@@ -273,12 +275,12 @@ REFERENCE_CHECKS = {
 }
 
 
-def reference_cases() -> List[Tuple[str, int]]:
+def reference_cases() -> list[tuple[str, int]]:
     return [(f, i) for f in REFERENCE_FILES for i in range(len(load(REFERENCE / f)["cases"]))]
 
 
 @pytest.mark.parametrize(
-    "name,index", reference_cases(), ids=[f"{f}:{i}" for f, i in reference_cases()]
+    ("name", "index"), reference_cases(), ids=[f"{f}:{i}" for f, i in reference_cases()]
 )
 def test_reference(name: str, index: int) -> None:
     REFERENCE_CHECKS[name](load(REFERENCE / name)["cases"][index])

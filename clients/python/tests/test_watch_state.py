@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any, Dict, List, Optional
+from typing import Any, Callable
 
 import pytest
 
@@ -46,7 +46,7 @@ def test_events_survive_any_chunking_and_line_ending() -> None:
     ]
     for piece in (1, 2, 3, 7, len(data)):
         d = SseDecoder()
-        out: List[SseEvent] = []
+        out: list[SseEvent] = []
         for i in range(0, len(data), piece):
             out += d.feed(data[i : i + piece])
         assert out == expected, piece
@@ -60,9 +60,13 @@ def test_an_event_without_data_is_dropped_and_invalid_utf8_refused() -> None:
         SseDecoder().feed(b"data: \xff\n")
 
 
+def constant(x: float) -> Callable[[], float]:
+    return lambda: x
+
+
 def test_backoff_doubles_with_full_jitter_and_resets() -> None:
     for r, expected in ((0.0, [0.0] * 6), (0.5, [0.05, 0.1, 0.2, 0.4, 0.5, 0.5])):
-        b = Backoff(0.1, 1.0, rand=lambda: r)
+        b = Backoff(0.1, 1.0, rand=constant(r))
         assert [b.next_wait() for _ in range(6)] == pytest.approx(expected)
     b = Backoff(0.1, 1.0, rand=lambda: 0.999)
     b.next_wait(), b.next_wait()
@@ -88,7 +92,7 @@ def test_bounded_load_picks_the_first_node_under_the_bound() -> None:
     b = BoundedLoad(1.25)
     assert b.pick(p, key, lambda n: 0) == order[0]
     # Owner at 10 of 12 in flight: bound ceil(1.25 x 13 / 6) = 3.
-    loads = {n: 0 for n in order}
+    loads = dict.fromkeys(order, 0)
     loads[order[0]] = 10
     loads[order[1]] = 2
     assert b.bound(12, 6) == 3
@@ -97,12 +101,13 @@ def test_bounded_load_picks_the_first_node_under_the_bound() -> None:
     assert b.pick(p, key, loads.__getitem__) == order[2]
     # The first four all over ceil(1.25 x 41 / 6) = 9: the walk goes on.
     loads = {n: 10 if i < 4 else 0 for i, n in enumerate(order)}
-    assert b.bound(40, 6) == 9 and b.pick(p, key, loads.__getitem__) == order[4]
+    assert b.bound(40, 6) == 9
+    assert b.pick(p, key, loads.__getitem__) == order[4]
     empty = Placement.build(RingConfig(), [])
     assert b.pick(empty, key, lambda n: 0) is None
 
 
-def snapshot(version: int, nodes: List[str], algorithm: str = "ring") -> Dict[str, Any]:
+def snapshot(version: int, nodes: list[str], algorithm: str = "ring") -> dict[str, Any]:
     cfg = RingConfig(algorithm=algorithm, vnodes_per_weight=8)
     p = Placement.build(cfg, [Node(n) for n in nodes])
     return {
@@ -134,23 +139,32 @@ def test_apply_swaps_refuses_a_mismatch_and_resumes_after_it() -> None:
     bad = snapshot(2, ["a", "b", "c"])
     bad["nodes"][2]["weight"] = 2
     ev = drive_sync(core.apply(bad, False), no_fetch)
-    assert len(ev) == 1 and isinstance(ev[0], Rejected) and ev[0].version == 2
+    assert len(ev) == 1
+    assert isinstance(ev[0], Rejected)
+    assert ev[0].version == 2
     assert "FingerprintMismatch" in ev[0].error
-    assert core.view is not None and core.view.version == 1
-    assert core.status.rejected == 1 and core.status.last_error == ev[0].error
+    assert core.view is not None
+    assert core.view.version == 1
+    assert core.status.rejected == 1
+    assert core.status.last_error == ev[0].error
     # The same copy again is not reported twice; resuming skips it.
     assert drive_sync(core.apply(bad, False), no_fetch) == []
     assert core.watch_request()[1]["last-event-id"] == "2"
     good = drive_sync(core.apply(snapshot(3, ["a", "c"]), False), no_fetch)
-    assert isinstance(good[0], Change) and (good[0].from_version, good[0].to) == (1, 3)
-    assert core.rejected is None and core.watch_request()[1]["last-event-id"] == "3"
+    assert isinstance(good[0], Change)
+    assert (good[0].from_version, good[0].to) == (1, 3)
+    assert core.rejected is None
+    assert core.watch_request()[1]["last-event-id"] == "3"
     diff = good[0].diff
-    assert diff is not None and diff.basis == "ranges"
+    assert diff is not None
+    assert diff.basis == "ranges"
     assert (diff.added, diff.removed) == (("c",), ("b",))
     # Older versions are ignored unless the server resets the client.
     assert drive_sync(core.apply(snapshot(2, ["a"]), False), no_fetch) == []
     reset = drive_sync(core.apply(snapshot(2, ["a"]), True), no_fetch)
-    assert isinstance(reset[0], Change) and reset[0].reset and core.status.version == 2
+    assert isinstance(reset[0], Change)
+    assert reset[0].reset
+    assert core.status.version == 2
 
 
 def test_handoff_reads_both_owners_from_one_view() -> None:
@@ -180,7 +194,7 @@ def test_long_poll_fetches_the_gap_and_bridges_a_pruned_one() -> None:
     core = WatchCore("r")
     drive_sync(core.apply(snapshot(1, ["a"]), False), no_fetch)
     assert core.long_poll_path(30) == "/v1/rings/r/snapshot?after=1&wait=30000ms"
-    fetched: List[str] = []
+    fetched: list[str] = []
 
     def fetch(path: str) -> bytes:
         fetched.append(path)
@@ -213,13 +227,14 @@ def test_deleted_is_reported_once_and_ring_not_found_marks_it() -> None:
     core = WatchCore("r")
     drive_sync(core.apply(snapshot(1, ["a"]), False), no_fetch)
     failure, events = core.refused(NotFound(404, "urn:ringd:problem:ring-not-found", "", ""))
-    assert events == [Deleted()] and not failure.unsupported
+    assert events == [Deleted()]
+    assert not failure.unsupported
     failure, _ = core.refused(api_error(404, "text/plain", b"nope", "http://x/watch"))
     assert failure.unsupported
 
 
 @pytest.mark.parametrize(
-    "status,cls",
+    ("status", "cls"),
     [
         (400, InvalidRequest),
         (401, Unauthorized),
@@ -253,8 +268,10 @@ def test_problem_documents_map_to_their_exception(status: int, cls: type) -> Non
         True,
     )
     plain = api_error(status, "text/html", b"<h1>bad gateway</h1>", "http://u/p")
-    assert type(plain) is cls and not plain.problem and plain.type == "about:blank"
-    none: Optional[str] = plain.field
+    assert type(plain) is cls
+    assert not plain.problem
+    assert plain.type == "about:blank"
+    none: str | None = plain.field
     assert none is None
 
 
