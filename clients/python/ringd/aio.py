@@ -10,15 +10,17 @@ verification runs in a worker thread so the event loop never waits on it.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import logging
 import time
-from typing import Any, Callable, List, Optional, Sequence, Tuple, Type
+from collections.abc import Sequence
+from typing import Any, Callable
 
 import httpx
 
 from .client import Reader, Settings
-from .errors import ApiError, ClientClosed
+from .errors import ApiError, ClientClosed, RingdError
 from .http import AsyncApi, Urls
 from .sse import SseDecoder
 from .watch_state import Backoff, Change, Event, Failure, Steps, View, WatchCore, delivers
@@ -26,7 +28,7 @@ from .watch_state import Backoff, Change, Event, Failure, Steps, View, WatchCore
 log = logging.getLogger("ringd.client")
 
 
-def _step(send: Callable[[], str]) -> Tuple[bool, Any]:
+def _step(send: Callable[[], str]) -> tuple[bool, Any]:
     # StopIteration cannot cross a Future, so the result is a pair.
     try:
         return False, send()
@@ -40,8 +42,8 @@ class AsyncSubscription:
 
     _END = object()
 
-    def __init__(self, owner: "AsyncRingClient", kind: Type[Any]) -> None:
-        self._queue: "asyncio.Queue[Any]" = asyncio.Queue()
+    def __init__(self, owner: AsyncRingClient, kind: type[Any]) -> None:
+        self._queue: asyncio.Queue[Any] = asyncio.Queue()
         self._owner, self.kind = owner, kind
         # The view current now may still be on its way to the subscribers
         # (swapped, not yet delivered): it is not a change "from now on".
@@ -52,7 +54,7 @@ class AsyncSubscription:
         if delivers(ev, self.kind, self._current, self._END):
             self._queue.put_nowait(ev)
 
-    async def get(self, timeout: Optional[float] = None) -> Any:
+    async def get(self, timeout: float | None = None) -> Any:
         try:
             ev = await asyncio.wait_for(self._queue.get(), timeout)
         except asyncio.TimeoutError:
@@ -62,7 +64,7 @@ class AsyncSubscription:
             raise ClientClosed("the client is closed")
         return ev
 
-    def __aiter__(self) -> "AsyncSubscription":
+    def __aiter__(self) -> AsyncSubscription:
         return self
 
     async def __anext__(self) -> Any:
@@ -80,29 +82,50 @@ class AsyncRingClient(Reader):
     """Takes `RingClient`'s arguments. Start it with `async with` (or
     `await client.start()`), stop it with `await client.close()`."""
 
-    def __init__(self, urls: Urls, ring: str, *, token: Optional[str] = None,
-                 client_id: Optional[str] = None, ack: bool = True, mode: str = "auto",
-                 on_change: Optional[Callable[[Change], None]] = None,
-                 on_event: Optional[Callable[[Event], None]] = None,
-                 long_poll_wait: float = 30.0, idle_timeout: float = 60.0,
-                 sse_retry: float = 300.0, backoff: Sequence[float] = (0.1, 10.0),
-                 ack_interval: float = 60.0, request_timeout: float = 10.0) -> None:
-        self.settings = s = Settings(urls, ring, token, client_id, ack, mode, long_poll_wait,
-                                     idle_timeout, sse_retry, backoff, ack_interval,
-                                     request_timeout)
+    def __init__(
+        self,
+        urls: Urls,
+        ring: str,
+        *,
+        token: str | None = None,
+        client_id: str | None = None,
+        ack: bool = True,
+        mode: str = "auto",
+        on_change: Callable[[Change], None] | None = None,
+        on_event: Callable[[Event], None] | None = None,
+        long_poll_wait: float = 30.0,
+        idle_timeout: float = 60.0,
+        sse_retry: float = 300.0,
+        backoff: Sequence[float] = (0.1, 10.0),
+        ack_interval: float = 60.0,
+        request_timeout: float = 10.0,
+    ) -> None:
+        self.settings = s = Settings(
+            urls,
+            ring,
+            token,
+            client_id,
+            ack,
+            mode,
+            long_poll_wait,
+            idle_timeout,
+            sse_retry,
+            backoff,
+            ack_interval,
+            request_timeout,
+        )
         self.ring, self.client_id = ring, s.client_id
         self._core = WatchCore(ring)
         self._on_change, self._on_event = on_change, on_event
         self._backoff = Backoff(*s.backoff)
-        self._subs: List[AsyncSubscription] = []
-        self._tasks: List["asyncio.Task[None]"] = []
+        self._subs: list[AsyncSubscription] = []
+        self._tasks: list[asyncio.Task[None]] = []
         self._closed = False
 
-    async def start(self) -> "AsyncRingClient":
+    async def start(self) -> AsyncRingClient:
         if not self._tasks:
             s = self.settings
-            self._api = AsyncApi(s.endpoints.urls, endpoints=s.endpoints,
-                                 timeout=s.request_timeout)
+            self._api = AsyncApi(s.endpoints.urls, endpoints=s.endpoints, timeout=s.request_timeout)
             self._signal = asyncio.Event()
             self._ack_wake = asyncio.Event()
             self._tasks.append(asyncio.ensure_future(self._run()))
@@ -116,14 +139,18 @@ class AsyncRingClient(Reader):
         return await self.wait_for_version(1, timeout)
 
     async def wait_for_version(self, version: int, timeout: float = 10.0) -> View:
-        await self._wait(lambda: self.version is not None and self.version >= version,
-                         timeout, f"version {version}")
+        await self._wait(
+            lambda: self.version is not None and self.version >= version,
+            timeout,
+            f"version {version}",
+        )
         assert self._core.view is not None
         return self._core.view
 
     async def wait_for_ack(self, version: int, timeout: float = 10.0) -> None:
-        await self._wait(lambda: (self._core.status.acked or 0) >= version, timeout,
-                         f"ack {version}")
+        await self._wait(
+            lambda: (self._core.status.acked or 0) >= version, timeout, f"ack {version}"
+        )
 
     async def _wait(self, done: Callable[[], bool], timeout: float, what: str) -> None:
         deadline = time.monotonic() + timeout
@@ -132,12 +159,12 @@ class AsyncRingClient(Reader):
                 raise ClientClosed("the client is closed")
             left = deadline - time.monotonic()
             if left <= 0:
-                raise TimeoutError(f"{what} not reached within {timeout} s; "
-                                   f"last error: {self._core.status.last_error}")
-            try:
+                raise TimeoutError(
+                    f"{what} not reached within {timeout} s; "
+                    f"last error: {self._core.status.last_error}"
+                )
+            with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(self._signal.wait(), left)
-            except asyncio.TimeoutError:
-                pass
 
     def changes(self) -> AsyncSubscription:
         """`async for change in client.changes()`: every version applied."""
@@ -146,7 +173,7 @@ class AsyncRingClient(Reader):
     def events(self) -> AsyncSubscription:
         return AsyncSubscription(self, object)
 
-    def _deliver(self, events: List[Event]) -> None:
+    def _deliver(self, events: list[Event]) -> None:
         # Wake every waiter: they re-check their condition.
         self._signal.set()
         self._signal = asyncio.Event()
@@ -162,7 +189,9 @@ class AsyncRingClient(Reader):
         while not done:
             try:
                 send = functools.partial(steps.send, await self._api.get_bytes(value))
-            except Exception as e:  # handed to the steps, which decide
+            # Forwarded, not swallowed: the steps get whatever the fetch
+            # raised, as `yield from` would hand it on, and decide.
+            except Exception as e:  # noqa: BLE001
                 send = functools.partial(steps.throw, e)
             done, value = await asyncio.to_thread(_step, send)
         return value
@@ -187,7 +216,9 @@ class AsyncRingClient(Reader):
                 server, error = f.server, str(f)
             except asyncio.CancelledError:
                 raise
-            except Exception as e:  # never let the task die on a surprise
+            # The watch task must outlive any failure: a surprise is
+            # recorded as the last error and retried after a backoff.
+            except Exception as e:  # noqa: BLE001
                 server, error = None, f"{type(e).__name__}: {e}"
             if server:
                 self.settings.endpoints.demote(server)
@@ -195,10 +226,10 @@ class AsyncRingClient(Reader):
             self._deliver([])
             await asyncio.sleep(self._backoff.next_wait())
 
-    async def _open(self, path: str, **kw: Any) -> Tuple[httpx.Response, str]:
+    async def _open(self, path: str, **kw: Any) -> tuple[httpx.Response, str]:
         try:
             return await self._api.request("GET", path, **kw)
-        except Exception as e:
+        except (RingdError, httpx.HTTPError) as e:  # what a request raises
             failure, events = self._core.refused(e)
             self._deliver(events)
             raise failure from e
@@ -210,8 +241,11 @@ class AsyncRingClient(Reader):
         try:
             ctype = resp.headers.get("content-type", "")
             if not ctype.startswith("text/event-stream"):
-                raise Failure(f"{server} answered the watch with `{ctype}`, not an event "
-                              "stream", server, unsupported=True)
+                raise Failure(
+                    f"{server} answered the watch with `{ctype}`, not an event stream",
+                    server,
+                    unsupported=True,
+                )
             self._core.connected("sse", server)
             self._deliver([])
             decoder, got_any = SseDecoder(), False
@@ -224,8 +258,11 @@ class AsyncRingClient(Reader):
                         self._deliver(await self._drive(self._core.on_sse(ev)))
             except httpx.ReadTimeout:
                 if not got_any:
-                    raise Failure(f"{server} sent no event within {idle} s (a buffering "
-                                  "proxy?)", server, unsupported=True) from None
+                    raise Failure(
+                        f"{server} sent no event within {idle} s (a buffering proxy?)",
+                        server,
+                        unsupported=True,
+                    ) from None
                 raise Failure(f"{server} sent nothing for {idle} s", server) from None
             except (httpx.HTTPError, ValueError) as e:
                 raise Failure(f"stream from {server}: {type(e).__name__}: {e}", server) from e
@@ -236,14 +273,16 @@ class AsyncRingClient(Reader):
     async def _long_poll(self) -> None:
         after = self._core.resume_after()
         wait = self.settings.long_poll_wait
-        resp, server = await self._open(self._core.long_poll_path(wait),
-                                        timeout=wait + wait / 16 + 10)
+        resp, server = await self._open(
+            self._core.long_poll_path(wait), timeout=wait + wait / 16 + 10
+        )
         self._core.connected("long_poll", server)
         self._backoff.reset()
         reset = resp.headers.get("ringd-reset") == "true"
         try:
-            events = await self._drive(self._core.on_long_poll(after, resp.status_code, reset,
-                                                               resp.content))
+            events = await self._drive(
+                self._core.on_long_poll(after, resp.status_code, reset, resp.content)
+            )
         except Exception as e:
             failure, events = self._core.refused(e, server)
             self._deliver(events)
@@ -255,12 +294,14 @@ class AsyncRingClient(Reader):
         while not self._closed:
             self._ack_wake.clear()
             target = self._core.ack_target()
-            wait: Optional[float] = None
+            wait: float | None = None
             if target is not None:
                 try:
-                    await self._api.request("POST", self.settings.ack_path,
-                                            json={"version": target[0],
-                                                  "fingerprint": target[1]})
+                    await self._api.request(
+                        "POST",
+                        self.settings.ack_path,
+                        json={"version": target[0], "fingerprint": target[1]},
+                    )
                     self._core.acked(target)
                     self._deliver([])
                     backoff.reset()
@@ -269,12 +310,12 @@ class AsyncRingClient(Reader):
                     # 4xx: the ring was deleted or recreated below this
                     # version; what replaces it will be acked instead.
                     wait = self.settings.ack_interval if e.status < 500 else backoff.next_wait()
-                except Exception:
+                # The ack task must outlive any failure: it backs off and
+                # acks again, as the watch task goes on.
+                except Exception:  # noqa: BLE001
                     wait = backoff.next_wait()
-            try:
+            with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(self._ack_wake.wait(), wait)
-            except asyncio.TimeoutError:
-                pass
 
     # -- lifetime -------------------------------------------------------------------
 
@@ -291,7 +332,7 @@ class AsyncRingClient(Reader):
         for sub in list(self._subs):
             sub.put(AsyncSubscription._END)
 
-    async def __aenter__(self) -> "AsyncRingClient":
+    async def __aenter__(self) -> AsyncRingClient:
         return await self.start()
 
     async def __aexit__(self, *exc: object) -> None:

@@ -12,7 +12,7 @@ for requests any replica can serve, never to decide where data lives."""
 from __future__ import annotations
 
 import math
-from typing import Callable, Optional
+from typing import Callable
 
 from .placement import Key, Placement
 
@@ -25,8 +25,9 @@ class BoundedLoad:
 
     def __init__(self, factor: float) -> None:
         if not math.isfinite(factor) or factor < 1.0:
-            raise ValueError(f"balance factor {factor} is invalid: use a number of at least 1, "
-                             "e.g. 1.25")
+            raise ValueError(
+                f"balance factor {factor} is invalid: use a number of at least 1, e.g. 1.25"
+            )
         self.factor = float(factor)
         # Scaled to millionths and rounded half away from zero (Rust's
         # `f64::round`; Python's round() goes to even), so every platform
@@ -44,7 +45,7 @@ class BoundedLoad:
         denominator = 1_000_000 * nodes
         return min(-(-numerator // denominator), _U64_MAX)
 
-    def pick(self, placement: Placement, key: Key, load: Callable[[str], int]) -> Optional[str]:
+    def pick(self, placement: Placement, key: Key, load: Callable[[str], int]) -> str | None:
         """The node to send a request for `key` to: the first on its
         preference list whose load (`load(node_id)`, asked once per active
         node) is below `bound`. One always is when `load` is consistent,

@@ -5,21 +5,36 @@ the network; see README.md and docs/client-library.md."""
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import queue
 import re
 import threading
 import time
-from typing import Any, Callable, Generic, List, Optional, Sequence, Tuple, Type, TypeVar
+from collections.abc import Sequence
+from typing import Any, Callable, Generic, TypeVar
 
 import httpx
 
-from .errors import ApiError, ClientClosed
+from .errors import ApiError, ClientClosed, RingdError
 from .http import Api, Endpoints, Urls
 from .placement import Key, Placement
 from .sse import SseDecoder
-from .watch_state import (Backoff, delivers, Change, Event, Failure, Handoff, Status, View, WatchCore,
-                          default_client_id, drive_sync, handoff_of, owner_of)
+from .watch_state import (
+    Backoff,
+    Change,
+    Event,
+    Failure,
+    Handoff,
+    Status,
+    View,
+    WatchCore,
+    default_client_id,
+    delivers,
+    drive_sync,
+    handoff_of,
+    owner_of,
+)
 
 log = logging.getLogger("ringd.client")
 E = TypeVar("E")
@@ -30,22 +45,38 @@ _CLIENT_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}\Z")
 class Settings:
     """Checked settings shared by both flavours (the Rust builder's)."""
 
-    def __init__(self, urls: Urls, ring: str, token: Optional[str], client_id: Optional[str],
-                 ack: bool, mode: str, long_poll_wait: float, idle_timeout: float,
-                 sse_retry: float, backoff: Sequence[float], ack_interval: float,
-                 request_timeout: float) -> None:
+    def __init__(
+        self,
+        urls: Urls,
+        ring: str,
+        token: str | None,
+        client_id: str | None,
+        ack: bool,
+        mode: str,
+        long_poll_wait: float,
+        idle_timeout: float,
+        sse_retry: float,
+        backoff: Sequence[float],
+        ack_interval: float,
+        request_timeout: float,
+    ) -> None:
         if mode not in MODES:
             raise ValueError(f"mode {mode!r}: use one of {', '.join(MODES)}")
         if not 0.001 <= long_poll_wait <= 300:
             raise ValueError("long_poll_wait must be 1 ms to 5 minutes")
         cid = client_id if client_id is not None else default_client_id()
         if not _CLIENT_ID.match(cid):
-            raise ValueError(f"client id {cid!r}: 1-128 characters of A-Z a-z 0-9 . _ - :, "
-                             "starting with a letter or digit")
+            raise ValueError(
+                f"client id {cid!r}: 1-128 characters of A-Z a-z 0-9 . _ - :, "
+                "starting with a letter or digit"
+            )
         self.endpoints = Endpoints(urls, token)
         self.ring, self.client_id, self.ack, self.mode = ring, cid, ack, mode
-        self.long_poll_wait, self.idle_timeout, self.sse_retry = \
-            long_poll_wait, idle_timeout, sse_retry
+        self.long_poll_wait, self.idle_timeout, self.sse_retry = (
+            long_poll_wait,
+            idle_timeout,
+            sse_retry,
+        )
         self.backoff = (float(backoff[0]), float(backoff[1]))
         self.ack_interval, self.request_timeout = ack_interval, request_timeout
         self.ack_path = f"/v1/rings/{ring}/clients/{cid}/ack"
@@ -55,30 +86,30 @@ class Reader:
     """The lookups both flavours answer from the current view."""
 
     _core: WatchCore
-    _on_change: Optional[Callable[[Change], None]]
-    _on_event: Optional[Callable[[Event], None]]
+    _on_change: Callable[[Change], None] | None
+    _on_event: Callable[[Event], None] | None
 
     @property
-    def view(self) -> Optional[View]:
+    def view(self) -> View | None:
         """The current (version, placement, previous placement, snapshot)."""
         return self._core.view
 
     @property
-    def version(self) -> Optional[int]:
+    def version(self) -> int | None:
         v = self._core.view
         return None if v is None else v.version
 
     @property
-    def placement(self) -> Optional[Placement]:
+    def placement(self) -> Placement | None:
         v = self._core.view
         return None if v is None else v.placement
 
-    def owner(self, key: Key) -> Optional[str]:
+    def owner(self, key: Key) -> str | None:
         """The node owning `key` (bytes, or str as UTF-8); None before the
         first version or when no node is active."""
         return owner_of(self._core.view, key)
 
-    def preference_list(self, key: Key, r: Optional[int] = None) -> List[str]:
+    def preference_list(self, key: Key, r: int | None = None) -> list[str]:
         v = self._core.view
         return [] if v is None else v.placement.preference_list(key, r)
 
@@ -90,7 +121,7 @@ class Reader:
         s = self._core.status
         return Status(**vars(s))
 
-    def _callbacks(self, events: List[Event]) -> None:
+    def _callbacks(self, events: list[Event]) -> None:
         for ev in events:
             for cb, want in ((self._on_event, object), (self._on_change, Change)):
                 if cb is not None and isinstance(ev, want):
@@ -106,8 +137,8 @@ class Subscription(Generic[E]):
 
     _END = object()
 
-    def __init__(self, owner: "RingClient", kind: Type[Any]) -> None:
-        self._queue: "queue.Queue[Any]" = queue.Queue()
+    def __init__(self, owner: RingClient, kind: type[Any]) -> None:
+        self._queue: queue.Queue[Any] = queue.Queue()
         self._owner, self.kind = owner, kind
         # The view current now may still be on its way to the subscribers
         # (swapped, not yet delivered): it is not a change "from now on".
@@ -118,7 +149,7 @@ class Subscription(Generic[E]):
         if delivers(ev, self.kind, self._current, self._END):
             self._queue.put(ev)
 
-    def get(self, timeout: Optional[float] = None) -> E:
+    def get(self, timeout: float | None = None) -> E:
         try:
             ev = self._queue.get(timeout=timeout)
         except queue.Empty:
@@ -128,7 +159,7 @@ class Subscription(Generic[E]):
             raise ClientClosed("the client is closed")
         return ev  # type: ignore[no-any-return]
 
-    def __iter__(self) -> "Subscription[E]":
+    def __iter__(self) -> Subscription[E]:
         return self
 
     def __next__(self) -> E:
@@ -150,16 +181,38 @@ class RingClient(Reader):
     `client_id` (default `<hostname>-<pid>`). Use as a context manager or
     call `close()`."""
 
-    def __init__(self, urls: Urls, ring: str, *, token: Optional[str] = None,
-                 client_id: Optional[str] = None, ack: bool = True, mode: str = "auto",
-                 on_change: Optional[Callable[[Change], None]] = None,
-                 on_event: Optional[Callable[[Event], None]] = None,
-                 long_poll_wait: float = 30.0, idle_timeout: float = 60.0,
-                 sse_retry: float = 300.0, backoff: Sequence[float] = (0.1, 10.0),
-                 ack_interval: float = 60.0, request_timeout: float = 10.0) -> None:
-        self.settings = s = Settings(urls, ring, token, client_id, ack, mode, long_poll_wait,
-                                     idle_timeout, sse_retry, backoff, ack_interval,
-                                     request_timeout)
+    def __init__(
+        self,
+        urls: Urls,
+        ring: str,
+        *,
+        token: str | None = None,
+        client_id: str | None = None,
+        ack: bool = True,
+        mode: str = "auto",
+        on_change: Callable[[Change], None] | None = None,
+        on_event: Callable[[Event], None] | None = None,
+        long_poll_wait: float = 30.0,
+        idle_timeout: float = 60.0,
+        sse_retry: float = 300.0,
+        backoff: Sequence[float] = (0.1, 10.0),
+        ack_interval: float = 60.0,
+        request_timeout: float = 10.0,
+    ) -> None:
+        self.settings = s = Settings(
+            urls,
+            ring,
+            token,
+            client_id,
+            ack,
+            mode,
+            long_poll_wait,
+            idle_timeout,
+            sse_retry,
+            backoff,
+            ack_interval,
+            request_timeout,
+        )
         self.ring, self.client_id = ring, s.client_id
         self._core = WatchCore(ring)
         self._on_change, self._on_event = on_change, on_event
@@ -168,14 +221,16 @@ class RingClient(Reader):
         self._cond = threading.Condition()
         self._closed = threading.Event()
         self._ack_wake = threading.Event()
-        self._subs: List[Subscription[Any]] = []
-        self._stream_resp: Optional[httpx.Response] = None
-        self._threads = [threading.Thread(target=self._run, daemon=True,
-                                          name=f"ringd-watch-{ring}")]
+        self._subs: list[Subscription[Any]] = []
+        self._stream_resp: httpx.Response | None = None
+        self._threads = [
+            threading.Thread(target=self._run, daemon=True, name=f"ringd-watch-{ring}")
+        ]
         if ack:
             self._ack_api = Api(s.endpoints.urls, endpoints=s.endpoints, timeout=request_timeout)
-            self._threads.append(threading.Thread(target=self._ack_loop, daemon=True,
-                                                  name=f"ringd-ack-{ring}"))
+            self._threads.append(
+                threading.Thread(target=self._ack_loop, daemon=True, name=f"ringd-ack-{ring}")
+            )
         for t in self._threads:
             t.start()
 
@@ -187,8 +242,11 @@ class RingClient(Reader):
 
     def wait_for_version(self, version: int, timeout: float = 10.0) -> View:
         """Waits until the client routes on `version` or newer; TimeoutError."""
-        self._wait(lambda: (self._core.view is not None and self._core.view.version >= version),
-                   timeout, f"version {version}")
+        self._wait(
+            lambda: self._core.view is not None and self._core.view.version >= version,
+            timeout,
+            f"version {version}",
+        )
         assert self._core.view is not None
         return self._core.view
 
@@ -204,8 +262,10 @@ class RingClient(Reader):
                 if self._closed.is_set():
                     raise ClientClosed("the client is closed")
                 if left <= 0:
-                    raise TimeoutError(f"{what} not reached within {timeout} s; "
-                                       f"last error: {self._core.status.last_error}")
+                    raise TimeoutError(
+                        f"{what} not reached within {timeout} s; "
+                        f"last error: {self._core.status.last_error}"
+                    )
                 self._cond.wait(left)
 
     def changes(self) -> Subscription[Change]:
@@ -216,7 +276,7 @@ class RingClient(Reader):
         """Every `Change`, `Rejected` and `Deleted` from now on."""
         return Subscription(self, object)
 
-    def _deliver(self, events: List[Event]) -> None:
+    def _deliver(self, events: list[Event]) -> None:
         if self._closed.is_set():
             return  # a read that returned after close(): nobody listens now
         with self._cond:
@@ -248,7 +308,9 @@ class RingClient(Reader):
                     self._core.status.last_error = str(f)
                     continue
                 server, error = f.server, str(f)
-            except Exception as e:  # never let the thread die on a surprise
+            # The watch thread must outlive any failure: a surprise is
+            # recorded as the last error and retried after a backoff.
+            except Exception as e:  # noqa: BLE001
                 if self._closed.is_set():
                     return
                 server, error = None, f"{type(e).__name__}: {e}"
@@ -261,10 +323,10 @@ class RingClient(Reader):
     def _fetch(self, path: str) -> bytes:
         return self._api.get_bytes(path)
 
-    def _open(self, path: str, **kw: Any) -> Tuple[httpx.Response, str]:
+    def _open(self, path: str, **kw: Any) -> tuple[httpx.Response, str]:
         try:
             return self._api.request("GET", path, **kw)
-        except Exception as e:
+        except (RingdError, httpx.HTTPError) as e:  # what a request raises
             failure, events = self._core.refused(e)
             self._deliver(events)
             raise failure from e
@@ -277,8 +339,11 @@ class RingClient(Reader):
         try:
             ctype = resp.headers.get("content-type", "")
             if not ctype.startswith("text/event-stream"):
-                raise Failure(f"{server} answered the watch with `{ctype}`, not an event "
-                              "stream", server, unsupported=True)
+                raise Failure(
+                    f"{server} answered the watch with `{ctype}`, not an event stream",
+                    server,
+                    unsupported=True,
+                )
             self._core.connected("sse", server)
             self._deliver([])
             decoder, got_any = SseDecoder(), False
@@ -293,8 +358,11 @@ class RingClient(Reader):
                         self._deliver(drive_sync(self._core.on_sse(ev), self._fetch))
             except httpx.ReadTimeout:
                 if not got_any:
-                    raise Failure(f"{server} sent no event within {idle} s (a buffering "
-                                  "proxy?)", server, unsupported=True) from None
+                    raise Failure(
+                        f"{server} sent no event within {idle} s (a buffering proxy?)",
+                        server,
+                        unsupported=True,
+                    ) from None
                 raise Failure(f"{server} sent nothing for {idle} s", server) from None
             except (httpx.HTTPError, ValueError) as e:
                 raise Failure(f"stream from {server}: {type(e).__name__}: {e}", server) from e
@@ -307,14 +375,14 @@ class RingClient(Reader):
         after = self._core.resume_after()
         wait = self.settings.long_poll_wait
         # The server may add up to 1/16 of the wait as jitter.
-        resp, server = self._open(self._core.long_poll_path(wait),
-                                  timeout=wait + wait / 16 + 10)
+        resp, server = self._open(self._core.long_poll_path(wait), timeout=wait + wait / 16 + 10)
         self._core.connected("long_poll", server)
         self._backoff.reset()
         reset = resp.headers.get("ringd-reset") == "true"
         try:
-            events = drive_sync(self._core.on_long_poll(after, resp.status_code, reset,
-                                                        resp.content), self._fetch)
+            events = drive_sync(
+                self._core.on_long_poll(after, resp.status_code, reset, resp.content), self._fetch
+            )
         except Exception as e:
             failure, events = self._core.refused(e, server)
             self._deliver(events)
@@ -332,8 +400,11 @@ class RingClient(Reader):
                 self._ack_wake.wait()
                 continue
             try:
-                self._ack_api.request("POST", self.settings.ack_path,
-                                      json={"version": target[0], "fingerprint": target[1]})
+                self._ack_api.request(
+                    "POST",
+                    self.settings.ack_path,
+                    json={"version": target[0], "fingerprint": target[1]},
+                )
                 self._core.acked(target)
                 self._deliver([])
                 backoff.reset()
@@ -343,7 +414,9 @@ class RingClient(Reader):
                 # the watch delivers what replaces it, so do not insist.
                 log.debug("ringd: %s: ack of v%s failed: %s", self.ring, target[0], e)
                 wait = self.settings.ack_interval if e.status < 500 else backoff.next_wait()
-            except Exception as e:
+            # The ack thread must outlive any failure: it logs, backs off
+            # and acks again, as the watch thread goes on.
+            except Exception as e:  # noqa: BLE001
                 log.debug("ringd: %s: ack of v%s failed: %s", self.ring, target[0], e)
                 wait = backoff.next_wait()
             self._ack_wake.wait(wait)  # a newer version cuts the wait short
@@ -363,10 +436,10 @@ class RingClient(Reader):
         # Closing the stream and the pools breaks a blocking read.
         resp = self._stream_resp
         if resp is not None:
-            try:
+            # Closing from another thread may race the reader, which may
+            # raise anything on the way out; close() itself must not fail.
+            with contextlib.suppress(Exception):
                 resp.close()
-            except Exception:  # closing from another thread may race the reader
-                pass
         self._api.close()
         if self.settings.ack:
             self._ack_api.close()
@@ -378,7 +451,7 @@ class RingClient(Reader):
             if t is not threading.current_thread():
                 t.join(timeout=0.2)
 
-    def __enter__(self) -> "RingClient":
+    def __enter__(self) -> RingClient:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -386,4 +459,3 @@ class RingClient(Reader):
 
     def __repr__(self) -> str:
         return f"RingClient({self.ring!r}, version={self.version}, {self._core.status.transport})"
-

@@ -7,8 +7,8 @@ samples them, and says so in `basis`."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Dict, List, Optional, Sequence, Tuple
 
 from .placement import Placement
 
@@ -37,12 +37,12 @@ class DiffSummary:
 
     basis: str
     moved_fraction: float
-    nodes: Tuple[NodeMovement, ...]
-    added: Tuple[str, ...]
-    removed: Tuple[str, ...]
+    nodes: tuple[NodeMovement, ...]
+    added: tuple[str, ...]
+    removed: tuple[str, ...]
 
 
-def _arcs(p: Placement, space: int) -> List[Tuple[int, int]]:
+def _arcs(p: Placement, space: int) -> list[tuple[int, int]]:
     """(last position, owner index) of every arc, in order, covering the
     circle: the arc ending at a point belongs to it; the wrap piece past
     the last point belongs to the first."""
@@ -50,7 +50,7 @@ def _arcs(p: Placement, space: int) -> List[Tuple[int, int]]:
     if not pts:
         return [(space - 1, NONE)]
     index = {n.id: i for i, n in enumerate(p.nodes)}
-    out: List[Tuple[int, int]] = []
+    out: list[tuple[int, int]] = []
     prev = -1
     for pos, node in pts:
         if pos > prev:  # a tied point owns nothing: the lower index won
@@ -61,8 +61,9 @@ def _arcs(p: Placement, space: int) -> List[Tuple[int, int]]:
     return out
 
 
-def _sweep_arcs(a: Placement, b: Placement, space: int, same: Dict[int, int],
-                moved: Dict[Tuple[int, int], int]) -> None:
+def _sweep_arcs(
+    a: Placement, b: Placement, space: int, same: dict[int, int], moved: dict[tuple[int, int], int]
+) -> None:
     xs, ys = _arcs(a, space), _arcs(b, space)
     i = j = 0
     cursor = 0
@@ -76,8 +77,7 @@ def _sweep_arcs(a: Placement, b: Placement, space: int, same: Dict[int, int],
         j += yl == end
 
 
-def _owners(ids: Optional[Sequence[Optional[str]]], size: int,
-            index: Dict[str, int]) -> List[int]:
+def _owners(ids: Sequence[str | None] | None, size: int, index: dict[str, int]) -> list[int]:
     got = list(ids or [])
     return [index[x] if x is not None else NONE for x in got] + [NONE] * (size - len(got))
 
@@ -89,7 +89,7 @@ def summarize(before: Placement, after: Placement) -> DiffSummary:
     # Old index -> new index of the same id; NONE maps to NONE.
     same = {i: b_idx[n.id] for i, n in enumerate(before.nodes) if n.id in b_idx}
     same[NONE] = NONE
-    moved: Dict[Tuple[int, int], int] = {}
+    moved: dict[tuple[int, int], int] = {}
     same_hash = before.hash == after.hash and before.algorithm == after.algorithm
     alg = before.algorithm
     ca, cb = before.config, after.config
@@ -99,8 +99,12 @@ def summarize(before: Placement, after: Placement) -> DiffSummary:
         basis = "ranges"
     elif same_hash and alg == "maglev" and ca and cb and ca.table_size == cb.table_size:
         space = ca.table_size
-        _tally(_owners(before.maglev_table(), space, a_idx),
-               _owners(after.maglev_table(), space, b_idx), same, moved)
+        _tally(
+            _owners(before.maglev_table(), space, a_idx),
+            _owners(after.maglev_table(), space, b_idx),
+            same,
+            moved,
+        )
         basis = "table_entries"
     elif same_hash and alg == "table" and ca and cb and ca.partitions == cb.partitions:
         space = ca.partitions
@@ -121,16 +125,18 @@ def summarize(before: Placement, after: Placement) -> DiffSummary:
     return _finish(before, after, basis, {k: v / space for k, v in moved.items()})
 
 
-def _tally(xs: List[int], ys: List[int], same: Dict[int, int],
-           moved: Dict[Tuple[int, int], int]) -> None:
+def _tally(
+    xs: list[int], ys: list[int], same: dict[int, int], moved: dict[tuple[int, int], int]
+) -> None:
     for x, y in zip(xs, ys):
         if same.get(x, -1) != y:
             moved[(x, y)] = moved.get((x, y), 0) + 1
 
 
-def _finish(before: Placement, after: Placement, basis: str,
-            flows: Dict[Tuple[int, int], float]) -> DiffSummary:
-    shares: Dict[str, List[float]] = {}
+def _finish(
+    before: Placement, after: Placement, basis: str, flows: dict[tuple[int, int], float]
+) -> DiffSummary:
+    shares: dict[str, list[float]] = {}
     for s in before.ownership()["nodes"]:
         shares.setdefault(s["id"], [0.0, 0.0, 0.0, 0.0])[0] = s["share"]
     for s in after.ownership()["nodes"]:
@@ -143,10 +149,17 @@ def _finish(before: Placement, after: Placement, basis: str,
         if y != NONE:
             shares[after.nodes[y].id][2] += mass
         total += mass
-    nodes = tuple(NodeMovement(i, v[0], v[1], v[2], v[3]) for i, v in sorted(shares.items())
-                  if v[2] > 0.0 or v[3] > 0.0)
+    nodes = tuple(
+        NodeMovement(i, v[0], v[1], v[2], v[3])
+        for i, v in sorted(shares.items())
+        if v[2] > 0.0 or v[3] > 0.0
+    )
     a_ids = {n.id for n in before.nodes}
     b_ids = {n.id for n in after.nodes}
-    return DiffSummary(basis, total, nodes,
-                       tuple(n.id for n in after.nodes if n.id not in a_ids),
-                       tuple(n.id for n in before.nodes if n.id not in b_ids))
+    return DiffSummary(
+        basis,
+        total,
+        nodes,
+        tuple(n.id for n in after.nodes if n.id not in a_ids),
+        tuple(n.id for n in before.nodes if n.id not in b_ids),
+    )

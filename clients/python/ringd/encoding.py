@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import hashlib
 import struct
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import List, Sequence, Tuple
 
 from .errors import InvalidEncoding, PlacementError
 from .hashes import HASH_CODES
@@ -24,11 +24,23 @@ def fingerprint_of(encoding: bytes) -> str:
     return hashlib.sha256(encoding).hexdigest()
 
 
-def encode_header(algorithm: str, hash_name: str, zone_aware: bool, replication_factor: int,
-                  active: Sequence[Node], is_ramped: bool) -> bytes:
+def encode_header(
+    algorithm: str,
+    hash_name: str,
+    zone_aware: bool,
+    replication_factor: int,
+    active: Sequence[Node],
+    is_ramped: bool,
+) -> bytes:
     out = bytearray(MAGIC)
-    out += bytes([ALGORITHM_CODES[algorithm], HASH_CODES[hash_name], int(zone_aware),
-                  FLAG_RAMPED if is_ramped else 0])
+    out += bytes(
+        [
+            ALGORITHM_CODES[algorithm],
+            HASH_CODES[hash_name],
+            int(zone_aware),
+            FLAG_RAMPED if is_ramped else 0,
+        ]
+    )
     out += _LE32.pack(replication_factor) + _LE32.pack(len(active))
     for n in active:
         node_id = n.id.encode()
@@ -44,17 +56,19 @@ def encode_header(algorithm: str, hash_name: str, zone_aware: bool, replication_
     return bytes(out)
 
 
-def header_length(active: Sequence[Node], zone_aware: bool, is_ramped: bool,
-                  algorithm: str) -> int:
+def header_length(active: Sequence[Node], zone_aware: bool, is_ramped: bool, algorithm: str) -> int:
     """Bytes before the body: 20, plus per node 1 + id + 1 + zone + 4, 4
     more per node for its ramp when the set is ramped, and 1 + address
     under an algorithm that places by address (9.1)."""
     per_node = 6 + (4 if is_ramped else 0)
     by_address = algorithm in ADDRESS_ALGORITHMS
-    return 20 + sum(per_node + len(n.id.encode()) +
-                    (len(n.zone.encode()) if zone_aware and n.zone is not None else 0) +
-                    (1 + len((n.address or "").encode()) if by_address else 0)
-                    for n in active)
+    return 20 + sum(
+        per_node
+        + len(n.id.encode())
+        + (len(n.zone.encode()) if zone_aware and n.zone is not None else 0)
+        + (1 + len((n.address or "").encode()) if by_address else 0)
+        for n in active
+    )
 
 
 @dataclass(frozen=True)
@@ -64,10 +78,10 @@ class Header:
     zone_aware: bool
     ramped: bool
     replication_factor: int
-    nodes: List[Node]
+    nodes: list[Node]
 
 
-def decode_header(data: bytes) -> Tuple[Header, int]:
+def decode_header(data: bytes) -> tuple[Header, int]:
     """Parse the header (9.2): returns it and the offset of the body.
     Refuses another magic or version, unknown codes, flag bits other than
     bit 0, and node records that break 2.2 or the id order."""
@@ -93,11 +107,11 @@ def decode_header(data: bytes) -> Tuple[Header, int]:
         end = pos + 1 + data[pos]
         if end > len(data):
             raise IndexError("a name runs past the end")
-        s = data[pos + 1:end].decode(encoding)
+        s = data[pos + 1 : end].decode(encoding)
         pos = end
         return s
 
-    nodes: List[Node] = []
+    nodes: list[Node] = []
     try:
         for _ in range(count):
             node_id = text()

@@ -9,7 +9,8 @@ Two kinds have no variant because Rust refuses them while parsing JSON:
 from __future__ import annotations
 
 import json
-from typing import Any, Dict, Mapping, Optional, Type
+from collections.abc import Mapping
+from typing import Any
 
 
 class PlacementError(ValueError):
@@ -75,9 +76,17 @@ class ApiError(RingdError):
     response without one (a proxy's error page) has `type` "about:blank"
     and `problem` False. `body` is the whole problem document."""
 
-    def __init__(self, status: int, type: str, title: str, detail: str,
-                 field: Optional[str] = None, body: Optional[Mapping[str, Any]] = None,
-                 url: Optional[str] = None, problem: bool = True) -> None:
+    def __init__(
+        self,
+        status: int,
+        type: str,
+        title: str,
+        detail: str,
+        field: str | None = None,
+        body: Mapping[str, Any] | None = None,
+        url: str | None = None,
+        problem: bool = True,
+    ) -> None:
         super().__init__(f"{status} {type}: {detail}" + (f" (field `{field}`)" if field else ""))
         self.status = status
         self.type = type
@@ -94,7 +103,7 @@ class ApiError(RingdError):
         return self.type.rsplit(":", 1)[-1]
 
     @property
-    def reason(self) -> Optional[str]:
+    def reason(self) -> str | None:
         """The machine-readable `reason` of a 409 or 422, if any."""
         r = self.body.get("reason")
         return r if isinstance(r, str) else None
@@ -136,7 +145,7 @@ class PreconditionFailed(Conflict):
     """412: the ring is not at the version named; `current_version` is."""
 
     @property
-    def current_version(self) -> Optional[int]:
+    def current_version(self) -> int | None:
         v = self.body.get("current_version")
         return v if isinstance(v, int) else None
 
@@ -145,14 +154,21 @@ class ServerError(ApiError):
     """5xx: the store is unavailable, or the server failed."""
 
 
-_BY_STATUS: Dict[int, Type[ApiError]] = {
-    400: InvalidRequest, 401: Unauthorized, 403: Forbidden, 404: NotFound, 409: Conflict,
-    410: Gone, 412: PreconditionFailed, 422: Unprocessable,
+_BY_STATUS: dict[int, type[ApiError]] = {
+    400: InvalidRequest,
+    401: Unauthorized,
+    403: Forbidden,
+    404: NotFound,
+    409: Conflict,
+    410: Gone,
+    412: PreconditionFailed,
+    422: Unprocessable,
 }
 
 
-def api_error(status: int, content_type: str, content: bytes, url: str,
-              reason_phrase: str = "") -> ApiError:
+def api_error(
+    status: int, content_type: str, content: bytes, url: str, reason_phrase: str = ""
+) -> ApiError:
     """The typed exception for an error response."""
     cls = _BY_STATUS.get(status, ServerError if status >= 500 else ApiError)
     body: Any = None
@@ -163,8 +179,23 @@ def api_error(status: int, content_type: str, content: bytes, url: str,
             body = None
     if isinstance(body, dict) and isinstance(body.get("type"), str):
         field = body.get("field")
-        return cls(status, body["type"], str(body.get("title", "")), str(body.get("detail", "")),
-                   field if isinstance(field, str) else None, body, url)
+        return cls(
+            status,
+            body["type"],
+            str(body.get("title", "")),
+            str(body.get("detail", "")),
+            field if isinstance(field, str) else None,
+            body,
+            url,
+        )
     text = content[:200].decode("utf-8", "replace")
-    return cls(status, "about:blank", reason_phrase, f"{url} answered {status}: {text}",
-               None, None, url, problem=False)
+    return cls(
+        status,
+        "about:blank",
+        reason_phrase,
+        f"{url} answered {status}: {text}",
+        None,
+        None,
+        url,
+        problem=False,
+    )

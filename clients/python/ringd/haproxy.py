@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import struct
 import zlib
-from typing import Callable, Dict, List, Mapping, Sequence, Tuple
+from collections.abc import Mapping, Sequence
+from typing import Callable
 
 from .errors import InvalidEncoding, PlacementError
 from .model import Node
@@ -63,7 +64,7 @@ def crc32(data: bytes) -> int:
     return zlib.crc32(data) & MASK32
 
 
-HASH32: Dict[str, Hash32] = {"sdbm": sdbm, "djb2": djb2, "wt6": wt6, "crc32": crc32}
+HASH32: dict[str, Hash32] = {"sdbm": sdbm, "djb2": djb2, "wt6": wt6, "crc32": crc32}
 
 
 def full_hash(a: int) -> int:
@@ -92,8 +93,14 @@ def point_key(server_id: int, k: int) -> int:
 class Haproxy(Continuum):
     """A `Continuum` of boundaries (successor rule, 32-bit circle)."""
 
-    def __init__(self, ids: Sequence[str], server_ids: Sequence[int],
-                 points: List[Tuple[int, int]], key_hash: Hash32, avalanche: bool) -> None:
+    def __init__(
+        self,
+        ids: Sequence[str],
+        server_ids: Sequence[int],
+        points: list[tuple[int, int]],
+        key_hash: Hash32,
+        avalanche: bool,
+    ) -> None:
         """`points` are HAProxy's `(key, node index)`, sorted by key."""
         n = len(points)
         boundaries = []
@@ -122,16 +129,25 @@ class Haproxy(Continuum):
         if len(body) < 5 + 4 * n or body[0] > 1:
             raise InvalidEncoding("the haproxy body ends early or its avalanche byte is not 0 or 1")
         server_ids = [_LE32.unpack_from(body, 1 + 4 * i)[0] for i in range(n)]
-        return build(active, dict(zip((x.id for x in active), server_ids)), hash_name,
-                     body[0] == 1, error=InvalidEncoding)
+        return build(
+            active,
+            dict(zip((x.id for x in active), server_ids)),
+            hash_name,
+            body[0] == 1,
+            error=InvalidEncoding,
+        )
 
 
-def build(active: Sequence[Node], server_ids: Mapping[str, int], hash_name: str,
-          avalanche: bool, error: Callable[[str], Exception] = lambda m: PlacementError(
-              "InvalidServerIds", m)) -> Haproxy:
+def build(
+    active: Sequence[Node],
+    server_ids: Mapping[str, int],
+    hash_name: str,
+    avalanche: bool,
+    error: Callable[[str], Exception] = lambda m: PlacementError("InvalidServerIds", m),
+) -> Haproxy:
     """Every active node's points from its server id (1 ..= 2^20 - 1,
     distinct) and weight (at most 256)."""
-    ids: List[int] = []
+    ids: list[int] = []
     for node in active:
         s = server_ids.get(node.id)
         if not isinstance(s, int) or isinstance(s, bool) or not 1 <= s <= MAX_SERVER_ID:
@@ -141,13 +157,15 @@ def build(active: Sequence[Node], server_ids: Mapping[str, int], hash_name: str,
         ids.append(s)
     if len(set(ids)) != len(ids):
         raise error("two active nodes share a server id")
-    points = sorted((point_key(s, k), i) for i, (node, s) in enumerate(zip(active, ids))
-                    for k in range(POINTS_PER_WEIGHT * node.weight))
-    return Haproxy([x.id for x in active], ids, points, key_hasher(hash_name, avalanche),
-                   avalanche)
+    points = sorted(
+        (point_key(s, k), i)
+        for i, (node, s) in enumerate(zip(active, ids))
+        for k in range(POINTS_PER_WEIGHT * node.weight)
+    )
+    return Haproxy([x.id for x in active], ids, points, key_hasher(hash_name, avalanche), avalanche)
 
 
-def initial_ids(nodes: Sequence[Node]) -> Dict[str, int]:
+def initial_ids(nodes: Sequence[Node]) -> dict[str, int]:
     """A placement built from scratch: every node, in any state, in id
     order, numbered from 1 (5.8.3)."""
     return {node_id: i for i, node_id in enumerate(sorted({n.id for n in nodes}), start=1)}

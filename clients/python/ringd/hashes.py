@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import zlib
-from typing import Callable, Dict
+from typing import Callable
 
 import mmh3
 import xxhash
@@ -39,7 +39,7 @@ def crc32(data: bytes) -> int:
     return zlib.crc32(data)
 
 
-HASHES: Dict[str, Hash64] = {
+HASHES: dict[str, Hash64] = {
     "xxh3": xxh3_64,
     "md5": md5_64,
     "sha256": sha256_64,
@@ -48,14 +48,27 @@ HASHES: Dict[str, Hash64] = {
 }
 
 # Codes in the canonical encoding (2.1).
-HASH_CODES: Dict[str, int] = {
-    "xxh3": 1, "md5": 2, "sha256": 3, "murmur3": 4,
+HASH_CODES: dict[str, int] = {
+    "xxh3": 1,
+    "md5": 2,
+    "sha256": 3,
+    "murmur3": 4,
     # nginx's CRC-32 (3.5) and HAProxy's key hashes (3.6), for those rings
     # only.
-    "crc32": 5, "sdbm": 6, "djb2": 7, "wt6": 8,
+    "crc32": 5,
+    "sdbm": 6,
+    "djb2": 7,
+    "wt6": 8,
     # twemproxy's key hashes (3.7), for `twemproxy` rings only.
-    "fnv1a_64": 9, "fnv1_64": 10, "fnv1a_32": 11, "fnv1_32": 12, "crc32a": 13,
-    "one_at_a_time": 14, "murmur": 15, "jenkins": 16, "hsieh": 17,
+    "fnv1a_64": 9,
+    "fnv1_64": 10,
+    "fnv1a_32": 11,
+    "fnv1_32": 12,
+    "crc32a": 13,
+    "one_at_a_time": 14,
+    "murmur": 15,
+    "jenkins": 16,
+    "hsieh": 17,
 }
 # The hashes of the general algorithms, which place by 64-bit hashes; the
 # proxy modes take their proxy's own (haproxy: `haproxy.HASHES`).

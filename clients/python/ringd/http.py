@@ -6,7 +6,8 @@ exceptions of `ringd.errors`."""
 from __future__ import annotations
 
 import threading
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from collections.abc import Mapping, Sequence
+from typing import Any, Union
 
 import httpx
 
@@ -21,19 +22,22 @@ Urls = Union[str, Sequence[str]]
 Headers = Mapping[str, str]
 
 
-def parse_urls(urls: Urls) -> List[str]:
+def parse_urls(urls: Urls) -> list[str]:
     """Splits comma-separated lists (as `RINGD_ADDR` is written), trims,
     checks the scheme and drops a trailing slash."""
     items = [urls] if isinstance(urls, str) else list(urls)
-    out: List[str] = []
+    out: list[str] = []
     for item in items:
         for url in item.split(","):
             url = url.strip().rstrip("/")
             if not url:
                 continue
             rest = url.partition("://")[2]
-            if not url.startswith(("http://", "https://")) or not rest \
-                    or any(c.isspace() for c in rest):
+            if (
+                not url.startswith(("http://", "https://"))
+                or not rest
+                or any(c.isspace() for c in rest)
+            ):
                 raise ValueError(f"invalid server URL `{url}`: use http://host:port")
             out.append(url)
     if not out:
@@ -45,13 +49,13 @@ class Endpoints:
     """The servers and the one to try first. Shared by the threads or tasks
     of one client; only an int is written, so a lock keeps it simple."""
 
-    def __init__(self, urls: Urls, token: Optional[str] = None) -> None:
+    def __init__(self, urls: Urls, token: str | None = None) -> None:
         self.urls = parse_urls(urls)
         self.token = token or None
         self._preferred = 0
         self._lock = threading.Lock()
 
-    def order(self) -> List[Tuple[int, str]]:
+    def order(self) -> list[tuple[int, str]]:
         """(index, url) in the order to try them."""
         start = self._preferred % len(self.urls)
         n = len(self.urls)
@@ -68,24 +72,25 @@ class Endpoints:
             if url in self.urls and self.urls.index(url) == self._preferred:
                 self._preferred = (self._preferred + 1) % len(self.urls)
 
-    def headers(self, extra: Optional[Headers]) -> Dict[str, str]:
+    def headers(self, extra: Headers | None) -> dict[str, str]:
         h = {"authorization": f"Bearer {self.token}"} if self.token else {}
         h.update(extra or {})
         return h
 
 
-def _replayable(method: str, headers: Optional[Headers]) -> bool:
+def _replayable(method: str, headers: Headers | None) -> bool:
     # A request that reached a server but got no answer may have taken
     # effect; only a GET or an idempotent change is safe to send elsewhere.
     return method == "GET" or any(k.lower() == "idempotency-key" for k in (headers or {}))
 
 
 def _failed(resp: httpx.Response, url: str, content: bytes) -> ApiError:
-    return api_error(resp.status_code, resp.headers.get("content-type", ""), content, url,
-                     resp.reason_phrase)
+    return api_error(
+        resp.status_code, resp.headers.get("content-type", ""), content, url, resp.reason_phrase
+    )
 
 
-def _timeout(limit: Optional[float]) -> httpx.Timeout:
+def _timeout(limit: float | None) -> httpx.Timeout:
     # None: no read limit (streams), which the caller bounds itself.
     return httpx.Timeout(limit, connect=CONNECT_TIMEOUT)
 
@@ -95,24 +100,42 @@ class Api:
     and raises `ApiError` subclasses for the rest, `Unreachable` when no
     server answered. `stream=True` leaves the body unread (close it)."""
 
-    def __init__(self, urls: Urls, token: Optional[str] = None, *,
-                 timeout: float = DEFAULT_TIMEOUT, endpoints: Optional[Endpoints] = None) -> None:
+    def __init__(
+        self,
+        urls: Urls,
+        token: str | None = None,
+        *,
+        timeout: float = DEFAULT_TIMEOUT,
+        endpoints: Endpoints | None = None,
+    ) -> None:
         self.endpoints = endpoints or Endpoints(urls, token)
         self.timeout = timeout
         self.http = httpx.Client()
 
-    def request(self, method: str, path: str, *, json: Any = None,
-                headers: Optional[Headers] = None, timeout: Optional[float] = -1.0,
-                stream: bool = False) -> Tuple[httpx.Response, str]:
+    def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        json: Any = None,
+        headers: Headers | None = None,
+        timeout: float | None = -1.0,
+        stream: bool = False,
+    ) -> tuple[httpx.Response, str]:
         """Sends to the preferred server, then to each other one while the
         failure says nothing about the request: unreachable, or 502-504.
         Returns the response and the base URL of the server that gave it."""
         limit = self.timeout if timeout == -1.0 else timeout
-        last: Optional[Exception] = None
+        last: Exception | None = None
         for index, base in self.endpoints.order():
             url = base + path
-            req = self.http.build_request(method, url, json=json, timeout=_timeout(limit),
-                                          headers=self.endpoints.headers(headers))
+            req = self.http.build_request(
+                method,
+                url,
+                json=json,
+                timeout=_timeout(limit),
+                headers=self.endpoints.headers(headers),
+            )
             try:
                 resp = self.http.send(req, stream=stream)
             except httpx.TransportError as e:
@@ -132,8 +155,7 @@ class Api:
         assert last is not None
         raise last
 
-    def json(self, method: str, path: str, body: Any = None,
-             headers: Optional[Headers] = None) -> Any:
+    def json(self, method: str, path: str, body: Any = None, headers: Headers | None = None) -> Any:
         """A request with an optional JSON body; the decoded JSON answer."""
         resp, _ = self.request(method, path, json=body, headers=headers)
         return resp.json()
@@ -148,21 +170,39 @@ class Api:
 class AsyncApi:
     """`Api` for asyncio: the same failover and errors, awaited."""
 
-    def __init__(self, urls: Urls, token: Optional[str] = None, *,
-                 timeout: float = DEFAULT_TIMEOUT, endpoints: Optional[Endpoints] = None) -> None:
+    def __init__(
+        self,
+        urls: Urls,
+        token: str | None = None,
+        *,
+        timeout: float = DEFAULT_TIMEOUT,
+        endpoints: Endpoints | None = None,
+    ) -> None:
         self.endpoints = endpoints or Endpoints(urls, token)
         self.timeout = timeout
         self.http = httpx.AsyncClient()
 
-    async def request(self, method: str, path: str, *, json: Any = None,
-                      headers: Optional[Headers] = None, timeout: Optional[float] = -1.0,
-                      stream: bool = False) -> Tuple[httpx.Response, str]:
+    async def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        json: Any = None,
+        headers: Headers | None = None,
+        timeout: float | None = -1.0,
+        stream: bool = False,
+    ) -> tuple[httpx.Response, str]:
         limit = self.timeout if timeout == -1.0 else timeout
-        last: Optional[Exception] = None
+        last: Exception | None = None
         for index, base in self.endpoints.order():
             url = base + path
-            req = self.http.build_request(method, url, json=json, timeout=_timeout(limit),
-                                          headers=self.endpoints.headers(headers))
+            req = self.http.build_request(
+                method,
+                url,
+                json=json,
+                timeout=_timeout(limit),
+                headers=self.endpoints.headers(headers),
+            )
             try:
                 resp = await self.http.send(req, stream=stream)
             except httpx.TransportError as e:
@@ -182,8 +222,9 @@ class AsyncApi:
         assert last is not None
         raise last
 
-    async def json(self, method: str, path: str, body: Any = None,
-                   headers: Optional[Headers] = None) -> Any:
+    async def json(
+        self, method: str, path: str, body: Any = None, headers: Headers | None = None
+    ) -> Any:
         resp, _ = await self.request(method, path, json=body, headers=headers)
         return resp.json()
 

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import struct
 from bisect import bisect_right
+from collections.abc import Iterable, Iterator, Sequence
 from itertools import groupby
-from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
+from typing import Any, Optional
 
 from .errors import InvalidEncoding, PlacementError
 from .hashes import MASK64, Hash64, fmix64
@@ -18,7 +19,7 @@ _LE32 = struct.Struct("<I")
 REHASH_INCREMENT = 0x9E3779B97F4A7C15
 
 #: A run: (node id, or None for holes; number of consecutive buckets).
-Run = Tuple[Optional[str], int]
+Run = tuple[Optional[str], int]
 
 
 def jump_hash(key: int, buckets: int) -> int:
@@ -37,13 +38,14 @@ def jump_hash(key: int, buckets: int) -> int:
 class Jump(Layout):
     basis = "buckets"
 
-    def __init__(self, ids: Sequence[str], runs: Sequence[Tuple[int, int]],
-                 key_hash: Hash64) -> None:
+    def __init__(
+        self, ids: Sequence[str], runs: Sequence[tuple[int, int]], key_hash: Hash64
+    ) -> None:
         """`runs` are (node index or HOLE, count), already validated."""
         super().__init__(ids)
         self._hash = key_hash
-        self.starts: List[int] = []
-        self.owners: List[int] = []
+        self.starts: list[int] = []
+        self.owners: list[int] = []
         n = 0
         for owner, count in runs:
             if count == 0:
@@ -57,9 +59,9 @@ class Jump(Layout):
     def key_hash(self, key: bytes) -> int:
         return self._hash(key)
 
-    def runs(self) -> Iterator[Tuple[int, int]]:
+    def runs(self) -> Iterator[tuple[int, int]]:
         """(owner index or HOLE, count) in bucket order."""
-        ends = self.starts[1:] + [self.length]
+        ends = [*self.starts[1:], self.length]
         return zip(self.owners, (e - s for s, e in zip(self.starts, ends)))
 
     def lookup(self, h: int) -> int:
@@ -72,7 +74,7 @@ class Jump(Layout):
                 return r
             h = fmix64((h + REHASH_INCREMENT) & MASK64)
 
-    def owner_index(self, h: int) -> Optional[int]:
+    def owner_index(self, h: int) -> int | None:
         return self.owners[self.lookup(h)] if self.length else None
 
     def successors(self, h: int) -> Iterable[int]:
@@ -86,7 +88,7 @@ class Jump(Layout):
         walk = self.owners[r:] + self.owners[:r]
         return (o for o in walk if o != HOLE)
 
-    def units(self) -> Tuple[List[int], int]:
+    def units(self) -> tuple[list[int], int]:
         units = [0] * len(self.ids)
         for owner, count in self.runs():
             if owner != HOLE:
@@ -96,11 +98,12 @@ class Jump(Layout):
     def encode_body(self) -> bytes:
         # A run is one word repeated: bytes repetition, no per-bucket loop.
         return _LE32.pack(self.length) + b"".join(
-            _LE32.pack(owner) * count for owner, count in self.runs())
+            _LE32.pack(owner) * count for owner, count in self.runs()
+        )
 
-    def bucket_order(self) -> List[Optional[str]]:
+    def bucket_order(self) -> list[str | None]:
         """The order one entry per bucket, None for holes (as snapshots send it)."""
-        out: List[Optional[str]] = []
+        out: list[str | None] = []
         for owner, count in self.runs():
             out.extend([None if owner == HOLE else self.ids[owner]] * count)
         return out
@@ -116,24 +119,29 @@ class Jump(Layout):
         ids = [x.id for x in active]
         try:
             # Runs straight away: a weight of a million is one entry.
-            order = [(None if b == HOLE else ids[b], sum(1 for _ in g))
-                     for b, g in groupby(buckets)]
+            order = [
+                (None if b == HOLE else ids[b], sum(1 for _ in g)) for b, g in groupby(buckets)
+            ]
         except IndexError:
             raise InvalidEncoding("a bucket names a node beyond the node records") from None
         return restore(active, order, key_hash)
 
 
-def parse_order(order: Iterable[Any]) -> List[Run]:
+def parse_order(order: Iterable[Any]) -> list[Run]:
     """A bucket order as JSON carries it: one id or null per bucket, or
     `[id or null, count]` runs (both forms are accepted, as the server's
     reader accepts them)."""
-    runs: List[Run] = []
+    runs: list[Run] = []
     for entry in order:
         if entry is None or isinstance(entry, str):
             runs.append((entry, 1))
-        elif isinstance(entry, (list, tuple)) and len(entry) == 2 \
-                and (entry[0] is None or isinstance(entry[0], str)) \
-                and isinstance(entry[1], int) and entry[1] >= 1:
+        elif (
+            isinstance(entry, (list, tuple))
+            and len(entry) == 2
+            and (entry[0] is None or isinstance(entry[0], str))
+            and isinstance(entry[1], int)
+            and entry[1] >= 1
+        ):
             runs.append((entry[0], entry[1]))
         else:
             raise PlacementError("InvalidBucketOrder", f"not a bucket or a run: {entry!r}")
@@ -143,9 +151,9 @@ def parse_order(order: Iterable[Any]) -> List[Run]:
 def restore(active: Sequence[Node], order: Iterable[Run], key_hash: Hash64) -> Jump:
     """A persisted order, accepted only if every id in it is active, each
     active node holds exactly `weight` buckets and the last is no hole (5.4.4)."""
-    index: Dict[str, int] = {n.id: i for i, n in enumerate(active)}
+    index: dict[str, int] = {n.id: i for i, n in enumerate(active)}
     held = [0] * len(active)
-    runs: List[Tuple[int, int]] = []
+    runs: list[tuple[int, int]] = []
     total, last_hole = 0, False
     for owner, count in order:
         if count == 0:
@@ -159,25 +167,29 @@ def restore(active: Sequence[Node], order: Iterable[Run], key_hash: Hash64) -> J
             continue
         i = index.get(owner)
         if i is None:
-            raise PlacementError("InvalidBucketOrder", f"{owner!r} holds a bucket but is not active")
+            raise PlacementError(
+                "InvalidBucketOrder", f"{owner!r} holds a bucket but is not active"
+            )
         held[i] += count
         runs.append((i, count))
     for n, h in zip(active, held):
         if h != n.weight:
-            raise PlacementError("InvalidBucketOrder", f"{n.id} has weight {n.weight} but holds {h}")
+            raise PlacementError(
+                "InvalidBucketOrder", f"{n.id} has weight {n.weight} but holds {h}"
+            )
     if last_hole:
         raise PlacementError("InvalidBucketOrder", "the last bucket is a hole")
     return Jump([n.id for n in active], runs, key_hash)
 
 
-def next_order(previous: Sequence[Optional[str]], nodes: Sequence[Node]) -> List[Optional[str]]:
+def next_order(previous: Sequence[str | None], nodes: Sequence[Node]) -> list[str | None]:
     """The bucket order after a change (5.4.3), bucket by bucket as the spec
     states it. Clients take orders from snapshots; this is what the server
     does, for tools and tests. `next_order([], nodes)` is the initial order."""
     active = sorted((n for n in nodes if n.state == "active"), key=lambda n: n.id)
     want = {n.id: n.weight for n in active}
-    held: Dict[str, int] = {}
-    order: List[Optional[str]] = []
+    held: dict[str, int] = {}
+    order: list[str | None] = []
     for slot in previous:
         if slot is not None and held.get(slot, 0) < want.get(slot, 0):
             held[slot] = held.get(slot, 0) + 1
@@ -197,6 +209,6 @@ def next_order(previous: Sequence[Optional[str]], nodes: Sequence[Node]) -> List
     return order
 
 
-def initial_runs(active: Sequence[Node]) -> List[Run]:
+def initial_runs(active: Sequence[Node]) -> list[Run]:
     """The initial order (5.4.3) as runs: each node's weight, in id order."""
     return [(n.id, n.weight) for n in active]

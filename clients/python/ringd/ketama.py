@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 import math
 import struct
-from typing import List, Sequence
+from collections.abc import Sequence
 
 from .hashes import md5_32
 from .model import Node
@@ -34,7 +34,7 @@ def digest_count(weight: int, total: int, servers: int) -> int:
 
 def build(active: Sequence[Node]) -> Continuum:
     total = sum(n.weight for n in active)
-    points: List[int] = []
+    points: list[int] = []
     for i, node in enumerate(active):
         for k in range(digest_count(node.weight, total, len(active))):
             d = hashlib.md5(f"{node.label}-{k}".encode()).digest()

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Iterable, List, Optional, Sequence, Tuple
+from collections.abc import Iterable, Sequence
 
 # Node number of a jump hole in the encoding, and of "no node" internally.
 HOLE = 0xFFFFFFFF
@@ -23,10 +23,10 @@ class Layout(ABC):
         """The key hash of section 4 in this algorithm's hash space."""
 
     @abstractmethod
-    def owner_index(self, h: int) -> Optional[int]:
+    def owner_index(self, h: int) -> int | None:
         """Index of the node owning key hash `h`; None with no active node."""
 
-    def owner(self, key: bytes) -> Optional[str]:
+    def owner(self, key: bytes) -> str | None:
         """Id of the node owning `key` (layouts override it with a faster path)."""
         i = self.owner_index(self.key_hash(key))
         return None if i is None else self.ids[i]
@@ -36,7 +36,7 @@ class Layout(ABC):
         """The successor order of 6.1 for key hash `h` (with repetitions)."""
 
     @abstractmethod
-    def units(self) -> Tuple[List[int], int]:
+    def units(self) -> tuple[list[int], int]:
         """Ownership units per node (index order) and their total (7),
         before the "no active node gives total 0" rule."""
 

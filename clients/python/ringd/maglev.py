@@ -4,8 +4,8 @@ it, with integer weights (scaled by ramps in a ramped set)."""
 from __future__ import annotations
 
 import struct
+from collections.abc import Iterable, Sequence
 from itertools import chain, islice
-from typing import Iterable, List, Optional, Sequence, Tuple
 
 from .errors import InvalidEncoding
 from .hashes import Hash64, xxh64
@@ -16,13 +16,13 @@ _LE32 = struct.Struct("<I")
 _EMPTY = -1
 
 
-def permutation_seeds(label: str, m: int) -> Tuple[int, int]:
+def permutation_seeds(label: str, m: int) -> tuple[int, int]:
     """`(offset, skip)` of a node's permutation of the M slots."""
     b = label.encode()
     return xxh64(b, 0) % m, xxh64(b, 1) % (m - 1) + 1
 
 
-def fill(labels: Sequence[str], weights: Sequence[int], m: int) -> List[int]:
+def fill(labels: Sequence[str], weights: Sequence[int], m: int) -> list[int]:
     """The table of 5.3 for nodes in index order with these labels and
     weights. Weights may be raw or scaled (`weight × ramp`): scaling all
     alike changes no comparison, so callers pass what the set uses."""
@@ -61,7 +61,7 @@ def fill(labels: Sequence[str], weights: Sequence[int], m: int) -> List[int]:
 class Maglev(Layout):
     basis = "table_entries"
 
-    def __init__(self, ids: Sequence[str], table: List[int], key_hash: Hash64) -> None:
+    def __init__(self, ids: Sequence[str], table: list[int], key_hash: Hash64) -> None:
         super().__init__(ids)
         self.table = table
         self._hash = key_hash
@@ -70,12 +70,12 @@ class Maglev(Layout):
     def key_hash(self, key: bytes) -> int:
         return self._hash(key)
 
-    def owner(self, key: bytes) -> Optional[str]:
+    def owner(self, key: bytes) -> str | None:
         if not self.table:
             return None
         return self._ids_at[self._hash(key) % len(self.table)]
 
-    def owner_index(self, h: int) -> Optional[int]:
+    def owner_index(self, h: int) -> int | None:
         return self.table[h % len(self.table)] if self.table else None
 
     def successors(self, h: int) -> Iterable[int]:
@@ -84,7 +84,7 @@ class Maglev(Layout):
         s = h % len(self.table)
         return chain(islice(self.table, s, None), islice(self.table, s))
 
-    def units(self) -> Tuple[List[int], int]:
+    def units(self) -> tuple[list[int], int]:
         units = [0] * len(self.ids)
         for i in self.table:
             units[i] += 1

@@ -5,24 +5,45 @@ across a node set are in `nodeset`."""
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Dict, FrozenSet, Mapping, Optional, Tuple
+from typing import Any
 
 from .errors import PlacementError
 from .hashes import GENERAL, HASH_CODES
 
-ALGORITHM_CODES: Dict[str, int] = {
-    "ring": 1, "ketama": 2, "maglev": 3, "jump": 4, "rendezvous": 5, "table": 6, "nginx": 7,
-    "haproxy": 8, "twemproxy": 9,
+ALGORITHM_CODES: dict[str, int] = {
+    "ring": 1,
+    "ketama": 2,
+    "maglev": 3,
+    "jump": 4,
+    "rendezvous": 5,
+    "table": 6,
+    "nginx": 7,
+    "haproxy": 8,
+    "twemproxy": 9,
 }
 # The algorithms that place a node by its `address` (2.2): only their
 # encodings carry addresses (9.1).
-ADDRESS_ALGORITHMS: FrozenSet[str] = frozenset({"nginx", "twemproxy"})
+ADDRESS_ALGORITHMS: frozenset[str] = frozenset({"nginx", "twemproxy"})
 # The hashes each algorithm accepts, its default first (2.1).
-ACCEPTED_HASHES: Dict[str, Tuple[str, ...]] = {
-    "ketama": ("md5",), "nginx": ("crc32",), "haproxy": ("sdbm", "djb2", "wt6", "crc32"),
-    "twemproxy": ("fnv1a_64", "md5", "crc32a", "one_at_a_time", "murmur", "jenkins", "hsieh",
-                  "fnv1_64", "fnv1a_32", "fnv1_32")}
+ACCEPTED_HASHES: dict[str, tuple[str, ...]] = {
+    "ketama": ("md5",),
+    "nginx": ("crc32",),
+    "haproxy": ("sdbm", "djb2", "wt6", "crc32"),
+    "twemproxy": (
+        "fnv1a_64",
+        "md5",
+        "crc32a",
+        "one_at_a_time",
+        "murmur",
+        "jenkins",
+        "hsieh",
+        "fnv1_64",
+        "fnv1a_32",
+        "fnv1_32",
+    ),
+}
 STATES = ("active", "draining", "joining")
 RAMP_FULL = 65_536
 MAX_POINTS = 1 << 23
@@ -42,11 +63,13 @@ def _is_int(v: object) -> bool:
 
 def _check_name(kind: str, s: object, limit: int) -> str:
     if not isinstance(s, str) or not s:
-        raise PlacementError("EmptyNodeId" if kind == "InvalidNodeId" else kind,
-                             f"{s!r} must be a non-empty string")
+        raise PlacementError(
+            "EmptyNodeId" if kind == "InvalidNodeId" else kind, f"{s!r} must be a non-empty string"
+        )
     if len(s.encode()) > limit or not _NAME.match(s):
-        raise PlacementError(kind, f"{s!r}: 1-{limit} bytes of [A-Za-z0-9._:-], "
-                             "starting with a letter or digit")
+        raise PlacementError(
+            kind, f"{s!r}: 1-{limit} bytes of [A-Za-z0-9._:-], starting with a letter or digit"
+        )
     return s
 
 
@@ -56,12 +79,12 @@ def _is_control(c: str) -> bool:
     return o <= 0x1F or 0x7F <= o <= 0x9F
 
 
-def hash_tag_problem(tag: str) -> Optional[str]:
+def hash_tag_problem(tag: str) -> str | None:
     """What is wrong with a `hash_tag`, or None: two printable ASCII
     characters other than a space, a quote or a backslash (2.1), so that
     it goes into nutcracker's YAML as it is."""
     if len(tag.encode()) != 2:
-        return "must be exactly two characters, as \"{}\""
+        return 'must be exactly two characters, as "{}"'
     if not all("!" <= c <= "~" and c not in "\"'\\" for c in tag):
         return "must be printable ASCII other than a space, a quote or a backslash"
     return None
@@ -89,14 +112,14 @@ class RingConfig:
     the part of a key that is hashed; None hashes whole keys."""
 
     algorithm: str = "ring"
-    hash: Optional[str] = None
+    hash: str | None = None
     vnodes_per_weight: int = 160
     table_size: int = 65_537
     replication_factor: int = 3
     zone_aware: bool = False
     partitions: int = DEFAULT_PARTITIONS
-    avalanche: Optional[bool] = None
-    hash_tag: Optional[str] = None
+    avalanche: bool | None = None
+    hash_tag: str | None = None
 
     def __post_init__(self) -> None:
         if self.algorithm not in ALGORITHM_CODES:
@@ -136,15 +159,17 @@ class RingConfig:
             raise PlacementError("HashNotSupported", "ketama only supports md5")
         accepted = ACCEPTED_HASHES.get(self.algorithm, GENERAL)
         if self.hash not in accepted:
-            raise PlacementError("HashNotAccepted", f"{self.algorithm} takes {accepted}, "
-                                 f"not {self.hash!r}")
+            raise PlacementError(
+                "HashNotAccepted", f"{self.algorithm} takes {accepted}, not {self.hash!r}"
+            )
         if not isinstance(self.avalanche, bool):
             raise PlacementError("InvalidConfig", "avalanche must be a boolean")
         if self.avalanche and self.algorithm != "haproxy":
             raise PlacementError("AvalancheNotSupported", "avalanche applies to haproxy only")
         if self.hash_tag is not None and self.algorithm != "twemproxy":
-            raise PlacementError("HashTagNotSupported",
-                                 f"hash_tag applies to twemproxy only, not {self.algorithm}")
+            raise PlacementError(
+                "HashTagNotSupported", f"hash_tag applies to twemproxy only, not {self.algorithm}"
+            )
         v, r, p = self.vnodes_per_weight, self.replication_factor, self.partitions
         if not _is_int(v) or not 1 <= v <= 10_000:
             raise PlacementError("VnodesOutOfRange", f"{v!r} not in 1..=10000")
@@ -168,19 +193,23 @@ class Node:
 
     id: str
     weight: int = 1
-    zone: Optional[str] = None
-    hash_key: Optional[str] = None
+    zone: str | None = None
+    hash_key: str | None = None
     state: str = "active"
     ramp: int = RAMP_FULL
-    address: Optional[str] = None
+    address: str | None = None
     label: str = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         _check_name("InvalidNodeId", self.id, 128)
         if self.hash_key is not None:
             k = self.hash_key
-            if not isinstance(k, str) or not k or len(k.encode()) > 255 \
-                    or any(_is_control(c) for c in k):
+            if (
+                not isinstance(k, str)
+                or not k
+                or len(k.encode()) > 255
+                or any(_is_control(c) for c in k)
+            ):
                 raise PlacementError("InvalidHashKey", f"{k!r}: 1-255 bytes, no control character")
         if self.zone is not None:
             _check_name("InvalidZone", self.zone, 64)
@@ -192,10 +221,15 @@ class Node:
             raise PlacementError("RampOutOfRange", f"{self.ramp!r} not in 1..=65536")
         if self.address is not None:
             a = self.address
-            if not isinstance(a, str) or not a or len(a.encode()) > 255 \
-                    or any(_is_control(c) or c.isspace() for c in a):
-                raise PlacementError("InvalidAddress",
-                                     f"{a!r}: 1-255 bytes without spaces or control characters")
+            if (
+                not isinstance(a, str)
+                or not a
+                or len(a.encode()) > 255
+                or any(_is_control(c) or c.isspace() for c in a)
+            ):
+                raise PlacementError(
+                    "InvalidAddress", f"{a!r}: 1-255 bytes without spaces or control characters"
+                )
         object.__setattr__(self, "label", self.hash_key if self.hash_key is not None else self.id)
 
     @property
@@ -209,10 +243,17 @@ class Node:
         absent and null fields take their defaults; `labels` and the health
         fields do not affect placement and are ignored (`address` places
         only under the algorithms that place by it, 2.2)."""
+
         def get(name: str, default: Any) -> Any:
             v = obj.get(name)
             return default if v is None else v
-        return cls(id=obj.get("id", ""),  # checked in __post_init__
-                   weight=get("weight", 1), zone=obj.get("zone"),
-                   hash_key=obj.get("hash_key"), state=get("state", "active"),
-                   ramp=get("ramp", RAMP_FULL), address=obj.get("address"))
+
+        return cls(
+            id=obj.get("id", ""),  # checked in __post_init__
+            weight=get("weight", 1),
+            zone=obj.get("zone"),
+            hash_key=obj.get("hash_key"),
+            state=get("state", "active"),
+            ramp=get("ramp", RAMP_FULL),
+            address=obj.get("address"),
+        )

@@ -6,7 +6,7 @@ first); of equal points only the first in node order stays."""
 from __future__ import annotations
 
 import zlib
-from typing import List, Optional, Sequence, Tuple
+from collections.abc import Sequence
 
 from .model import Node
 from .ring import Continuum
@@ -19,7 +19,7 @@ def key_hash(key: bytes) -> int:
     return zlib.crc32(key)
 
 
-def host_and_port(address: str) -> Optional[Tuple[bytes, bytes]]:
+def host_and_port(address: str) -> tuple[bytes, bytes] | None:
     """Split as nginx splits a `server` to hash it: at the last `:` that
     only digits follow (5.7)."""
     host, colon, port = address.rpartition(":")
@@ -32,7 +32,7 @@ _NAME = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ012345678
 _IPV6 = frozenset("0123456789abcdefABCDEF:.")
 
 
-def check_address(address: str) -> Optional[str]:
+def check_address(address: str) -> str | None:
     """Why `address` cannot be an nginx `server` (5.7), or None: `host:port`
     with a decimal port 1..65535 and a host name, IPv4 or bracketed IPv6
     host, so that nothing in it can end, open or comment out a directive."""
@@ -50,7 +50,7 @@ def check_address(address: str) -> Optional[str]:
     return None
 
 
-def server_points(address: str, weight: int) -> List[int]:
+def server_points(address: str, weight: int) -> list[int]:
     """One server's points in the order nginx makes them."""
     host, port = host_and_port(address) or (address.encode(), b"")
     base = zlib.crc32(host + b"\0" + port)
@@ -63,7 +63,7 @@ def server_points(address: str, weight: int) -> List[int]:
 
 
 def build(active: Sequence[Node]) -> Continuum:
-    points: List[int] = []
+    points: list[int] = []
     for i, node in enumerate(active):
         assert node.address is not None  # checked by `normalize`
         points.extend(p << 32 | i for p in server_points(node.address, node.weight))

@@ -4,13 +4,13 @@ normalization and the checks across nodes every build starts with (spec
 
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Sequence, Tuple
+from collections.abc import Sequence
 
 from . import twemproxy
 from .errors import PlacementError
 from .ketama import digest_count
-from .nginx import POINTS_PER_WEIGHT, check_address
 from .model import ADDRESS_ALGORITHMS, MAX_POINTS, RAMP_FULL, Node, RingConfig
+from .nginx import POINTS_PER_WEIGHT, check_address
 
 
 def ramped(active: Sequence[Node]) -> bool:
@@ -18,7 +18,7 @@ def ramped(active: Sequence[Node]) -> bool:
     return any(n.ramp != RAMP_FULL for n in active)
 
 
-def zone_numbers(zone_aware: bool, active: Sequence[Node]) -> Optional[Tuple[List[int], int]]:
+def zone_numbers(zone_aware: bool, active: Sequence[Node]) -> tuple[list[int], int] | None:
     """Each active node's zone number and the zone count (2.3 step 4), or
     None without zone awareness. Sorting str compares code points, which for
     ASCII names is byte order."""
@@ -29,12 +29,12 @@ def zone_numbers(zone_aware: bool, active: Sequence[Node]) -> Optional[Tuple[Lis
     return [number[n.zone] for n in active if n.zone is not None], len(names)
 
 
-def _ketama_digests(active: Sequence[Node]) -> List[int]:
+def _ketama_digests(active: Sequence[Node]) -> list[int]:
     total = sum(n.weight for n in active)
     return [digest_count(n.weight, total, len(active)) for n in active]
 
 
-def normalize(config: RingConfig, nodes: Sequence[Node]) -> List[Node]:
+def normalize(config: RingConfig, nodes: Sequence[Node]) -> list[Node]:
     """Checks 2 to 6 of 2.4 in their order (3a included); returns the active nodes sorted
     by id in byte order (ids are ASCII, so str order is byte order).
     Check 7 belongs to the server computing a table, which a client never does."""
@@ -52,7 +52,7 @@ def normalize(config: RingConfig, nodes: Sequence[Node]) -> List[Node]:
             if n.address is None:
                 raise PlacementError("MissingAddress", f"{n.id} under {config.algorithm}")
     if config.algorithm == "nginx":
-        seen: Dict[str, List[str]] = {}
+        seen: dict[str, list[str]] = {}
         for n in active:
             assert n.address is not None  # just checked
             reason = check_address(n.address)
@@ -72,8 +72,9 @@ def normalize(config: RingConfig, nodes: Sequence[Node]) -> List[Node]:
     if config.algorithm in ("ketama", "jump", "table", "nginx", "haproxy", "twemproxy"):
         for n in active:
             if n.ramp != RAMP_FULL:
-                raise PlacementError("RampNotSupported",
-                                     f"{n.id} at ramp {n.ramp} under {config.algorithm}")
+                raise PlacementError(
+                    "RampNotSupported", f"{n.id} at ramp {n.ramp} under {config.algorithm}"
+                )
     if config.algorithm == "table":
         cells = config.partitions * min(config.replication_factor, len(active))
         if cells > MAX_POINTS:
@@ -81,8 +82,9 @@ def normalize(config: RingConfig, nodes: Sequence[Node]) -> List[Node]:
     if config.algorithm == "haproxy":
         for n in active:
             if n.weight > 256:
-                raise PlacementError("WeightTooHighForProxy",
-                                     f"{n.id} has weight {n.weight}; haproxy takes 1..=256")
+                raise PlacementError(
+                    "WeightTooHighForProxy", f"{n.id} has weight {n.weight}; haproxy takes 1..=256"
+                )
     points = 0
     if config.algorithm == "haproxy":
         points = 16 * sum(n.weight for n in active)
@@ -100,6 +102,7 @@ def normalize(config: RingConfig, nodes: Sequence[Node]) -> List[Node]:
     if points > MAX_POINTS:
         raise PlacementError("TooManyPoints", f"{points} > {MAX_POINTS}")
     if config.algorithm == "maglev" and config.table_size < len(active):
-        raise PlacementError("TableSizeOutOfRange",
-                             f"table_size {config.table_size} < {len(active)} active nodes")
+        raise PlacementError(
+            "TableSizeOutOfRange", f"table_size {config.table_size} < {len(active)} active nodes"
+        )
     return active

@@ -6,14 +6,19 @@ from __future__ import annotations
 
 import base64
 import json
-from typing import (Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, TypedDict,
-                    Union)
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, TypedDict, Union
 
 from . import haproxy, jump, ketama, maglev, nginx, rendezvous, ring, twemproxy
 from . import table as table_mod  # `table` is also a parameter of build()
 from .encoding import decode_header, encode_header, fingerprint_of, header_length
-from .errors import (FingerprintMismatch, InvalidEncoding, InvalidTable, PlacementError,
-                     TableRequired)
+from .errors import (
+    FingerprintMismatch,
+    InvalidEncoding,
+    InvalidTable,
+    PlacementError,
+    TableRequired,
+)
 from .hashes import GENERAL, HASHES, Hash64, md5_32
 from .layout import Layout
 from .model import ACCEPTED_HASHES, Node, RingConfig
@@ -42,7 +47,7 @@ class Ownership(TypedDict):
 
     basis: str
     total_units: str
-    nodes: List[NodeShare]
+    nodes: list[NodeShare]
     max_over_mean: float
 
 
@@ -61,34 +66,46 @@ class Placement:
     """An immutable placement. Build it with `from_snapshot`,
     `from_table_encoding` or `build`; keys are bytes, or str taken as UTF-8."""
 
-    def __init__(self, algorithm: str, hash_name: str, zone_aware: bool,
-                 replication_factor: int, active: List[Node], layout: Layout,
-                 config: Optional[RingConfig]) -> None:
+    def __init__(
+        self,
+        algorithm: str,
+        hash_name: str,
+        zone_aware: bool,
+        replication_factor: int,
+        active: list[Node],
+        layout: Layout,
+        config: RingConfig | None,
+    ) -> None:
         self.algorithm = algorithm
         self.hash = hash_name
         self.zone_aware = zone_aware
         self.replication_factor = replication_factor
         #: Active nodes in id order; a node's index is its position (2.3).
-        self.nodes: Tuple[Node, ...] = tuple(active)
+        self.nodes: tuple[Node, ...] = tuple(active)
         #: The full config, or None for a placement decoded from an
         #: encoding, which does not carry vnodes_per_weight, table_size (but
         #: a maglev table's length), hash keys or, outside `table`, partitions
         #: (a `twemproxy` body carries its hash tag: see `hash_tag`).
         self.config = config
         self.is_ramped = ramped(active)
-        self.version: Optional[int] = None
-        self.ring: Optional[str] = None
+        self.version: int | None = None
+        self.ring: str | None = None
         self._layout = layout
         self._zones = zone_numbers(zone_aware, active)
-        self._fingerprint: Optional[str] = None
+        self._fingerprint: str | None = None
 
     # -- building ---------------------------------------------------------
 
     @classmethod
-    def build(cls, config: RingConfig, nodes: Sequence[Node], *,
-              buckets: Optional[Iterable[Any]] = None,
-              table: Optional[Union[bytes, Sequence[Sequence[str]]]] = None,
-              server_ids: Optional[Mapping[str, int]] = None) -> Placement:
+    def build(
+        cls,
+        config: RingConfig,
+        nodes: Sequence[Node],
+        *,
+        buckets: Iterable[Any] | None = None,
+        table: bytes | Sequence[Sequence[str]] | None = None,
+        server_ids: Mapping[str, int] | None = None,
+    ) -> Placement:
         """A placement of `config` over `nodes` (any states, any order).
         `jump` takes its persisted bucket order from `buckets` (ids or None
         per bucket, or `[id, count]` runs; the initial order without it).
@@ -121,17 +138,31 @@ class Placement:
         elif table is None:
             raise TableRequired("a table placement needs its stored table")
         elif isinstance(table, (bytes, bytearray, memoryview)):
-            layout = table_mod.restore(active, config.partitions, config.replication_factor,
-                                       bytes(table), h)
+            layout = table_mod.restore(
+                active, config.partitions, config.replication_factor, bytes(table), h
+            )
         else:
-            layout = table_mod.from_rows(active, config.partitions,
-                                         config.replication_factor, table, h)
-        return cls(config.algorithm, config.hash_name, config.zone_aware,
-                   config.replication_factor, active, layout, config)
+            layout = table_mod.from_rows(
+                active, config.partitions, config.replication_factor, table, h
+            )
+        return cls(
+            config.algorithm,
+            config.hash_name,
+            config.zone_aware,
+            config.replication_factor,
+            active,
+            layout,
+            config,
+        )
 
     @classmethod
-    def from_snapshot(cls, snapshot: Snapshot, *, table_encoding: Optional[bytes] = None,
-                      previous: Optional[Placement] = None) -> Placement:
+    def from_snapshot(
+        cls,
+        snapshot: Snapshot,
+        *,
+        table_encoding: bytes | None = None,
+        previous: Placement | None = None,
+    ) -> Placement:
         """The placement of a `GET /v1/rings/{ring}/snapshot` (or
         `…/snapshots/{v}`, or a watch event's) JSON, verified: raises
         `FingerprintMismatch` unless it hashes to the snapshot's fingerprint.
@@ -141,16 +172,21 @@ class Placement:
         of version v − 1, whose table the snapshot's `table_moves` update
         (9.4); on `InvalidTable` or `FingerprintMismatch` from the moves,
         download the table. Without either, `TableRequired` is raised."""
-        obj: Mapping[str, Any] = json.loads(snapshot) if isinstance(snapshot, (str, bytes)) \
-            else snapshot
+        obj: Mapping[str, Any] = (
+            json.loads(snapshot) if isinstance(snapshot, (str, bytes)) else snapshot
+        )
         config = RingConfig.from_json(obj["config"])
         nodes = [Node.from_json(n) for n in obj["nodes"]]
         expected = obj["fingerprint"]
         version = obj.get("version")
         if config.algorithm != "table":
             ids = obj.get("server_ids")
-            p = cls.build(config, nodes, buckets=obj.get("buckets"),
-                          server_ids=None if ids is None else ids["ids"])
+            p = cls.build(
+                config,
+                nodes,
+                buckets=obj.get("buckets"),
+                server_ids=None if ids is None else ids["ids"],
+            )
         elif not normalize(config, nodes):
             # No active node: every row is empty (r = 0), nothing to fetch.
             p = cls.build(config, nodes, table=[[]] * config.partitions)
@@ -163,21 +199,28 @@ class Placement:
         elif previous is not None and obj.get("table_moves") is not None:
             p = cls._from_moves(config, nodes, previous, obj["table_moves"], version)
         else:
-            raise TableRequired("the snapshot carries no table: download "
-                                f"…/snapshots/{version}/table or apply its moves")
+            raise TableRequired(
+                "the snapshot carries no table: download "
+                f"…/snapshots/{version}/table or apply its moves"
+            )
         p._verify(expected)
         p.version = version
         p.ring = obj.get("ring")
         return p
 
     @classmethod
-    def _from_moves(cls, config: RingConfig, nodes: Sequence[Node], previous: Placement,
-                    moves_b64: str, version: Optional[int]) -> Placement:
+    def _from_moves(
+        cls,
+        config: RingConfig,
+        nodes: Sequence[Node],
+        previous: Placement,
+        moves_b64: str,
+        version: int | None,
+    ) -> Placement:
         prev = previous._layout
         if not isinstance(prev, table_mod.PartitionTable):
             raise InvalidTable("the previous placement is not a table")
-        if version is not None and previous.version is not None \
-                and previous.version != version - 1:
+        if version is not None and previous.version is not None and previous.version != version - 1:
             raise InvalidTable(f"moves apply to version {version - 1}, not {previous.version}")
         try:
             moves = base64.b64decode(moves_b64, validate=True)
@@ -185,10 +228,18 @@ class Placement:
             raise InvalidTable("table_moves is not standard base64") from None
         active = normalize(config, nodes)
         h = _key_hash_fn(config.algorithm, config.hash_name)
-        layout = table_mod.apply_moves(prev, active, config.partitions,
-                                       config.replication_factor, moves, h)
-        return cls(config.algorithm, config.hash_name, config.zone_aware,
-                   config.replication_factor, active, layout, config)
+        layout = table_mod.apply_moves(
+            prev, active, config.partitions, config.replication_factor, moves, h
+        )
+        return cls(
+            config.algorithm,
+            config.hash_name,
+            config.zone_aware,
+            config.replication_factor,
+            active,
+            layout,
+            config,
+        )
 
     @classmethod
     def from_table_encoding(cls, data: bytes, expected_fingerprint: str) -> Placement:
@@ -239,12 +290,12 @@ class Placement:
             try:
                 # The body's own partition count; restore checks the rest.
                 RingConfig(algorithm="table", partitions=partitions)
-                layout = table_mod.restore(active, partitions, header.replication_factor,
-                                           body, h)
+                layout = table_mod.restore(active, partitions, header.replication_factor, body, h)
             except (InvalidTable, ValueError) as e:
                 raise InvalidEncoding(f"bad table body: {e}") from None
-        p = cls(alg, header.hash, header.zone_aware, header.replication_factor,
-                active, layout, None)
+        p = cls(
+            alg, header.hash, header.zone_aware, header.replication_factor, active, layout, None
+        )
         # Decoding is only right if it loses nothing: the bytes must come back.
         if p.encode() != data:
             raise InvalidEncoding("the encoding is not canonical")
@@ -262,11 +313,11 @@ class Placement:
         """The key's hash in the algorithm's space (4): 32 bits for ketama."""
         return self._layout.key_hash(key.encode() if isinstance(key, str) else key)
 
-    def owner(self, key: Key) -> Optional[str]:
+    def owner(self, key: Key) -> str | None:
         """Id of the node owning `key`; None when no node is active."""
         return self._layout.owner(key.encode() if isinstance(key, str) else key)
 
-    def preference_list(self, key: Key, r: Optional[int] = None) -> List[str]:
+    def preference_list(self, key: Key, r: int | None = None) -> list[str]:
         """Up to `r` (default: the replication factor) distinct node ids,
         owner first (6); zones first when the ring is zone-aware."""
         want = self.replication_factor if r is None else r
@@ -285,25 +336,45 @@ class Placement:
         if not self.nodes:
             total = 0
         weight_total = float(sum(n.scaled_weight for n in self.nodes))
-        replicas = (self._layout.replica_counts()
-                    if isinstance(self._layout, table_mod.PartitionTable) else None)
-        shares: List[NodeShare] = []
+        replicas = (
+            self._layout.replica_counts()
+            if isinstance(self._layout, table_mod.PartitionTable)
+            else None
+        )
+        shares: list[NodeShare] = []
         for i, (n, u) in enumerate(zip(self.nodes, units)):
             share = float(u) / float(total)
             expected = float(n.scaled_weight) / weight_total
-            s: NodeShare = {"id": n.id, "units": str(u), "share": share,
-                            "expected_share": expected, "ratio": share / expected}
+            s: NodeShare = {
+                "id": n.id,
+                "units": str(u),
+                "share": share,
+                "expected_share": expected,
+                "ratio": share / expected,
+            }
             if replicas is not None:
                 s["replicas"] = replicas[i]
             shares.append(s)
-        return {"basis": self._layout.basis, "total_units": str(total), "nodes": shares,
-                "max_over_mean": max([0.0] + [s["ratio"] for s in shares])}
+        return {
+            "basis": self._layout.basis,
+            "total_units": str(total),
+            "nodes": shares,
+            "max_over_mean": max([0.0] + [s["ratio"] for s in shares]),
+        }
 
     def encode(self) -> bytes:
         """The canonical encoding (9.1)."""
-        return encode_header(self.algorithm, self.hash, self.zone_aware,
-                             self.replication_factor, self.nodes,
-                             self.is_ramped) + self._layout.encode_body()
+        return (
+            encode_header(
+                self.algorithm,
+                self.hash,
+                self.zone_aware,
+                self.replication_factor,
+                self.nodes,
+                self.is_ramped,
+            )
+            + self._layout.encode_body()
+        )
 
     def fingerprint(self) -> str:
         """SHA-256 of the canonical encoding, 64 lowercase hex digits."""
@@ -311,7 +382,7 @@ class Placement:
             self._fingerprint = fingerprint_of(self.encode())
         return self._fingerprint
 
-    def points(self) -> Optional[List[Tuple[int, str]]]:
+    def points(self) -> list[tuple[int, str]] | None:
         """`ring`/`ketama`/`nginx`/`twemproxy`: the sorted point list as
         (position, node id), tied points in the algorithm's order."""
         lay = self._layout
@@ -320,33 +391,35 @@ class Placement:
         return [(p, lay.ids[i]) for p, i in lay.points]
 
     @property
-    def hash_tag(self) -> Optional[str]:
+    def hash_tag(self) -> str | None:
         """`twemproxy`: the hash tag keys are hashed inside, or None."""
         lay = self._layout
         return lay.tag if isinstance(lay, twemproxy.Twemproxy) else None
 
-    def maglev_table(self) -> Optional[List[str]]:
+    def maglev_table(self) -> list[str] | None:
         """`maglev`: the lookup table as node ids, slot by slot."""
         lay = self._layout
         return [lay.ids[i] for i in lay.table] if isinstance(lay, maglev.Maglev) else None
 
-    def bucket_order(self) -> Optional[List[Optional[str]]]:
+    def bucket_order(self) -> list[str | None] | None:
         """`jump`: the bucket order, one id or None (a hole) per bucket."""
         lay = self._layout
         return lay.bucket_order() if isinstance(lay, jump.Jump) else None
 
-    def server_ids(self) -> Optional[Dict[str, int]]:
+    def server_ids(self) -> dict[str, int] | None:
         """`haproxy`: each active node's server id (HAProxy's `id`)."""
         lay = self._layout
         if not isinstance(lay, haproxy.Haproxy):
             return None
         return dict(zip(lay.ids, lay.server_ids))
 
-    def table_rows(self) -> Optional[List[List[str]]]:
+    def table_rows(self) -> list[list[str]] | None:
         """`table`: every partition's node ids, primary first."""
         lay = self._layout
         return lay.rows() if isinstance(lay, table_mod.PartitionTable) else None
 
     def __repr__(self) -> str:
-        return (f"Placement({self.algorithm}, {len(self.nodes)} active nodes, "
-                f"version={self.version}, fingerprint={self.fingerprint()[:12]}…)")
+        return (
+            f"Placement({self.algorithm}, {len(self.nodes)} active nodes, "
+            f"version={self.version}, fingerprint={self.fingerprint()[:12]}…)"
+        )

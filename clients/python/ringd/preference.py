@@ -3,11 +3,12 @@ order, zones first when zone awareness is on."""
 
 from __future__ import annotations
 
-from typing import Iterable, List, Optional, Sequence, Tuple
+from collections.abc import Iterable, Sequence
 
 
-def select(order: Iterable[int], r: int, node_count: int,
-           zones: Optional[Tuple[Sequence[int], int]]) -> List[int]:
+def select(
+    order: Iterable[int], r: int, node_count: int, zones: tuple[Sequence[int], int] | None
+) -> list[int]:
     """Up to `min(r, node_count)` distinct node indices from `order`.
 
     With `zones` (zone number per node, zone count), the first
@@ -17,7 +18,7 @@ def select(order: Iterable[int], r: int, node_count: int,
     dropped as it was the first time, which is why walking runs instead of
     buckets (jump) gives the same list."""
     want = min(r, node_count)
-    picked: List[int] = []
+    picked: list[int] = []
     if want <= 0:
         return picked
     if zones is None:
@@ -32,7 +33,7 @@ def select(order: Iterable[int], r: int, node_count: int,
     zone_of, zone_count = zones
     spread = min(want, zone_count)
     used = set()
-    rest: List[int] = []
+    rest: list[int] = []
     for n in order:
         if n in picked or n in rest:
             continue

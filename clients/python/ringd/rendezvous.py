@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import math
 import struct
+from collections.abc import Iterable, Sequence
 from functools import cmp_to_key
-from typing import Iterable, List, Optional, Sequence, Tuple
 
 from .errors import InvalidEncoding
 from .hashes import Hash64, fmix64
@@ -17,7 +17,7 @@ _TOP = 64 << 32  # L(2^64)
 _LE64 = struct.Struct("<Q")
 
 #: (cost, weight, draw, index): what the order of 5.5 compares.
-_Score = Tuple[int, int, int, int]
+_Score = tuple[int, int, int, int]
 
 
 def log2_q32(x: int) -> int:
@@ -69,8 +69,14 @@ _SLACK = 5e-9
 class Rendezvous(Layout):
     basis = "weights"
 
-    def __init__(self, ids: Sequence[str], node_hashes: List[int],
-                 weights: List[int], is_ramped: bool, key_hash: Hash64) -> None:
+    def __init__(
+        self,
+        ids: Sequence[str],
+        node_hashes: list[int],
+        weights: list[int],
+        is_ramped: bool,
+        key_hash: Hash64,
+    ) -> None:
         """`weights` are the raw weights, or `weight × ramp` in a ramped set."""
         super().__init__(ids)
         self.node_hashes = node_hashes
@@ -89,7 +95,7 @@ class Rendezvous(Layout):
     def key_hash(self, key: bytes) -> int:
         return self._hash(key)
 
-    def owner_index(self, h: int) -> Optional[int]:
+    def owner_index(self, h: int) -> int | None:
         if not self.node_hashes:
             return None
         if self.uniform:
@@ -104,12 +110,12 @@ class Rendezvous(Layout):
             return near[0]
         return min(self._scores(draws, near), key=_by_order)[3]
 
-    def _approx(self, draws: List[int]) -> List[float]:
+    def _approx(self, draws: list[int]) -> list[float]:
         """Each node's score `cost / (2^32·w)` in binary64, near the exact one."""
         log2 = math.log2
         return [(64.0 - log2(d + 1)) * iw for d, iw in zip(draws, self._inv_w)]
 
-    def _scores(self, draws: List[int], indices: Iterable[int]) -> List[_Score]:
+    def _scores(self, draws: list[int], indices: Iterable[int]) -> list[_Score]:
         """The exact scores of these nodes."""
         return [(cost(draws[i]), self.weights[i], draws[i], i) for i in indices]
 
@@ -122,8 +128,8 @@ class Rendezvous(Layout):
         order = sorted(range(len(draws)), key=approx.__getitem__)
         # Runs of nodes whose float scores lie within 2·eps of the next are
         # put in the exact order; the rest are already in it.
-        out: List[int] = []
-        run: List[int] = []
+        out: list[int] = []
+        run: list[int] = []
         for i in order:
             if run and approx[i] - approx[run[-1]] > 2 * self._eps:
                 out.extend(self._exact(draws, run))
@@ -132,12 +138,12 @@ class Rendezvous(Layout):
         out.extend(self._exact(draws, run))
         return out
 
-    def _exact(self, draws: List[int], run: List[int]) -> List[int]:
+    def _exact(self, draws: list[int], run: list[int]) -> list[int]:
         if len(run) == 1:
             return run
         return [s[3] for s in sorted(self._scores(draws, run), key=_by_order)]
 
-    def units(self) -> Tuple[List[int], int]:
+    def units(self) -> tuple[list[int], int]:
         # Weights, or `weight × ramp` in a ramped set (7).
         return list(self.weights), sum(self.weights)
 
@@ -145,20 +151,21 @@ class Rendezvous(Layout):
         return b"".join(_LE64.pack(h) for h in self.node_hashes)
 
     @classmethod
-    def decode(cls, active: Sequence[Node], body: bytes, is_ramped: bool,
-               key_hash: Hash64) -> Rendezvous:
+    def decode(
+        cls, active: Sequence[Node], body: bytes, is_ramped: bool, key_hash: Hash64
+    ) -> Rendezvous:
         if len(body) != 8 * len(active):
             raise InvalidEncoding(f"{len(active)} label hashes need {8 * len(active)} bytes")
         hashes = [h for (h,) in _LE64.iter_unpack(body)]
-        return cls([n.id for n in active], hashes, _weights(active, is_ramped),
-                   is_ramped, key_hash)
+        return cls([n.id for n in active], hashes, _weights(active, is_ramped), is_ramped, key_hash)
 
 
-def _weights(active: Sequence[Node], is_ramped: bool) -> List[int]:
+def _weights(active: Sequence[Node], is_ramped: bool) -> list[int]:
     return [n.scaled_weight if is_ramped else n.weight for n in active]
 
 
 def build(active: Sequence[Node], hash_fn: Hash64, is_ramped: bool) -> Rendezvous:
     hashes = [hash_fn(n.label.encode()) for n in active]
-    return Rendezvous([n.id for n in active], hashes, _weights(active, is_ramped),
-                      is_ramped, hash_fn)
+    return Rendezvous(
+        [n.id for n in active], hashes, _weights(active, is_ramped), is_ramped, hash_fn
+    )

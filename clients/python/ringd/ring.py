@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import struct
 from bisect import bisect_left
+from collections.abc import Iterable, Sequence
 from itertools import accumulate, chain, islice
-from typing import Iterable, List, Optional, Sequence, Tuple
 
 from .errors import InvalidEncoding
 from .hashes import Hash64
@@ -24,8 +24,14 @@ class Continuum(Layout):
 
     basis = "arcs"
 
-    def __init__(self, ids: Sequence[str], points: List[int],
-                 key_hash: Hash64, space_bits: int, presorted: bool = False) -> None:
+    def __init__(
+        self,
+        ids: Sequence[str],
+        points: list[int],
+        key_hash: Hash64,
+        space_bits: int,
+        presorted: bool = False,
+    ) -> None:
         """`points` are `(position << 32) | node index` in any order: as
         plain ints they sort by position, then index, faster than tuples.
         `presorted` points are already sorted by position with ties in the
@@ -41,7 +47,7 @@ class Continuum(Layout):
         # no point it is [None] and every owner is None.
         self._positions = [p >> 32 for p in points]
         self._owners = [p & 0xFFFFFFFF for p in points]
-        self._ids_at: List[Optional[str]] = [self.ids[i] for i in self._owners]
+        self._ids_at: list[str | None] = [self.ids[i] for i in self._owners]
         self._ids_at.append(self._ids_at[0] if points else None)
         # A guide over the top `bits` of a hash: `_lo[g]` is the first point
         # at or after bucket g's start, so the answer for a hash in bucket g
@@ -56,21 +62,21 @@ class Continuum(Layout):
         self._lo = [0, *accumulate(counts)]
 
     @property
-    def points(self) -> List[Tuple[int, int]]:
+    def points(self) -> list[tuple[int, int]]:
         """(position, node index), sorted."""
         return list(zip(self._positions, self._owners))
 
     def key_hash(self, key: bytes) -> int:
         return self._hash(key)
 
-    def owner(self, key: bytes) -> Optional[str]:
+    def owner(self, key: bytes) -> str | None:
         # The hot path: one hash, one bounded bisect, one list index; a hash
         # past the last point bisects to len(points), the wrap entry.
         h = self._hash(key)
         g = h >> self._shift
         return self._ids_at[bisect_left(self._positions, h, self._lo[g], self._lo[g + 1])]
 
-    def successor(self, h: int) -> Optional[int]:
+    def successor(self, h: int) -> int | None:
         """Index of the first point at or after `h`, wrapping to 0."""
         if not self._positions:
             return None
@@ -78,7 +84,7 @@ class Continuum(Layout):
         s = bisect_left(self._positions, h, self._lo[g], self._lo[g + 1])
         return 0 if s == len(self._positions) else s
 
-    def owner_index(self, h: int) -> Optional[int]:
+    def owner_index(self, h: int) -> int | None:
         s = self.successor(h)
         return None if s is None else self._owners[s]
 
@@ -89,7 +95,7 @@ class Continuum(Layout):
         # Each point once, from s up and round: no copy of the list.
         return chain(islice(self._owners, s, None), islice(self._owners, s))
 
-    def units(self) -> Tuple[List[int], int]:
+    def units(self) -> tuple[list[int], int]:
         # Point j owns (p[j-1], p[j]]; point 0 also owns the wrap past the
         # last point (7). Python ints hold the 2^64 total exactly.
         space = 1 << self.space_bits
@@ -109,15 +115,17 @@ class Continuum(Layout):
         return struct.pack(fmt, n, *chain.from_iterable(zip(self._positions, self._owners)))
 
     @classmethod
-    def decode(cls, ids: Sequence[str], body: bytes, key_hash: Hash64,
-               space_bits: int) -> Continuum:
+    def decode(
+        cls, ids: Sequence[str], body: bytes, key_hash: Hash64, space_bits: int
+    ) -> Continuum:
         """The point list of an encoding's body (9.2), refusing one that is
         not in canonical order or names a node that does not exist."""
         return cls(ids, decode_points(ids, body, space_bits), key_hash, space_bits)
 
 
-def decode_points(ids: Sequence[str], body: bytes, space_bits: int,
-                  ties_by_index: bool = True) -> List[int]:
+def decode_points(
+    ids: Sequence[str], body: bytes, space_bits: int, ties_by_index: bool = True
+) -> list[int]:
     """A body's point list, `count` then `(position, node)` records, as
     `(position << 32) | node index`, checked: the right length, nodes that
     exist, sorted by position, and equal positions by node index unless the
@@ -127,8 +135,9 @@ def decode_points(ids: Sequence[str], body: bytes, space_bits: int,
         raise InvalidEncoding("the point list ends early")
     (count,) = _LE32.unpack_from(body)
     if len(body) != 4 + count * rec.size:
-        raise InvalidEncoding(f"{count} points need {4 + count * rec.size} body bytes, "
-                              f"not {len(body)}")
+        raise InvalidEncoding(
+            f"{count} points need {4 + count * rec.size} body bytes, not {len(body)}"
+        )
     points = [p << 32 | i for p, i in rec.iter_unpack(body[4:])]
     if any(p & 0xFFFFFFFF >= len(ids) for p in points):
         raise InvalidEncoding("a point names a node beyond the node records")
@@ -153,10 +162,12 @@ def point_input(label: bytes, k: int) -> bytes:
 
 
 def build(active: Sequence[Node], hash_fn: Hash64, vnodes_per_weight: int) -> Continuum:
-    points: List[int] = []
+    points: list[int] = []
     for i, node in enumerate(active):
         label = node.label.encode()
         prefix = _LE32.pack(len(label)) + label
-        points.extend(hash_fn(prefix + _LE32.pack(k)) << 32 | i
-                      for k in range(point_count(vnodes_per_weight, node)))
+        points.extend(
+            hash_fn(prefix + _LE32.pack(k)) << 32 | i
+            for k in range(point_count(vnodes_per_weight, node))
+        )
     return Continuum([n.id for n in active], points, hash_fn, 64)

@@ -4,15 +4,13 @@ WHATWG event-stream rules ringd's watch stream uses (as src/client/sse.rs)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import List, Optional
-
 
 
 @dataclass(frozen=True)
 class SseEvent:
     event: str
     data: str
-    id: Optional[str] = None
+    id: str | None = None
 
 
 class SseDecoder:
@@ -25,12 +23,12 @@ class SseDecoder:
     def __init__(self) -> None:
         self._line = bytearray()
         self._after_cr = False
-        self._event: Optional[str] = None
-        self._id: Optional[str] = None
-        self._data: Optional[List[str]] = None
+        self._event: str | None = None
+        self._id: str | None = None
+        self._data: list[str] | None = None
 
-    def feed(self, chunk: bytes) -> List[SseEvent]:
-        out: List[SseEvent] = []
+    def feed(self, chunk: bytes) -> list[SseEvent]:
+        out: list[SseEvent] = []
         buf = bytes(chunk)
         # The previous chunk ended in CR, so a leading LF belongs to it.
         start = 1 if self._after_cr and buf[:1] == b"\n" else 0
@@ -56,7 +54,7 @@ class SseDecoder:
             raise ValueError(f"malformed event stream: a line is over {self.MAX_LINE} bytes")
         return out
 
-    def _line_done(self, raw: bytes, out: List[SseEvent]) -> None:
+    def _line_done(self, raw: bytes, out: list[SseEvent]) -> None:
         if not raw:
             if self._data is not None:
                 out.append(SseEvent(self._event or "message", "\n".join(self._data), self._id))

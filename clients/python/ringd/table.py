@@ -5,7 +5,7 @@ ids (the vector files), or from the previous version and its moves (9.4)."""
 from __future__ import annotations
 
 import struct
-from typing import Iterable, Iterator, List, Optional, Sequence, Tuple
+from collections.abc import Iterable, Iterator, Sequence
 
 from .errors import InvalidTable
 from .hashes import Hash64
@@ -27,8 +27,9 @@ def _index_format(nodes: int, count: int) -> str:
 class PartitionTable(Layout):
     basis = "partitions"
 
-    def __init__(self, ids: Sequence[str], partitions: int, replicas: int,
-                 cells: List[int], key_hash: Hash64) -> None:
+    def __init__(
+        self, ids: Sequence[str], partitions: int, replicas: int, cells: list[int], key_hash: Hash64
+    ) -> None:
         """`cells`: `partitions × replicas` node indices, row by row,
         already checked by `restore`."""
         super().__init__(ids)
@@ -46,19 +47,19 @@ class PartitionTable(Layout):
     def partition_of(self, h: int) -> int:
         return h >> self._shift
 
-    def owner(self, key: bytes) -> Optional[str]:
+    def owner(self, key: bytes) -> str | None:
         if not self.replicas:
             return None
         return self._primary_ids[self._hash(key) >> self._shift]
 
-    def owner_index(self, h: int) -> Optional[int]:
+    def owner_index(self, h: int) -> int | None:
         return self.cells[(h >> self._shift) * self.replicas] if self.replicas else None
 
-    def row(self, p: int) -> List[int]:
+    def row(self, p: int) -> list[int]:
         r = self.replicas
-        return self.cells[p * r:(p + 1) * r]
+        return self.cells[p * r : (p + 1) * r]
 
-    def rows(self) -> List[List[str]]:
+    def rows(self) -> list[list[str]]:
         """Every partition's node ids, primary first."""
         return [[self.ids[c] for c in self.row(p)] for p in range(self.partitions)]
 
@@ -71,15 +72,16 @@ class PartitionTable(Layout):
         def walk() -> Iterator[int]:
             for k in range(count):
                 yield from self.row((first + k) % count)
+
         return walk()
 
-    def units(self) -> Tuple[List[int], int]:
+    def units(self) -> tuple[list[int], int]:
         units = [0] * len(self.ids)
-        for c in self.cells[::self.replicas] if self.replicas else ():
+        for c in self.cells[:: self.replicas] if self.replicas else ():
             units[c] += 1
         return units, self.partitions
 
-    def replica_counts(self) -> List[int]:
+    def replica_counts(self) -> list[int]:
         """Cells (slots, primary or not) holding each node (7, "Replicas")."""
         held = [0] * len(self.ids)
         for c in self.cells:
@@ -91,8 +93,9 @@ class PartitionTable(Layout):
         return _LE32.pack(self.partitions) + bytes([self.replicas]) + struct.pack(fmt, *self.cells)
 
 
-def restore(active: Sequence[Node], partitions: int, replication_factor: int,
-            body: bytes, key_hash: Hash64) -> PartitionTable:
+def restore(
+    active: Sequence[Node], partitions: int, replication_factor: int, body: bytes, key_hash: Hash64
+) -> PartitionTable:
     """A table body accepted as in 5.6.3: partition count as configured,
     `r = min(replication_factor, n)` replicas, exactly `P × r` indices of the
     width of 9.1, every index below n, no node twice in a row."""
@@ -112,26 +115,32 @@ def restore(active: Sequence[Node], partitions: int, replication_factor: int,
     return from_cells(active, p, r, cells, key_hash)
 
 
-def from_cells(active: Sequence[Node], partitions: int, replicas: int,
-               cells: List[int], key_hash: Hash64) -> PartitionTable:
+def from_cells(
+    active: Sequence[Node], partitions: int, replicas: int, cells: list[int], key_hash: Hash64
+) -> PartitionTable:
     n = len(active)
     if any(c >= n for c in cells):
         raise InvalidTable("a row names a node that is not active")
     for k in range(0, len(cells), max(replicas, 1)):
-        row = cells[k:k + replicas]
+        row = cells[k : k + replicas]
         if len(set(row)) != len(row):
             raise InvalidTable(f"partition {k // replicas} names a node twice")
     return PartitionTable([x.id for x in active], partitions, replicas, cells, key_hash)
 
 
-def from_rows(active: Sequence[Node], partitions: int, replication_factor: int,
-              rows: Sequence[Sequence[str]], key_hash: Hash64) -> PartitionTable:
+def from_rows(
+    active: Sequence[Node],
+    partitions: int,
+    replication_factor: int,
+    rows: Sequence[Sequence[str]],
+    key_hash: Hash64,
+) -> PartitionTable:
     """A table given as rows of node ids, primary first (the vectors' `table`)."""
     index = {x.id: i for i, x in enumerate(active)}
     r = min(replication_factor, len(active))
     if len(rows) != partitions:
         raise InvalidTable(f"{len(rows)} rows for {partitions} partitions")
-    cells: List[int] = []
+    cells: list[int] = []
     for row in rows:
         if len(row) != r:
             raise InvalidTable(f"a row holds {len(row)} replicas, not {r}")
@@ -142,8 +151,14 @@ def from_rows(active: Sequence[Node], partitions: int, replication_factor: int,
     return from_cells(active, partitions, r, cells, key_hash)
 
 
-def apply_moves(previous: PartitionTable, active: Sequence[Node], partitions: int,
-                replication_factor: int, moves: bytes, key_hash: Hash64) -> PartitionTable:
+def apply_moves(
+    previous: PartitionTable,
+    active: Sequence[Node],
+    partitions: int,
+    replication_factor: int,
+    moves: bytes,
+    key_hash: Hash64,
+) -> PartitionTable:
     """Version v's table from version v − 1's and v's `table_moves` (9.4)."""
     n = len(active)
     r = min(replication_factor, n)
@@ -156,9 +171,11 @@ def apply_moves(previous: PartitionTable, active: Sequence[Node], partitions: in
     if len(moves) != 4 + count * (5 + width):
         raise InvalidTable("the moves' length does not match their count")
     # Rows as ids: indices shift when nodes come and go. Cut or padded to r.
-    old = [[previous.ids[c] for c in previous.row(p)] if previous.replicas else []
-           for p in range(partitions)]
-    rows: List[List[Optional[str]]] = [(list(row) + [None] * r)[:r] for row in old]
+    old = [
+        [previous.ids[c] for c in previous.row(p)] if previous.replicas else []
+        for p in range(partitions)
+    ]
+    rows: list[list[str | None]] = [(list(row) + [None] * r)[:r] for row in old]
     ids = [x.id for x in active]
     rec = struct.Struct("<IB" + ("H" if width == 2 else "I"))
     for k in range(count):
@@ -173,5 +190,10 @@ def apply_moves(previous: PartitionTable, active: Sequence[Node], partitions: in
         rows[part][slot] = ids[to]
     if any(x is None for row in rows for x in row):
         raise InvalidTable("the moves leave a slot empty")
-    return from_rows(active, partitions, replication_factor,
-                     [[x for x in row if x is not None] for row in rows], key_hash)
+    return from_rows(
+        active,
+        partitions,
+        replication_factor,
+        [[x for x in row if x is not None] for row in rows],
+        key_hash,
+    )

@@ -15,7 +15,7 @@ import hashlib
 import math
 import re
 import struct
-from typing import List, Optional, Sequence, Tuple
+from collections.abc import Sequence
 
 from .errors import InvalidEncoding, PlacementError
 from .ketama import f32
@@ -42,13 +42,13 @@ def point_count(weight: int, total: int, servers: int) -> int:
     return math.floor(f32(per_hash + 1e-10)) * 4
 
 
-def point_counts(active: Sequence[Node]) -> List[int]:
+def point_counts(active: Sequence[Node]) -> list[int]:
     """Every active node's point count, in index order."""
     total = sum(n.weight for n in active)
     return [point_count(n.weight, total, len(active)) for n in active]
 
 
-def split_address(address: str) -> Tuple[str, int]:
+def split_address(address: str) -> tuple[str, int]:
     """`host:port` as nutcracker reads it: a host name or IPv4 address
     (letters, digits, `.`, `-`, `_`) and a port from 1 to 65535 without
     leading zeros; else `AddressNotServer`'s reason as a ValueError."""
@@ -56,14 +56,15 @@ def split_address(address: str) -> Tuple[str, int]:
     if not colon:
         raise ValueError("twemproxy rings need `host:port`")
     if not _HOST.match(host):
-        raise ValueError("the host must be a host name or an IPv4 address "
-                         "(letters, digits, '.', '-', '_')")
+        raise ValueError(
+            "the host must be a host name or an IPv4 address (letters, digits, '.', '-', '_')"
+        )
     if not _PORT.match(port) or int(port) > 65_535:
         raise ValueError("the port must be from 1 to 65535, without leading zeros")
     return host, int(port)
 
 
-def server_name(node: Node) -> Optional[str]:
+def server_name(node: Node) -> str | None:
     """The name nutcracker places `node` by: its `hash_key`, else the host
     alone on port 11211, else `host:port`; None with neither an address nor
     a `hash_key`. Checks the address (`AddressNotServer`), then the name
@@ -73,15 +74,18 @@ def server_name(node: Node) -> Optional[str]:
         try:
             split = split_address(node.address)
         except ValueError as e:
-            raise PlacementError("AddressNotServer",
-                                 f"{node.id} at {node.address!r}: {e}") from None
+            raise PlacementError(
+                "AddressNotServer", f"{node.id} at {node.address!r}: {e}"
+            ) from None
     if node.hash_key is not None:
         key = node.hash_key
         if not all("!" <= c <= "~" and c not in _NAME_BAD for c in key):
-            raise PlacementError("InvalidServerName",
-                                 f"{node.id} has hash_key {key!r}: a twemproxy server name "
-                                 "is printable ASCII without spaces, '#', quotes or "
-                                 "backslashes")
+            raise PlacementError(
+                "InvalidServerName",
+                f"{node.id} has hash_key {key!r}: a twemproxy server name "
+                "is printable ASCII without spaces, '#', quotes or "
+                "backslashes",
+            )
         return key
     if split is None:
         return None
@@ -89,17 +93,17 @@ def server_name(node: Node) -> Optional[str]:
     return host if port == DEFAULT_PORT else f"{host}:{port}"
 
 
-def name_key(name: str) -> Tuple[int, bytes]:
+def name_key(name: str) -> tuple[int, bytes]:
     """nutcracker's server order: shorter names first, then byte by byte."""
     b = name.encode()
     return len(b), b
 
 
-def names(active: Sequence[Node]) -> List[str]:
+def names(active: Sequence[Node]) -> list[str]:
     """The active nodes' names, index by index, checked: every one has a
     name, and no two share one (`ServerNameTaken`, naming the field to
     change: `hash_key` if either node has one, else `address`)."""
-    out: List[str] = []
+    out: list[str] = []
     for n in active:
         name = server_name(n)
         if name is None:
@@ -109,15 +113,16 @@ def names(active: Sequence[Node]) -> List[str]:
     for a, b in zip(order, order[1:]):
         if out[a] == out[b]:
             x, y = active[a], active[b]
-            field = "hash_key" if x.hash_key is not None or y.hash_key is not None \
-                else "address"
-            raise PlacementError("ServerNameTaken",
-                                 f"{x.id} and {y.id} would both be the twemproxy server "
-                                 f"{out[a]!r}: give one a distinct {field}")
+            field = "hash_key" if x.hash_key is not None or y.hash_key is not None else "address"
+            raise PlacementError(
+                "ServerNameTaken",
+                f"{x.id} and {y.id} would both be the twemproxy server "
+                f"{out[a]!r}: give one a distinct {field}",
+            )
     return out
 
 
-def hashed_part(tag: Optional[str], key: bytes) -> bytes:
+def hashed_part(tag: str | None, key: bytes) -> bytes:
     """The part of `key` nutcracker hashes: after the first opening
     character of `tag`, up to the first closing one after it, when both are
     found and the part is not empty; else the whole key."""
@@ -127,10 +132,10 @@ def hashed_part(tag: Optional[str], key: bytes) -> bytes:
     if start < 0:
         return key
     end = key.find(tag[1].encode(), start + 1)
-    return key[start + 1:end] if end > start + 1 else key
+    return key[start + 1 : end] if end > start + 1 else key
 
 
-def key_hasher(hash_name: str, tag: Optional[str]) -> Hash32:
+def key_hasher(hash_name: str, tag: str | None) -> Hash32:
     """The key hash: twemproxy's `hash_name` of the hashed part; 0 when
     that is empty (nutcracker does not hash an empty key)."""
     f = TWEMPROXY_HASHES[hash_name]
@@ -140,6 +145,7 @@ def key_hasher(hash_name: str, tag: Optional[str]) -> Hash32:
     def key_hash(key: bytes) -> int:
         part = hashed_part(tag, key)
         return f(part) if part else 0
+
     return key_hash
 
 
@@ -148,8 +154,9 @@ class Twemproxy(Continuum):
     name order, not index order, and a body that starts with the hash tag
     (9.1)."""
 
-    def __init__(self, ids: Sequence[str], points: List[int], hash_name: str,
-                 tag: Optional[str]) -> None:
+    def __init__(
+        self, ids: Sequence[str], points: list[int], hash_name: str, tag: str | None
+    ) -> None:
         """`points` are `(position << 32) | node index` in nutcracker's
         order before its sort: a stable sort by position keeps equal points
         in it, as glibc's `qsort` (a merge sort) does."""
@@ -168,7 +175,7 @@ class Twemproxy(Continuum):
         the encoding does not carry: the fingerprint vouches for it."""
         if not body or body[0] not in (0, 2) or len(body) < 1 + body[0]:
             raise InvalidEncoding("a twemproxy body starts with a hash tag of 0 or 2 bytes")
-        tag: Optional[str] = None
+        tag: str | None = None
         if body[0]:
             raw = body[1:3]
             tag = raw.decode("latin-1")
@@ -180,17 +187,16 @@ class Twemproxy(Continuum):
                 split_address(n.address or "")
             except ValueError as e:
                 raise InvalidEncoding(f"node {n.id} at {n.address!r}: {e}") from None
-        points = decode_points([n.id for n in active], body[1 + body[0]:], 32,
-                               ties_by_index=False)
+        points = decode_points([n.id for n in active], body[1 + body[0] :], 32, ties_by_index=False)
         return cls([n.id for n in active], points, hash_name, tag)
 
 
-def build(active: Sequence[Node], hash_name: str, tag: Optional[str]) -> Twemproxy:
+def build(active: Sequence[Node], hash_name: str, tag: str | None) -> Twemproxy:
     """Servers in name order, each with its points in order (digest k of
     `"<name>-<k>"`, then its four little-endian words)."""
     server_names = names(active)
     counts = point_counts(active)
-    points: List[int] = []
+    points: list[int] = []
     for i in sorted(range(len(active)), key=lambda i: name_key(server_names[i])):
         prefix = server_names[i].encode() + b"-"
         for k in range(counts[i] // 4):

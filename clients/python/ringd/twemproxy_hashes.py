@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import zlib
-from typing import Callable, Dict
+from typing import Callable
 
 Hash32 = Callable[[bytes], int]
 
@@ -83,7 +83,7 @@ def murmur(key: bytes) -> int:
     h = ((0xDEADBEEF * n) & M32) ^ (n & M32)
     full = n - n % 4
     for i in range(0, full, 4):
-        k = int.from_bytes(key[i:i + 4], "little")
+        k = int.from_bytes(key[i : i + 4], "little")
         k = (k * m) & M32
         k ^= k >> 24
         k = (k * m) & M32
@@ -173,7 +173,7 @@ def hsieh(key: bytes) -> int:
 
 
 # The key hashes of `twemproxy` rings, by name (2.1, 3.7).
-TWEMPROXY_HASHES: Dict[str, Hash32] = {
+TWEMPROXY_HASHES: dict[str, Hash32] = {
     "fnv1a_64": fnv1a_64,
     "md5": md5,
     "crc32a": crc32a,

@@ -12,15 +12,23 @@ import os
 import random
 import re
 import socket
+from collections.abc import Generator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Callable, Generator, List, Mapping, NamedTuple, Optional, Tuple, Union
+from typing import Any, Callable, NamedTuple, Union
 
 from .diff import DiffSummary, summarize
-from .sse import SseEvent
-from .errors import (ApiError, FingerprintMismatch, InvalidTable, NotFound, TableRequired,
-                     Unreachable)
+from .errors import (
+    ApiError,
+    FingerprintMismatch,
+    InvalidTable,
+    NotFound,
+    RingdError,
+    TableRequired,
+    Unreachable,
+)
 from .placement import Placement
+from .sse import SseEvent
 
 #: A step that GETs paths (yields them, is sent the body) and returns T.
 Steps = Generator[str, bytes, Any]
@@ -38,8 +46,9 @@ class Backoff:
     spread their returns over the whole step. (The Rust client draws from
     the step's upper half instead.)"""
 
-    def __init__(self, min: float = 0.1, max: float = 10.0,
-                 rand: Callable[[], float] = random.random) -> None:
+    def __init__(
+        self, min: float = 0.1, max: float = 10.0, rand: Callable[[], float] = random.random
+    ) -> None:
         self.min, self.max, self.step = min, max, min
         self._rand = rand
 
@@ -62,7 +71,7 @@ class View(NamedTuple):
 
     version: int
     placement: Placement
-    previous: Optional[Placement]
+    previous: Placement | None
     snapshot: Mapping[str, Any]
 
 
@@ -70,10 +79,10 @@ class View(NamedTuple):
 class Handoff:
     """A key's owner now and in the version applied before (Rust `Handoff`)."""
 
-    owner_now: Optional[str] = None
-    owner_before: Optional[str] = None
-    version: Optional[int] = None
-    version_before: Optional[int] = None
+    owner_now: str | None = None
+    owner_before: str | None = None
+    version: int | None = None
+    version_before: int | None = None
 
     @property
     def moved(self) -> bool:
@@ -86,12 +95,12 @@ class Handoff:
 class Status:
     """`transport` is `connecting`, `sse` or `long_poll`."""
 
-    version: Optional[int] = None
-    acked: Optional[int] = None
+    version: int | None = None
+    acked: int | None = None
     deleted: bool = False
     transport: str = "connecting"
-    server: Optional[str] = None
-    last_error: Optional[str] = None
+    server: str | None = None
+    last_error: str | None = None
     rejected: int = 0
     table_downloads: int = 0
     table_moves_applied: int = 0
@@ -102,13 +111,13 @@ class Change:
     """A version verified and swapped in. `diff` is computed on first use
     (a sweep of two placements), never on the watch's path."""
 
-    from_version: Optional[int]
+    from_version: int | None
     to: int
     reset: bool
     view: View = field(repr=False)
 
     @cached_property
-    def diff(self) -> Optional[DiffSummary]:
+    def diff(self) -> DiffSummary | None:
         prev = self.view.previous
         return None if prev is None else summarize(prev, self.view.placement)
 
@@ -133,8 +142,7 @@ class Failure(Exception):
     """One watch attempt ended. `unsupported`: the stream cannot get
     through this server or a proxy before it (fall back to long-polls)."""
 
-    def __init__(self, error: str, server: Optional[str] = None,
-                 unsupported: bool = False) -> None:
+    def __init__(self, error: str, server: str | None = None, unsupported: bool = False) -> None:
         super().__init__(error)
         self.server, self.unsupported = server, unsupported
 
@@ -154,7 +162,9 @@ def drive_sync(steps: Steps, fetch: Callable[[str], bytes]) -> Any:
         while True:
             try:
                 data = fetch(path)
-            except Exception as e:  # handed to the steps, which decide
+            # Forwarded, not swallowed: the steps get whatever the fetch
+            # raised, as `yield from` would hand it on, and decide.
+            except Exception as e:  # noqa: BLE001
                 path = steps.throw(e)
                 continue
             path = steps.send(data)
@@ -169,21 +179,21 @@ class WatchCore:
     def __init__(self, ring: str) -> None:
         self.ring = ring
         #: The one attribute readers read: replaced whole, never mutated.
-        self.view: Optional[View] = None
+        self.view: View | None = None
         self.status = Status()
         #: The newest version refused and its stated fingerprint: watching
         #: resumes after it, since a second copy would fail the same way.
-        self.rejected: Optional[Tuple[int, str]] = None
+        self.rejected: tuple[int, str] | None = None
 
     # -- where to ask ----------------------------------------------------------
 
-    def resume_after(self) -> Optional[int]:
+    def resume_after(self) -> int | None:
         held = self.view.version if self.view else None
         refused = self.rejected[0] if self.rejected else None
         known = [v for v in (held, refused) if v is not None]
         return max(known) if known else None
 
-    def watch_request(self) -> Tuple[str, Mapping[str, str]]:
+    def watch_request(self) -> tuple[str, Mapping[str, str]]:
         headers = {"accept": "text/event-stream"}
         after = self.resume_after()
         if after is not None:
@@ -199,8 +209,8 @@ class WatchCore:
 
     # -- what a failure means ----------------------------------------------------
 
-    def refused(self, e: Exception, server: Optional[str] = None) -> Tuple[Failure, List[Event]]:
-        events: List[Event] = []
+    def refused(self, e: Exception, server: str | None = None) -> tuple[Failure, list[Event]]:
+        events: list[Event] = []
         if isinstance(e, ApiError):
             if e.slug == "ring-not-found":
                 if self.view is not None:
@@ -217,13 +227,13 @@ class WatchCore:
         self.status.transport, self.status.server = "connecting", None
         self.status.last_error = error
 
-    def mark_deleted(self) -> List[Event]:
+    def mark_deleted(self) -> list[Event]:
         if self.status.deleted:
             return []
         self.status.deleted = True
         return [Deleted()]
 
-    def reject(self, version: int, stated: Optional[str], error: str) -> List[Event]:
+    def reject(self, version: int, stated: str | None, error: str) -> list[Event]:
         if stated is not None:
             if self.rejected == (version, stated):
                 return []
@@ -235,29 +245,36 @@ class WatchCore:
 
     # -- applying ----------------------------------------------------------------
 
-    def apply(self, obj: Mapping[str, Any], reset: bool) -> Generator[str, bytes, List[Event]]:
+    def apply(self, obj: Mapping[str, Any], reset: bool) -> Generator[str, bytes, list[Event]]:
         """Verifies the snapshot and, if it holds, routes on it from now on."""
         held = self.view
         version, stated = obj.get("version"), obj.get("fingerprint")
         if not isinstance(version, int) or not isinstance(stated, str):
-            return self.reject(version if isinstance(version, int) else 0, None,
-                               "snapshot without version or fingerprint")
+            return self.reject(
+                version if isinstance(version, int) else 0,
+                None,
+                "snapshot without version or fingerprint",
+            )
         if held is not None:
             same = version == held.version and stated == held.placement.fingerprint()
             if same or (not reset and version <= held.version):
                 return []
         try:
             placement, built = yield from self._verified(obj, held)
-        except Exception as e:  # whatever it is, this snapshot is not routed on
-            transient = isinstance(e, Unreachable) \
-                or (isinstance(e, ApiError) and (e.status >= 500 or not e.problem))
+        # Whatever fails while verifying it (a malformed document can make
+        # the parser raise anything), this snapshot is not routed on.
+        except Exception as e:  # noqa: BLE001
+            transient = isinstance(e, Unreachable) or (
+                isinstance(e, ApiError) and (e.status >= 500 or not e.problem)
+            )
             if transient:
                 # A table download that did not get through says nothing
                 # about the version: keep the one held, take the next.
                 self.status.last_error = f"v{version}: table download failed: {e}"
                 return []
-            return self.reject(version, stated,
-                               f"snapshot {self.ring} v{version} refused: {type(e).__name__}: {e}")
+            return self.reject(
+                version, stated, f"snapshot {self.ring} v{version} refused: {type(e).__name__}: {e}"
+            )
         if built == "moves":
             self.status.table_moves_applied += 1
         elif built == "download":
@@ -271,13 +288,17 @@ class WatchCore:
             self.status.acked = None  # an ack of a deleted ring's history
         return [Change(held.version if held else None, version, reset, new)]
 
-    def _verified(self, obj: Mapping[str, Any], held: Optional[View]
-                  ) -> Generator[str, bytes, Tuple[Placement, str]]:
+    def _verified(
+        self, obj: Mapping[str, Any], held: View | None
+    ) -> Generator[str, bytes, tuple[Placement, str]]:
         version = obj["version"]
         if obj["config"].get("algorithm") == "table":
             prev = held.placement if held and held.version + 1 == version else None
-            if prev is not None and prev.table_rows() is not None \
-                    and obj.get("table_moves") is not None:
+            if (
+                prev is not None
+                and prev.table_rows() is not None
+                and obj.get("table_moves") is not None
+            ):
                 try:
                     return Placement.from_snapshot(obj, previous=prev), "moves"
                 except (InvalidTable, FingerprintMismatch):
@@ -291,7 +312,7 @@ class WatchCore:
 
     # -- transports ----------------------------------------------------------------
 
-    def on_sse(self, ev: SseEvent) -> Generator[str, bytes, List[Event]]:
+    def on_sse(self, ev: SseEvent) -> Generator[str, bytes, list[Event]]:
         if ev.event in ("snapshot", "reset"):
             try:
                 obj = json.loads(ev.data)
@@ -305,7 +326,7 @@ class WatchCore:
             return (yield from self._keepalive(ev.data))
         return []  # health, rollout and later kinds: not asked for, ignored
 
-    def _keepalive(self, data: str) -> Generator[str, bytes, List[Event]]:
+    def _keepalive(self, data: str) -> Generator[str, bytes, list[Event]]:
         """A keep-alive names the newest version and fingerprint. Holding
         that number with another fingerprint, or a newer number, means the
         ring was recreated while the client was away: fetch it as a reset."""
@@ -317,24 +338,26 @@ class WatchCore:
         held = self.view
         if held is None or self.rejected == (version, fp):
             return []
-        if (version == held.version and fp != held.placement.fingerprint()) \
-                or version < held.version:
+        if (
+            version == held.version and fp != held.placement.fingerprint()
+        ) or version < held.version:
             try:
                 body = yield f"/v1/rings/{self.ring}/snapshot"
-            except Exception as e:  # reported; the stream goes on
+            except RingdError as e:  # the fetch failed: reported; the stream goes on
                 self.status.last_error = str(e)
                 return []
             return (yield from self.apply(json.loads(body), True))
         return []
 
-    def on_long_poll(self, asked_after: Optional[int], status: int, reset: bool,
-                     body: bytes) -> Generator[str, bytes, List[Event]]:
+    def on_long_poll(
+        self, asked_after: int | None, status: int, reset: bool, body: bytes
+    ) -> Generator[str, bytes, list[Event]]:
         """A long-poll's answer: 304, or the newest snapshot. Versions in
         between are fetched one by one so every version is reported."""
         if status == 304:
             return []
         obj = json.loads(body)
-        events: List[Event] = []
+        events: list[Event] = []
         if asked_after is not None and not reset:
             if obj["version"] > asked_after + 1 + MAX_GAP:
                 reset = True
@@ -350,28 +373,32 @@ class WatchCore:
 
     # -- acks ------------------------------------------------------------------------
 
-    def ack_target(self) -> Optional[Tuple[int, str]]:
+    def ack_target(self) -> tuple[int, str] | None:
         v = self.view
         return None if v is None else (v.version, v.placement.fingerprint())
 
-    def acked(self, target: Tuple[int, str]) -> None:
+    def acked(self, target: tuple[int, str]) -> None:
         # Only while that version is still the one routed on: a late answer
         # must not mark a recreated ring as acked.
         if self.ack_target() == target:
             self.status.acked = target[0]
 
 
-def owner_of(view: Optional[View], key: Union[bytes, str]) -> Optional[str]:
+def owner_of(view: View | None, key: bytes | str) -> str | None:
     return None if view is None else view.placement.owner(key)
 
 
-def handoff_of(view: Optional[View], key: Union[bytes, str]) -> Handoff:
+def handoff_of(view: View | None, key: bytes | str) -> Handoff:
     """Both owners from one read of the view, never a pair of two swaps."""
     if view is None:
         return Handoff()
     prev = view.previous
-    return Handoff(view.placement.owner(key), prev.owner(key) if prev else None,
-                   view.version, prev.version if prev else None)
+    return Handoff(
+        view.placement.owner(key),
+        prev.owner(key) if prev else None,
+        view.version,
+        prev.version if prev else None,
+    )
 
 
 def delivers(ev: Any, kind: Any, current: Any, end: object) -> bool:

@@ -17,7 +17,7 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable
 
 import httpx
 
@@ -55,15 +55,27 @@ class Etcd:
         self.port, peer = free_port(), free_port()
         self.endpoint = f"http://127.0.0.1:{self.port}"
         peer_url = f"http://127.0.0.1:{peer}"
-        self.log = open(workdir / "etcd.log", "ab")
+        # etcd writes to it as long as it runs: stop() closes it.
+        self.log = open(workdir / "etcd.log", "ab")  # noqa: SIM115
         etcd = shutil.which("etcd")
         assert etcd is not None
         self.proc = subprocess.Popen(
-            [etcd, "--name=test", f"--data-dir={self.dir / 'data'}",
-             f"--listen-client-urls={self.endpoint}", f"--advertise-client-urls={self.endpoint}",
-             f"--listen-peer-urls={peer_url}", f"--initial-advertise-peer-urls={peer_url}",
-             f"--initial-cluster=test={peer_url}", "--logger=zap", "--log-level=warn"],
-            stdin=subprocess.DEVNULL, stdout=self.log, stderr=self.log)
+            [
+                etcd,
+                "--name=test",
+                f"--data-dir={self.dir / 'data'}",
+                f"--listen-client-urls={self.endpoint}",
+                f"--advertise-client-urls={self.endpoint}",
+                f"--listen-peer-urls={peer_url}",
+                f"--initial-advertise-peer-urls={peer_url}",
+                f"--initial-cluster=test={peer_url}",
+                "--logger=zap",
+                "--log-level=warn",
+            ],
+            stdin=subprocess.DEVNULL,
+            stdout=self.log,
+            stderr=self.log,
+        )
         deadline = time.monotonic() + 30
         while True:
             assert self.proc.poll() is None, f"etcd exited: {self.proc.returncode}"
@@ -88,11 +100,12 @@ class Etcd:
 class Ringd:
     """`ringd serve` on 127.0.0.1, its URL read from what it prints."""
 
-    def __init__(self, store: str, workdir: Path, port: int = 0,
-                 env: Optional[Dict[str, str]] = None) -> None:
+    def __init__(
+        self, store: str, workdir: Path, port: int = 0, env: dict[str, str] | None = None
+    ) -> None:
         self.store, self.workdir, self.port = store, workdir, port
         self.env = dict(os.environ, **(env or {}))
-        self.proc: Optional["subprocess.Popen[bytes]"] = None
+        self.proc: subprocess.Popen[bytes] | None = None
         self.url = ""
         self.start()
 
@@ -101,9 +114,21 @@ class Ringd:
         out, err = self.workdir / f"ringd-{n}.out", self.workdir / f"ringd-{n}.err"
         with open(out, "wb") as o, open(err, "wb") as e:
             self.proc = subprocess.Popen(
-                [ringd_bin(), "serve", "--listen", f"127.0.0.1:{self.port}", "--store",
-                 self.store, "--watch-keepalive", "1s"],
-                stdin=subprocess.DEVNULL, stdout=o, stderr=e, env=self.env)
+                [
+                    ringd_bin(),
+                    "serve",
+                    "--listen",
+                    f"127.0.0.1:{self.port}",
+                    "--store",
+                    self.store,
+                    "--watch-keepalive",
+                    "1s",
+                ],
+                stdin=subprocess.DEVNULL,
+                stdout=o,
+                stderr=e,
+                env=self.env,
+            )
         deadline = time.monotonic() + 20
         while True:
             m = re.search(r"^ringd listening on (http://\S+)", out.read_text(), re.M)
@@ -135,8 +160,7 @@ class Stub:
     """A local HTTP server whose handler is a function of (method, path,
     headers, body) that writes the answer itself."""
 
-    def __init__(self, handle: Callable[[http.server.BaseHTTPRequestHandler, bytes], None]
-                 ) -> None:
+    def __init__(self, handle: Callable[[http.server.BaseHTTPRequestHandler, bytes], None]) -> None:
         class Handler(http.server.BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
 
@@ -158,8 +182,13 @@ class Stub:
         self.server.server_close()
 
 
-def reply(h: http.server.BaseHTTPRequestHandler, status: int, body: bytes,
-          ctype: str = "application/json", extra: Tuple[Tuple[str, str], ...] = ()) -> None:
+def reply(
+    h: http.server.BaseHTTPRequestHandler,
+    status: int,
+    body: bytes,
+    ctype: str = "application/json",
+    extra: tuple[tuple[str, str], ...] = (),
+) -> None:
     h.send_response(status)
     h.send_header("content-type", ctype)
     h.send_header("content-length", str(len(body)))
@@ -181,19 +210,21 @@ class BrokenWatchProxy(Stub):
             if "/watch" in h.path:
                 self.watch_hits += 1
                 return reply(h, 404, b"404 page not found", "text/plain")
-            keep = {k: v for k, v in h.headers.items()
-                    if k.lower() in ("authorization", "content-type", "accept")}
+            keep = {
+                k: v
+                for k, v in h.headers.items()
+                if k.lower() in ("authorization", "content-type", "accept")
+            }
             try:
-                r = http_.request(h.command, target + h.path, content=body or None,
-                                  headers=keep)
+                r = http_.request(h.command, target + h.path, content=body or None, headers=keep)
             except httpx.TransportError:
                 # ringd went away under a long-poll (the test is ending):
                 # answer as a proxy does, instead of a traceback on stderr.
                 return reply(h, 502, b"502 bad gateway", "text/plain")
-            passed = tuple((k, v) for k, v in r.headers.items()
-                           if k.lower() in ("ringd-reset", "etag"))
-            reply(h, r.status_code, r.content, r.headers.get("content-type", "text/plain"),
-                  passed)
+            passed = tuple(
+                (k, v) for k, v in r.headers.items() if k.lower() in ("ringd-reset", "etag")
+            )
+            reply(h, r.status_code, r.content, r.headers.get("content-type", "text/plain"), passed)
 
         super().__init__(handle)
 
@@ -203,12 +234,13 @@ class ScriptedWatch(Stub):
     test puts, and records every ack posted."""
 
     def __init__(self, ring: str) -> None:
-        self.frames: "queue.Queue[Optional[Tuple[str, int, str]]]" = queue.Queue()
-        self.acks: List[Dict[str, Any]] = []
-        self.last_event_ids: List[Optional[str]] = []
+        self.frames: queue.Queue[tuple[str, int, str] | None] = queue.Queue()
+        self.acks: list[dict[str, Any]] = []
+        self.last_event_ids: list[str | None] = []
 
         def handle(h: http.server.BaseHTTPRequestHandler, body: bytes) -> None:
             import json
+
             if h.command == "POST" and h.path.endswith("/ack"):
                 self.acks.append(json.loads(body))
                 return reply(h, 200, b"{}")
@@ -226,8 +258,13 @@ class ScriptedWatch(Stub):
                     event, vid, data = frame
                     h.wfile.write(f"event: {event}\nid: {vid}\ndata: {data}\n\n".encode())
                     h.wfile.flush()
-            reply(h, 404, b'{"type":"urn:ringd:problem:not-found","title":"Not found",'
-                          b'"status":404,"detail":"no such route"}', "application/problem+json")
+            reply(
+                h,
+                404,
+                b'{"type":"urn:ringd:problem:not-found","title":"Not found",'
+                b'"status":404,"detail":"no such route"}',
+                "application/problem+json",
+            )
 
         super().__init__(handle)
 
@@ -240,17 +277,17 @@ def unique(name: str) -> str:
     return f"{name}-{random.randrange(1 << 30):x}"
 
 
-def change(api: Api, ring: str, *ops: Dict[str, Any]) -> int:
+def change(api: Api, ring: str, *ops: dict[str, Any]) -> int:
     return int(api.json("POST", f"/v1/rings/{ring}/changes", {"ops": list(ops)})["version"])
 
 
-def up(node: str, **fields: Any) -> Dict[str, Any]:
+def up(node: str, **fields: Any) -> dict[str, Any]:
     return {"op": "upsert", "node": {"id": node, **fields}}
 
 
-def make_keys(n: int) -> List[bytes]:
+def make_keys(n: int) -> list[bytes]:
     rng = random.Random(20260101)
-    keys: List[bytes] = []
+    keys: list[bytes] = []
     for i in range(n):
         if i % 2:  # not UTF-8: 0xff never occurs in it
             keys.append(b"\xff" + rng.randbytes(rng.randrange(0, 24)))
@@ -263,19 +300,20 @@ def make_keys(n: int) -> List[bytes]:
 KEYS = make_keys(100_000)
 
 
-def server_lookups(api: Api, ring: str, keys: List[bytes]) -> Tuple[int, List[Any]]:
+def server_lookups(api: Api, ring: str, keys: list[bytes]) -> tuple[int, list[Any]]:
     """Owner and preference list of every key from `POST …/lookup`, 10,000
     keys a request (the API's limit): text keys as `keys`, the others (not
     UTF-8) as `keys_b64`."""
-    out: List[Any] = [None] * len(keys)
+    out: list[Any] = [None] * len(keys)
     versions = set()
     text = [(i, k) for i, k in enumerate(keys) if not k.startswith(b"\xff")]
     raw = [(i, k) for i, k in enumerate(keys) if k.startswith(b"\xff")]
     for group, form in ((text, "keys"), (raw, "keys_b64")):
         for j in range(0, len(group), 10_000):
-            batch = group[j:j + 10_000]
-            sent = [k.decode() if form == "keys" else base64.b64encode(k).decode()
-                    for _, k in batch]
+            batch = group[j : j + 10_000]
+            sent = [
+                k.decode() if form == "keys" else base64.b64encode(k).decode() for _, k in batch
+            ]
             r = api.json("POST", f"/v1/rings/{ring}/lookup", {form: sent, "replicas": 3})
             versions.add(r["version"])
             assert [x.get("key", x.get("key_b64")) for x in r["results"]] == sent
@@ -285,7 +323,7 @@ def server_lookups(api: Api, ring: str, keys: List[bytes]) -> Tuple[int, List[An
     return versions.pop(), out
 
 
-def check_lookups(client: Any, expected: List[Any], keys: List[bytes], n_pl: int) -> None:
+def check_lookups(client: Any, expected: list[Any], keys: list[bytes], n_pl: int) -> None:
     owners = [client.owner(k) for k in keys]
     assert owners == [o for o, _ in expected]
     assert [client.preference_list(k, 3) for k in keys[:n_pl]] == [r for _, r in expected[:n_pl]]

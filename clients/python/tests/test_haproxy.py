@@ -4,7 +4,6 @@ rule (5.8.2) against HAProxy's own steps."""
 from __future__ import annotations
 
 from bisect import bisect_left
-from typing import List, Tuple
 
 import pytest
 
@@ -31,7 +30,7 @@ def test_full_hash_values() -> None:
     assert full_hash(HASH32["sdbm"](b"hello")) == 0x7AE088A6
 
 
-def nearest(points: List[Tuple[int, str]], h: int) -> str:
+def nearest(points: list[tuple[int, str]], h: int) -> str:
     """HAProxy's steps: the first point at or after h (wrapping), the one
     before it, and the nearer of the two, the one before on a tie."""
     keys = [k for k, _ in points]
@@ -44,8 +43,11 @@ def nearest(points: List[Tuple[int, str]], h: int) -> str:
 
 def test_owner_is_the_nearest_point() -> None:
     nodes = [Node("a", weight=2), Node("b"), Node("c", weight=3)]
-    p = Placement.build(RingConfig(algorithm="haproxy", hash="crc32", avalanche=False), nodes,
-                        server_ids={"a": 4, "b": 9, "c": 2})
+    p = Placement.build(
+        RingConfig(algorithm="haproxy", hash="crc32", avalanche=False),
+        nodes,
+        server_ids={"a": 4, "b": 9, "c": 2},
+    )
     assert p.server_ids() == {"a": 4, "b": 9, "c": 2}
     lay = p._layout
     assert isinstance(lay, Haproxy)
@@ -56,4 +58,5 @@ def test_owner_is_the_nearest_point() -> None:
         probes += [a, b, mid - 1, mid, mid + 1]
     for h in probes:
         i = lay.owner_index(h)
-        assert i is not None and lay.ids[i] == nearest(points, h), h
+        assert i is not None, h
+        assert lay.ids[i] == nearest(points, h), h

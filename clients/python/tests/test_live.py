@@ -10,16 +10,44 @@ import json
 import shutil
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Dict, Iterator, List, Optional, Tuple
+from typing import Any
 
 import pytest
+from live_support import (
+    KEYS,
+    BrokenWatchProxy,
+    Etcd,
+    Ringd,
+    ScriptedWatch,
+    change,
+    check_lookups,
+    free_port,
+    server_lookups,
+    unique,
+    up,
+    wait_until,
+)
 
-from live_support import (KEYS, BrokenWatchProxy, Etcd, Ringd, ScriptedWatch, change,
-                          check_lookups, free_port, server_lookups, unique, up, wait_until)
-from ringd import (Api, ApiError, AsyncApi, Change, ClientClosed, Conflict, Event, Forbidden,
-                   InvalidRequest, NotFound, Placement, PreconditionFailed, Rejected, RingClient,
-                   Unauthorized, Unprocessable)
+from ringd import (
+    Api,
+    ApiError,
+    AsyncApi,
+    Change,
+    ClientClosed,
+    Conflict,
+    Event,
+    Forbidden,
+    InvalidRequest,
+    NotFound,
+    Placement,
+    PreconditionFailed,
+    Rejected,
+    RingClient,
+    Unauthorized,
+    Unprocessable,
+)
 from ringd.aio import AsyncRingClient
 
 HASHES = ("xxh3", "md5", "sha256", "murmur3")
@@ -28,15 +56,25 @@ COMBOS.insert(4, ("ketama", "md5"))
 # On etcd, one ring per algorithm, with this hash (the store changes nothing
 # in placement); on SQLite, every algorithm with every hash. Every ring gets
 # owners and preference lists of all 100,000 keys checked.
-PRIMARY = {"ring": "xxh3", "ketama": "md5", "maglev": "murmur3", "jump": "sha256",
-           "rendezvous": "md5", "table": "xxh3"}
-EXACT_BASES = {"ring": "ranges", "ketama": "ranges", "maglev": "table_entries",
-               "table": "partitions"}
+PRIMARY = {
+    "ring": "xxh3",
+    "ketama": "md5",
+    "maglev": "murmur3",
+    "jump": "sha256",
+    "rendezvous": "md5",
+    "table": "xxh3",
+}
+EXACT_BASES = {
+    "ring": "ranges",
+    "ketama": "ranges",
+    "maglev": "table_entries",
+    "table": "partitions",
+}
 RAMPS = ("ring", "maglev", "rendezvous")  # the algorithms that take ramps
 
 
 @pytest.fixture(scope="module")
-def etcd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Optional[Etcd]]:
+def etcd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Etcd | None]:
     if shutil.which("etcd") is None:
         yield None
         return
@@ -46,7 +84,7 @@ def etcd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Optional[Etcd]]:
 
 
 @pytest.fixture(params=["sqlite", "etcd"])
-def store(request: pytest.FixtureRequest, etcd: Optional[Etcd], tmp_path: Path) -> str:
+def store(request: pytest.FixtureRequest, etcd: Etcd | None, tmp_path: Path) -> str:
     if request.param == "sqlite":
         return f"sqlite://{tmp_path}/ringd.db"
     if etcd is None:
@@ -64,49 +102,65 @@ def server(store: str, tmp_path: Path) -> Iterator[Ringd]:
 def test_convergence_sync_and_async(server: Ringd, store: str) -> None:
     api = Api(server.url)
     # On etcd the store changes nothing in placement: one ring per algorithm.
-    combos = COMBOS if store.startswith("sqlite") else [(a, h) for a, h in COMBOS
-                                                         if PRIMARY[a] == h]
+    combos = (
+        COMBOS if store.startswith("sqlite") else [(a, h) for a, h in COMBOS if PRIMARY[a] == h]
+    )
     rings = {unique(f"{a}-{h}"): (a, h) for a, h in combos}
     for i, (ring, (alg, h)) in enumerate(rings.items()):
         # Zone-aware on every other ring, but not `table`, whose zones would
         # need weights balanced to hold a replica of every partition each.
-        config: Dict[str, Any] = {"algorithm": alg, "hash": h,
-                                  "zone_aware": i % 2 == 1 and alg != "table"}
+        config: dict[str, Any] = {
+            "algorithm": alg,
+            "hash": h,
+            "zone_aware": i % 2 == 1 and alg != "table",
+        }
         if alg == "table":
             config["partitions"] = 4096
         if alg == "maglev":
             config["table_size"] = 4093  # prime; Python builds 65537 slots slowly
         assert api.json("PUT", f"/v1/rings/{ring}", config)["version"] == 1
-    seen: Dict[str, List[Change]] = {r: [] for r in rings}
-    sync = {r: RingClient(server.url, r, client_id=f"sync-{i}", ack=False,
-                          on_change=seen[r].append) for i, r in enumerate(rings)}
+    seen: dict[str, list[Change]] = {r: [] for r in rings}
+    sync = {
+        r: RingClient(server.url, r, client_id=f"sync-{i}", ack=False, on_change=seen[r].append)
+        for i, r in enumerate(rings)
+    }
     for c in sync.values():
         assert c.ready(10).version == 1
 
-    async def flavour_async() -> Dict[str, Tuple[int, str, List[Any], Any]]:
+    async def flavour_async() -> dict[str, tuple[int, str, list[Any], Any]]:
         aapi = AsyncApi(server.url)
         clients = {r: AsyncRingClient(server.url, r, ack=False) for r in rings}
-        got: Dict[str, Tuple[int, str, List[Any], Any]] = {}
+        got: dict[str, tuple[int, str, list[Any], Any]] = {}
         for c in clients.values():
             await c.start()
             await c.ready(10)
         subs = {r: c.changes() for r, c in clients.items()}
         for ring, (alg, _) in rings.items():
             ramp = {"ramp": 30000} if alg in RAMPS else {}
-            steps = [[up("a", weight=1, zone="z1"), up("b", weight=2, zone="z2"),
-                      up("c", zone="z3"), up("d", weight=3, zone="z1"),
-                      up("e", zone="z2", state="draining")],
-                     [{"op": "remove", "id": "b"}],
-                     [up("f", weight=2, zone="z3"), up("c", weight=4, zone="z3")],
-                     [up("a", zone="z1", state="draining"), up("g", zone="z2", **ramp)]]
+            steps = [
+                [
+                    up("a", weight=1, zone="z1"),
+                    up("b", weight=2, zone="z2"),
+                    up("c", zone="z3"),
+                    up("d", weight=3, zone="z1"),
+                    up("e", zone="z2", state="draining"),
+                ],
+                [{"op": "remove", "id": "b"}],
+                [up("f", weight=2, zone="z3"), up("c", weight=4, zone="z3")],
+                [up("a", zone="z1", state="draining"), up("g", zone="z2", **ramp)],
+            ]
             for v, ops in enumerate(steps, start=2):
                 r = await aapi.json("POST", f"/v1/rings/{ring}/changes", {"ops": ops})
                 assert r["version"] == v
         for ring, c in clients.items():
             view = await c.wait_for_version(5, 20)
             tos = [await subs[ring].get(5) for _ in range(4)]
-            got[ring] = (view.version, view.placement.fingerprint(),
-                         [(x.from_version, x.to, x.reset) for x in tos], c.status())
+            got[ring] = (
+                view.version,
+                view.placement.fingerprint(),
+                [(x.from_version, x.to, x.reset) for x in tos],
+                c.status(),
+            )
             _, expected = server_lookups(api, ring, KEYS[:5000])
             check_lookups(c, expected, KEYS[:5000], 5000)
             await c.close()
@@ -118,12 +172,24 @@ def test_convergence_sync_and_async(server: Ringd, store: str) -> None:
         c = sync[ring]
         info = api.json("GET", f"/v1/rings/{ring}")
         c.wait_for_version(5, 20)
-        assert (c.version, c.placement.fingerprint() if c.placement else None) == \
-            (info["version"], info["fingerprint"]) == from_async[ring][:2]
-        assert from_async[ring][2] == [(1, 2, False), (2, 3, False), (3, 4, False),
-                                       (4, 5, False)], from_async[ring]
-        assert [(ch.from_version, ch.to, ch.reset) for ch in seen[ring]] == \
-            [(None, 1, False), (1, 2, False), (2, 3, False), (3, 4, False), (4, 5, False)]
+        assert (
+            (c.version, c.placement.fingerprint() if c.placement else None)
+            == (info["version"], info["fingerprint"])
+            == from_async[ring][:2]
+        )
+        assert from_async[ring][2] == [
+            (1, 2, False),
+            (2, 3, False),
+            (3, 4, False),
+            (4, 5, False),
+        ], from_async[ring]
+        assert [(ch.from_version, ch.to, ch.reset) for ch in seen[ring]] == [
+            (None, 1, False),
+            (1, 2, False),
+            (2, 3, False),
+            (3, 4, False),
+            (4, 5, False),
+        ]
         assert seen[ring][0].diff is None  # nothing to compare the first version with
         version, expected = server_lookups(api, ring, KEYS)
         assert version == 5
@@ -134,8 +200,10 @@ def test_convergence_sync_and_async(server: Ringd, store: str) -> None:
         if alg == "table":
             # Held v-1 each time: moves when the snapshot carries them (they
             # are sent only when shorter than the table), else a download.
-            with_moves = sum(api.json("GET", f"/v1/rings/{ring}/snapshots/{v}")
-                             .get("table_moves") is not None for v in range(2, 6))
+            with_moves = sum(
+                api.json("GET", f"/v1/rings/{ring}/snapshots/{v}").get("table_moves") is not None
+                for v in range(2, 6)
+            )
             assert (st.table_moves_applied, st.table_downloads) == (with_moves, 4 - with_moves)
             assert with_moves >= 1
         if alg != "jump" or primary:  # jump's is sampled: 65,536 keys a version
@@ -143,7 +211,7 @@ def test_convergence_sync_and_async(server: Ringd, store: str) -> None:
         c.close()
 
 
-def check_diffs(api: Api, ring: str, alg: str, changes: List[Change]) -> None:
+def check_diffs(api: Api, ring: str, alg: str, changes: list[Change]) -> None:
     for ch in changes:
         d = api.json("GET", f"/v1/rings/{ring}/diff?from={ch.from_version}&to={ch.to}")["diff"]
         mine = ch.diff
@@ -154,8 +222,11 @@ def check_diffs(api: Api, ring: str, alg: str, changes: List[Change]) -> None:
             continue
         assert mine.basis == d["basis"] == EXACT_BASES[alg]
         assert mine.moved_fraction == d["moved_fraction"]
-        theirs = [(n["id"], n["before"], n["after"], n["gained"], n["lost"]) for n in d["nodes"]
-                  if n["gained"] > 0 or n["lost"] > 0]
+        theirs = [
+            (n["id"], n["before"], n["after"], n["gained"], n["lost"])
+            for n in d["nodes"]
+            if n["gained"] > 0 or n["lost"] > 0
+        ]
         assert [(n.id, n.before, n.after, n.gained, n.lost) for n in mine.nodes] == theirs
 
 
@@ -167,11 +238,13 @@ def test_resume_after_restart_and_failover(store: str, tmp_path: Path) -> None:
     try:
         api.json("PUT", f"/v1/rings/{ring}", {"algorithm": "jump"})
         change(api, ring, up("a"), up("b"))
-        seen: List[Change] = []
-        with RingClient([dead, srv.url], ring, ack=False, backoff=(0.05, 0.2),
-                        on_change=seen.append) as c:
+        seen: list[Change] = []
+        with RingClient(
+            [dead, srv.url], ring, ack=False, backoff=(0.05, 0.2), on_change=seen.append
+        ) as c:
             assert c.ready(10).version == 2
-            assert c.status().server == srv.url and c.status().transport == "sse"
+            assert c.status().server == srv.url
+            assert c.status().transport == "sse"
             srv.stop()
             wait_until(lambda: c.status().transport == "connecting", 10, "the stream to break")
             srv.start()  # same store, same port
@@ -179,8 +252,11 @@ def test_resume_after_restart_and_failover(store: str, tmp_path: Path) -> None:
             assert change(api, ring, {"op": "remove", "id": "a"}) == 4
             c.wait_for_version(4, 15)
             # Resumed with Last-Event-ID: every version once, none reset.
-            assert [(x.from_version, x.to, x.reset) for x in seen] == \
-                [(None, 2, False), (2, 3, False), (3, 4, False)]
+            assert [(x.from_version, x.to, x.reset) for x in seen] == [
+                (None, 2, False),
+                (2, 3, False),
+                (3, 4, False),
+            ]
             assert c.placement is not None
             assert c.placement.fingerprint() == api.json("GET", f"/v1/rings/{ring}")["fingerprint"]
             assert c.status().server == srv.url
@@ -191,9 +267,10 @@ def test_resume_after_restart_and_failover(store: str, tmp_path: Path) -> None:
 def test_long_poll_mode_fetches_every_version(server: Ringd) -> None:
     api, ring = Api(server.url), unique("lp")
     api.json("PUT", f"/v1/rings/{ring}", {"algorithm": "maglev", "table_size": 1009})
-    seen: List[Change] = []
-    with RingClient(server.url, ring, mode="long_poll", long_poll_wait=5, ack=False,
-                    on_change=seen.append) as c:
+    seen: list[Change] = []
+    with RingClient(
+        server.url, ring, mode="long_poll", long_poll_wait=5, ack=False, on_change=seen.append
+    ) as c:
         c.ready(10)
         assert c.status().transport == "long_poll"
         # A burst: one long-poll answers with the newest, the client fetches
@@ -203,8 +280,10 @@ def test_long_poll_mode_fetches_every_version(server: Ringd) -> None:
         c.wait_for_version(5, 15)
         assert [x.to for x in seen] == [1, 2, 3, 4, 5]
         assert all(not x.reset for x in seen)
-        assert c.owner(b"\xff\x00") == api.json(
-            "GET", f"/v1/rings/{ring}/lookup?key_b64=/wA=")["owner"]
+        assert (
+            c.owner(b"\xff\x00")
+            == api.json("GET", f"/v1/rings/{ring}/lookup?key_b64=/wA=")["owner"]
+        )
 
 
 def test_auto_falls_back_to_long_poll_when_the_watch_is_broken(server: Ringd) -> None:
@@ -212,20 +291,24 @@ def test_auto_falls_back_to_long_poll_when_the_watch_is_broken(server: Ringd) ->
     api.json("PUT", f"/v1/rings/{ring}", {"algorithm": "table", "partitions": 256})
     proxy = BrokenWatchProxy(server.url)
     try:
-        with RingClient(proxy.url, ring, mode="auto", long_poll_wait=2, ack=False) as c, \
-                RingClient(proxy.url, ring, mode="sse", ack=False, backoff=(0.05, 0.1)) as pinned:
+        with (
+            RingClient(proxy.url, ring, mode="auto", long_poll_wait=2, ack=False) as c,
+            RingClient(proxy.url, ring, mode="sse", ack=False, backoff=(0.05, 0.1)) as pinned,
+        ):
             c.ready(10)
             change(api, ring, up("a"), up("b"))
             change(api, ring, up("c"))
             view = c.wait_for_version(3, 15)
             st = c.status()
             assert (st.transport, st.server) == ("long_poll", proxy.url)
-            assert view.placement.fingerprint() == \
-                api.json("GET", f"/v1/rings/{ring}")["fingerprint"]
+            assert (
+                view.placement.fingerprint() == api.json("GET", f"/v1/rings/{ring}")["fingerprint"]
+            )
             assert proxy.watch_hits >= 1
             # Pinned to streams, it never gets a version and says why.
             wait_until(lambda: "404" in (pinned.status().last_error or ""), 5, "the 404")
-            assert pinned.version is None and pinned.owner("k") is None
+            assert pinned.version is None
+            assert pinned.owner("k") is None
     finally:
         proxy.close()
 
@@ -240,8 +323,8 @@ def test_tampered_snapshot_is_refused_and_never_routed_on(server: Ringd) -> None
     bad = json.loads(json.dumps(snap[3]))
     bad["nodes"][-1]["weight"] = 1  # d's weight back to 1, fingerprint kept
     stub = ScriptedWatch(ring)
-    events: List[Event] = []
-    versions_seen: List[Optional[int]] = []
+    events: list[Event] = []
+    versions_seen: list[int | None] = []
     try:
         with RingClient(stub.url, ring, client_id="tamper-test", on_event=events.append) as c:
             deadline = time.monotonic() + 10
@@ -259,7 +342,8 @@ def test_tampered_snapshot_is_refused_and_never_routed_on(server: Ringd) -> None
             stub.frames.put(("snapshot", 3, json.dumps(bad)))
             wait_until(lambda: c.status().rejected == 1, 5, "the refusal")
             st = c.status()
-            assert c.version == 2 and st.version == 2
+            assert c.version == 2
+            assert st.version == 2
             assert "FingerprintMismatch" in (st.last_error or "")
             assert snap[3]["fingerprint"] in (st.last_error or "")
             p2 = Placement.from_snapshot(snap[2])
@@ -267,13 +351,18 @@ def test_tampered_snapshot_is_refused_and_never_routed_on(server: Ringd) -> None
             stub.frames.put(("snapshot", 4, json.dumps(snap[4])))
             c.wait_for_ack(4, 5)
             t.join()
-            assert set(versions_seen) <= {None, 2, 4} and 4 in versions_seen
+            assert set(versions_seen) <= {None, 2, 4}
+            assert 4 in versions_seen
             rejected = [e for e in events if isinstance(e, Rejected)]
             assert [r.version for r in rejected] == [3]
-            assert [(e.from_version, e.to) for e in events if isinstance(e, Change)] == \
-                [(None, 2), (2, 4)]
-            assert {(a["version"], a["fingerprint"]) for a in stub.acks} == \
-                {(2, snap[2]["fingerprint"]), (4, snap[4]["fingerprint"])}
+            assert [(e.from_version, e.to) for e in events if isinstance(e, Change)] == [
+                (None, 2),
+                (2, 4),
+            ]
+            assert {(a["version"], a["fingerprint"]) for a in stub.acks} == {
+                (2, snap[2]["fingerprint"]),
+                (4, snap[4]["fingerprint"]),
+            }
             stub.frames.put(None)  # the stream ends; the client resumes after 4
             wait_until(lambda: len(stub.last_event_ids) >= 2, 5, "the reconnect")
             assert stub.last_event_ids[:2] == [None, "4"]
@@ -286,14 +375,24 @@ def test_acks_are_visible_in_clients(server: Ringd) -> None:
     api, ring = Api(server.url), unique("acks")
     api.json("PUT", f"/v1/rings/{ring}", {"algorithm": "rendezvous"})
     change(api, ring, up("a"), up("b"))
-    with RingClient(server.url, ring, client_id="web-7") as c, \
-            RingClient(server.url, ring, client_id="silent", ack=False) as quiet:
+    with (
+        RingClient(server.url, ring, client_id="web-7") as c,
+        RingClient(server.url, ring, client_id="silent", ack=False) as quiet,
+    ):
         c.wait_for_ack(2, 10)
         quiet.ready(10)
         listed = api.json("GET", f"/v1/rings/{ring}/clients")
-        assert [(x["client_id"], x["version"], x["fingerprint"], x["lag"], x["on_latest"],
-                 x["divergent"]) for x in listed["clients"]] == \
-            [("web-7", 2, listed["fingerprint"], 0, True, False)]
+        assert [
+            (
+                x["client_id"],
+                x["version"],
+                x["fingerprint"],
+                x["lag"],
+                x["on_latest"],
+                x["divergent"],
+            )
+            for x in listed["clients"]
+        ] == [("web-7", 2, listed["fingerprint"], 0, True, False)]
         v = change(api, ring, up("c"))
         c.wait_for_ack(v, 10)
         listed = api.json("GET", f"/v1/rings/{ring}/clients")
@@ -302,46 +401,111 @@ def test_acks_are_visible_in_clients(server: Ringd) -> None:
 
 
 def test_problem_details_become_typed_exceptions(tmp_path: Path) -> None:
-    srv = Ringd(f"sqlite://{tmp_path}/ringd.db", tmp_path,
-                env={"RINGD_ADMIN_TOKEN": "admin-t", "RINGD_READ_TOKEN": "read-t"})
+    srv = Ringd(
+        f"sqlite://{tmp_path}/ringd.db",
+        tmp_path,
+        env={"RINGD_ADMIN_TOKEN": "admin-t", "RINGD_READ_TOKEN": "read-t"},
+    )
     api = Api(srv.url, token="admin-t")
     try:
         api.json("PUT", "/v1/rings/p", {"algorithm": "ring"})
-        cases: List[Tuple[Any, type, int, str, Optional[str]]] = [
+        cases: list[tuple[Any, type, int, str, str | None]] = [
             (lambda: api.json("GET", "/v1/rings/nope"), NotFound, 404, "ring-not-found", None),
-            (lambda: api.json("GET", "/v1/rings/p/snapshots/99"), NotFound, 404,
-             "version-not-found", "version"),
-            (lambda: api.json("PUT", "/v1/rings/p", {"algorithm": "jump"}), Conflict, 409,
-             "conflict", None),
-            (lambda: api.json("POST", "/v1/rings/p/clients/x/ack",
-                              {"version": 9, "fingerprint": "0" * 64}), Conflict, 409,
-             "conflict", "version"),
-            (lambda: api.json("POST", "/v1/rings/p/changes",
-                              {"ops": [up("a")], "expected_version": 7}),
-             PreconditionFailed, 412, "precondition-failed", None),
-            (lambda: api.json("POST", "/v1/rings/p/lookup", {"keys_b64": ["/w="]}),
-             InvalidRequest, 400, "invalid-input", "keys_b64[0]"),
-            (lambda: api.json("GET", "/v1/rings/p/snapshot?after=1&wait=6m"), InvalidRequest,
-             400, "invalid-input", "wait"),
-            (lambda: api.json("POST", "/v1/rings/p/changes", {"ops": [up("a", weight=0)]}),
-             InvalidRequest, 400, "invalid-input", "ops[0].node.weight"),
-            (lambda: Api(srv.url).json("GET", "/v1/rings/p"), Unauthorized, 401,
-             "unauthorized", None),
-            (lambda: Api(srv.url, token="read-t").json("PUT", "/v1/rings/q", {}), Forbidden,
-             403, "forbidden", None),
+            (
+                lambda: api.json("GET", "/v1/rings/p/snapshots/99"),
+                NotFound,
+                404,
+                "version-not-found",
+                "version",
+            ),
+            (
+                lambda: api.json("PUT", "/v1/rings/p", {"algorithm": "jump"}),
+                Conflict,
+                409,
+                "conflict",
+                None,
+            ),
+            (
+                lambda: api.json(
+                    "POST", "/v1/rings/p/clients/x/ack", {"version": 9, "fingerprint": "0" * 64}
+                ),
+                Conflict,
+                409,
+                "conflict",
+                "version",
+            ),
+            (
+                lambda: api.json(
+                    "POST", "/v1/rings/p/changes", {"ops": [up("a")], "expected_version": 7}
+                ),
+                PreconditionFailed,
+                412,
+                "precondition-failed",
+                None,
+            ),
+            (
+                lambda: api.json("POST", "/v1/rings/p/lookup", {"keys_b64": ["/w="]}),
+                InvalidRequest,
+                400,
+                "invalid-input",
+                "keys_b64[0]",
+            ),
+            (
+                lambda: api.json("GET", "/v1/rings/p/snapshot?after=1&wait=6m"),
+                InvalidRequest,
+                400,
+                "invalid-input",
+                "wait",
+            ),
+            (
+                lambda: api.json("POST", "/v1/rings/p/changes", {"ops": [up("a", weight=0)]}),
+                InvalidRequest,
+                400,
+                "invalid-input",
+                "ops[0].node.weight",
+            ),
+            (
+                lambda: Api(srv.url).json("GET", "/v1/rings/p"),
+                Unauthorized,
+                401,
+                "unauthorized",
+                None,
+            ),
+            (
+                lambda: Api(srv.url, token="read-t").json("PUT", "/v1/rings/q", {}),
+                Forbidden,
+                403,
+                "forbidden",
+                None,
+            ),
         ]
-        api.json("POST", "/v1/rings/p/changes", {"ops": [up("a")]},
-                 headers={"idempotency-key": "k1"})
-        cases.append((lambda: api.json("POST", "/v1/rings/p/changes", {"ops": [up("b")]},
-                                       headers={"idempotency-key": "k1"}),
-                      Unprocessable, 422, "idempotency-key-reused", "Idempotency-Key"))
+        api.json(
+            "POST", "/v1/rings/p/changes", {"ops": [up("a")]}, headers={"idempotency-key": "k1"}
+        )
+        cases.append(
+            (
+                lambda: api.json(
+                    "POST",
+                    "/v1/rings/p/changes",
+                    {"ops": [up("b")]},
+                    headers={"idempotency-key": "k1"},
+                ),
+                Unprocessable,
+                422,
+                "idempotency-key-reused",
+                "Idempotency-Key",
+            )
+        )
         for call, cls, status, slug, field in cases:
             with pytest.raises(cls) as info:
                 call()
             e = info.value
-            assert type(e) is cls and isinstance(e, ApiError)
+            assert type(e) is cls
+            assert isinstance(e, ApiError)
             assert (e.status, e.type, e.field) == (status, f"urn:ringd:problem:{slug}", field)
-            assert e.problem and e.title and e.detail == e.body["detail"]
+            assert e.problem
+            assert e.title
+            assert e.detail == e.body["detail"]
         with pytest.raises(PreconditionFailed) as pre:
             api.json("POST", "/v1/rings/p/changes", {"ops": [up("z")], "expected_version": 1})
         assert pre.value.current_version == 2

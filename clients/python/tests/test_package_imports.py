@@ -6,20 +6,21 @@ from __future__ import annotations
 
 import ast
 from pathlib import Path
-from typing import Dict, List, Set
 
 PACKAGE = Path(__file__).resolve().parent.parent / "ringd"
 
 
-def _trees() -> Dict[str, ast.Module]:
-    return {p.stem: ast.parse(p.read_text(encoding="utf-8"), str(p))
-            for p in sorted(PACKAGE.glob("*.py"))}
+def _trees() -> dict[str, ast.Module]:
+    return {
+        p.stem: ast.parse(p.read_text(encoding="utf-8"), str(p))
+        for p in sorted(PACKAGE.glob("*.py"))
+    }
 
 
-def _imports(tree: ast.Module) -> Set[str]:
+def _imports(tree: ast.Module) -> set[str]:
     """The package's modules that `tree` imports relatively (`from .x import …`,
     `from . import x`)."""
-    found: Set[str] = set()
+    found: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom) and node.level == 1:
             if node.module:
@@ -29,18 +30,18 @@ def _imports(tree: ast.Module) -> Set[str]:
     return found
 
 
-def import_cycles(graph: Dict[str, Set[str]]) -> List[List[str]]:
+def import_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     """Every loop of `graph`, each once, starting from its least module."""
-    loops: List[List[str]] = []
+    loops: list[list[str]] = []
     for start in sorted(graph):
         stack = [(start, [start])]
         while stack:
             module, path = stack.pop()
             for target in sorted(graph.get(module, ())):
                 if target == start:
-                    loops.append(path + [start])
+                    loops.append([*path, start])
                 elif target > start and target not in path:
-                    stack.append((target, path + [target]))
+                    stack.append((target, [*path, target]))
     return loops
 
 
@@ -55,10 +56,12 @@ def test_no_module_imports_one_that_imports_it_back() -> None:
 
 
 def test_every_import_is_at_the_top_of_its_module() -> None:
-    hidden = [f"{name}.py:{inner.lineno}"
-              for name, tree in _trees().items()
-              for node in ast.walk(tree)
-              if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
-              for inner in ast.walk(node)
-              if isinstance(inner, (ast.Import, ast.ImportFrom))]
+    hidden = [
+        f"{name}.py:{inner.lineno}"
+        for name, tree in _trees().items()
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+        for inner in ast.walk(node)
+        if isinstance(inner, (ast.Import, ast.ImportFrom))
+    ]
     assert hidden == []

@@ -5,12 +5,20 @@ from __future__ import annotations
 
 import base64
 import hashlib
-from typing import Any, Dict, List
+from typing import Any
 
 import pytest
 
-from ringd import (FingerprintMismatch, InvalidEncoding, InvalidTable, Node, Placement,
-                   PlacementError, RingConfig, TableRequired)
+from ringd import (
+    FingerprintMismatch,
+    InvalidEncoding,
+    InvalidTable,
+    Node,
+    Placement,
+    PlacementError,
+    RingConfig,
+    TableRequired,
+)
 
 
 def kind(f: Any, *args: Any, **kw: Any) -> str:
@@ -28,13 +36,17 @@ def test_config_refusals() -> None:
     assert kind(RingConfig, algorithm="haproxy", hash="xxh3") == "HashNotAccepted"
     assert kind(RingConfig, algorithm="nginx", hash="sdbm") == "HashNotAccepted"
     assert kind(RingConfig, algorithm="jump", avalanche=True) == "AvalancheNotSupported"
-    assert (RingConfig(algorithm="haproxy").hash, RingConfig(algorithm="haproxy").avalanche) \
-        == ("sdbm", True)
+    assert (RingConfig(algorithm="haproxy").hash, RingConfig(algorithm="haproxy").avalanche) == (
+        "sdbm",
+        True,
+    )
     assert kind(RingConfig, hash="fnv1a_64") == "HashNotAccepted"  # twemproxy's only
     assert kind(RingConfig, algorithm="twemproxy", hash="xxh3") == "HashNotAccepted"
     assert kind(RingConfig, algorithm="twemproxy", hash="crc32") == "HashNotAccepted"
-    assert (RingConfig(algorithm="twemproxy").hash, RingConfig(algorithm="twemproxy").hash_tag) \
-        == ("fnv1a_64", None)
+    assert (RingConfig(algorithm="twemproxy").hash, RingConfig(algorithm="twemproxy").hash_tag) == (
+        "fnv1a_64",
+        None,
+    )
     assert kind(RingConfig, algorithm="nginx", hash="md5") == "HashNotAccepted"
     assert RingConfig(algorithm="nginx").hash == "crc32"
     assert kind(RingConfig, vnodes_per_weight=0) == "VnodesOutOfRange"
@@ -51,7 +63,7 @@ def test_hash_tag_refusals() -> None:
     assert RingConfig.from_json({"algorithm": "twemproxy", "hash_tag": None}).hash_tag is None
     for algorithm in ("ring", "ketama", "nginx", "haproxy"):
         assert kind(RingConfig, algorithm=algorithm, hash_tag="{}") == "HashTagNotSupported"
-    for bad in ("", "{", "{}}", "{ ", "\"}", "'}", "\\}", "é}", "é", "\t}"):
+    for bad in ("", "{", "{}}", "{ ", '"}', "'}", "\\}", "é}", "é", "\t}"):
         assert kind(RingConfig, algorithm="twemproxy", hash_tag=bad) == "InvalidHashTag", bad
     # A bad tag is refused first, whatever the algorithm (the server reads it first).
     assert kind(RingConfig, algorithm="ring", hash_tag="{") == "InvalidHashTag"
@@ -76,28 +88,31 @@ def test_haproxy_refusals() -> None:
     haproxy = RingConfig(algorithm="haproxy")
     assert kind(Placement.build, haproxy, [Node("a", weight=257)]) == "WeightTooHighForProxy"
     assert kind(Placement.build, haproxy, [Node("a", ramp=100)]) == "RampNotSupported"
-    assert kind(Placement.build, haproxy, [Node("a"), Node("b")],
-                server_ids={"a": 1, "b": 1}) == "InvalidServerIds"
+    assert (
+        kind(Placement.build, haproxy, [Node("a"), Node("b")], server_ids={"a": 1, "b": 1})
+        == "InvalidServerIds"
+    )
 
 
 def test_node_set_refusals() -> None:
     build = Placement.build
-    assert kind(build, RingConfig(), [Node("a"), Node("a", state="draining")]) \
-        == "DuplicateNodeId"
+    assert kind(build, RingConfig(), [Node("a"), Node("a", state="draining")]) == "DuplicateNodeId"
     assert kind(build, RingConfig(zone_aware=True), [Node("a")]) == "MissingZone"
     RingConfig(zone_aware=True)  # a draining node needs no zone:
     build(RingConfig(zone_aware=True), [Node("a", zone="z"), Node("b", state="draining")])
     for algorithm in ("ketama", "jump", "table"):
-        assert kind(build, RingConfig(algorithm=algorithm), [Node("a", ramp=100)]) \
+        assert (
+            kind(build, RingConfig(algorithm=algorithm), [Node("a", ramp=100)])
             == "RampNotSupported"
+        )
     nginx = RingConfig(algorithm="nginx")
-    assert kind(build, nginx, [Node("a", ramp=100, address="10.0.0.1:80")]) \
-        == "RampNotSupported"
-    assert kind(build, RingConfig(vnodes_per_weight=10_000), [Node("a", weight=1000)]) \
+    assert kind(build, nginx, [Node("a", ramp=100, address="10.0.0.1:80")]) == "RampNotSupported"
+    assert (
+        kind(build, RingConfig(vnodes_per_weight=10_000), [Node("a", weight=1000)])
         == "TooManyPoints"
+    )
     nodes = [Node(f"n{i}") for i in range(8)]
-    assert kind(build, RingConfig(algorithm="maglev", table_size=7), nodes) \
-        == "TableSizeOutOfRange"
+    assert kind(build, RingConfig(algorithm="maglev", table_size=7), nodes) == "TableSizeOutOfRange"
     assert kind(build, RingConfig(algorithm="table"), [Node("a")]) == "InvalidTable"
 
 
@@ -105,23 +120,28 @@ def test_twemproxy_refuses_what_nutcracker_could_not_take() -> None:
     build, tw = Placement.build, RingConfig(algorithm="twemproxy")
     assert kind(build, tw, [Node("a")]) == "MissingAddress"
     assert kind(build, tw, [Node("a", hash_key="cache-a")]) == "MissingAddress"
-    assert kind(build, tw, [Node("a", address="10.0.0.1:11211", ramp=100)]) \
-        == "RampNotSupported"
+    assert kind(build, tw, [Node("a", address="10.0.0.1:11211", ramp=100)]) == "RampNotSupported"
     for bad in ("10.0.0.1", "10.0.0.1:0", "10.0.0.1:080", "[::1]:11211", "a;b:11211"):
         assert kind(build, tw, [Node("a", address=bad)]) == "AddressNotServer", bad
-    assert kind(build, tw, [Node("a", address="h:11211", hash_key="two words")]) \
-        == "InvalidServerName"
+    assert (
+        kind(build, tw, [Node("a", address="h:11211", hash_key="two words")]) == "InvalidServerName"
+    )
     # Every node's address and name is checked, not only the active ones'.
     ok = Node("a", address="h:11211")
     assert kind(build, tw, [ok, Node("b", address="h", state="draining")]) == "AddressNotServer"
-    assert kind(build, tw, [ok, Node("b", hash_key="a#b", state="joining")]) \
-        == "InvalidServerName"
+    assert kind(build, tw, [ok, Node("b", hash_key="a#b", state="joining")]) == "InvalidServerName"
     build(tw, [ok, Node("b", state="draining")])  # no address: fine until active
     # One name for two servers: h alone on 11211, or a hash_key.
     assert kind(build, tw, [ok, Node("b", address="h:11211")]) == "ServerNameTaken"
     assert kind(build, tw, [ok, Node("b", address="x:1", hash_key="h")]) == "ServerNameTaken"
-    assert kind(build, tw, [Node("a", address="h:1", hash_key="k"),
-                            Node("b", address="h:2", hash_key="k")]) == "ServerNameTaken"
+    assert (
+        kind(
+            build,
+            tw,
+            [Node("a", address="h:1", hash_key="k"), Node("b", address="h:2", hash_key="k")],
+        )
+        == "ServerNameTaken"
+    )
     build(tw, [ok, Node("b", address="h:11211", state="draining")])  # only active ones
     build(tw, [ok, Node("b", address="h:6379")])  # named `h:6379`
 
@@ -131,8 +151,9 @@ def test_joining_and_draining_nodes_change_nothing() -> None:
     extra = [Node("c", state="joining"), Node("d", state="draining", weight=9)]
     for algorithm in ("ring", "ketama", "maglev", "jump", "rendezvous"):
         config = RingConfig(algorithm=algorithm)
-        assert Placement.build(config, base).encode() == \
-            Placement.build(config, base + extra).encode()
+        assert (
+            Placement.build(config, base).encode() == Placement.build(config, base + extra).encode()
+        )
 
 
 def test_bucket_order_refusals() -> None:
@@ -145,7 +166,8 @@ def test_bucket_order_refusals() -> None:
 
 def test_keys_are_bytes_or_utf8() -> None:
     p = Placement.build(RingConfig(), [Node(f"n{i}") for i in range(5)])
-    assert p.owner("é") == p.owner("é".encode()) and p.key_hash("é") == p.key_hash(b"\xc3\xa9")
+    assert p.owner("é") == p.owner("é".encode())
+    assert p.key_hash("é") == p.key_hash(b"\xc3\xa9")
     assert p.owner(b"\xff\x00") is not None  # any byte string places
 
 
@@ -166,12 +188,12 @@ def test_encoding_refusals() -> None:
     with pytest.raises(FingerprintMismatch):
         Placement.from_table_encoding(good, "0" * 64)
     bad = [
-        b"RINGDPL\x02" + good[8:],          # another format version
-        good[:8] + b"\x07" + good[9:],      # unknown algorithm
-        good[:11] + b"\x02" + good[12:],    # unknown flag bit
-        good[:11] + b"\x01" + good[12:],    # ramped flag, but no ramp records
-        good[:-1],                          # cut short
-        good + b"\x00",                     # trailing bytes
+        b"RINGDPL\x02" + good[8:],  # another format version
+        good[:8] + b"\x07" + good[9:],  # unknown algorithm
+        good[:11] + b"\x02" + good[12:],  # unknown flag bit
+        good[:11] + b"\x01" + good[12:],  # ramped flag, but no ramp records
+        good[:-1],  # cut short
+        good + b"\x00",  # trailing bytes
         good[:-12] + good[-12:-4] + b"\x05\x00\x00\x00",  # node index 5 of 2
     ]
     for data in bad:
@@ -179,19 +201,28 @@ def test_encoding_refusals() -> None:
             thin(data)
 
 
-def table_placement(rows: List[List[str]], ids: str = "abc") -> Placement:
+def table_placement(rows: list[list[str]], ids: str = "abc") -> Placement:
     config = RingConfig(algorithm="table", partitions=256, replication_factor=2)
     return Placement.build(config, [Node(x) for x in ids], table=rows)
 
 
-def snapshot(p: Placement, version: int, moves: bytes) -> Dict[str, Any]:
-    return {"ring": "t", "version": version, "fingerprint": p.fingerprint(),
-            "config": {"algorithm": "table", "hash": "xxh3", "vnodes_per_weight": 160,
-                       "table_size": 65537, "replication_factor": 2, "zone_aware": False,
-                       "partitions": 256},
-            "nodes": [{"id": n.id, "weight": 1, "state": "active", "labels": {}}
-                      for n in p.nodes],
-            "table_moves": base64.b64encode(moves).decode()}
+def snapshot(p: Placement, version: int, moves: bytes) -> dict[str, Any]:
+    return {
+        "ring": "t",
+        "version": version,
+        "fingerprint": p.fingerprint(),
+        "config": {
+            "algorithm": "table",
+            "hash": "xxh3",
+            "vnodes_per_weight": 160,
+            "table_size": 65537,
+            "replication_factor": 2,
+            "zone_aware": False,
+            "partitions": 256,
+        },
+        "nodes": [{"id": n.id, "weight": 1, "state": "active", "labels": {}} for n in p.nodes],
+        "table_moves": base64.b64encode(moves).decode(),
+    }
 
 
 def test_table_moves_update_the_previous_table() -> None:
@@ -202,23 +233,24 @@ def test_table_moves_update_the_previous_table() -> None:
     after[5] = ["c", "b"]
     target = table_placement(after)
     # 9.4's example: partition 5, slot 0 to node index 2.
-    moves = bytes.fromhex("01000000" "05000000" "00" "0200")
+    moves = bytes.fromhex("0100000005000000000200")
     assert base64.b64encode(moves) == b"AQAAAAUAAAAAAgA="
     p = Placement.from_snapshot(snapshot(target, 5, moves), previous=previous)
-    assert p.table_rows() == after and p.fingerprint() == target.fingerprint()
+    assert p.table_rows() == after
+    assert p.fingerprint() == target.fingerprint()
     with pytest.raises(TableRequired):
         Placement.from_snapshot(snapshot(target, 5, moves))
     with pytest.raises(InvalidTable):  # not the version before
         Placement.from_snapshot(snapshot(target, 6, moves), previous=previous)
-    twice = bytes.fromhex("02000000" "05000000" "00" "0200" "05000000" "00" "0000")
+    twice = bytes.fromhex("020000000500000000020005000000000000")
     with pytest.raises(InvalidTable):  # a slot changed twice
         Placement.from_snapshot(snapshot(target, 5, twice), previous=previous)
     with pytest.raises(InvalidTable):  # length does not match the count
         Placement.from_snapshot(snapshot(target, 5, moves + b"\x00"), previous=previous)
-    dup = bytes.fromhex("01000000" "05000000" "00" "0100")  # b twice in row 5
+    dup = bytes.fromhex("0100000005000000000100")  # b twice in row 5
     with pytest.raises(InvalidTable):
         Placement.from_snapshot(snapshot(target, 5, dup), previous=previous)
-    wrong = bytes.fromhex("01000000" "06000000" "00" "0200")  # moves another partition
+    wrong = bytes.fromhex("0100000006000000000200")  # moves another partition
     with pytest.raises(FingerprintMismatch):
         Placement.from_snapshot(snapshot(target, 5, wrong), previous=previous)
 
@@ -229,14 +261,18 @@ def test_table_moves_across_a_node_change() -> None:
     after = [["d", "b"]] * 256
     target = table_placement(after, "bcd")
     moves = (256).to_bytes(4, "little") + b"".join(
-        p.to_bytes(4, "little") + b"\x00" + (2).to_bytes(2, "little") for p in range(256))
+        p.to_bytes(4, "little") + b"\x00" + (2).to_bytes(2, "little") for p in range(256)
+    )
     p = Placement.from_snapshot(snapshot(target, 2, moves), previous=previous)
     assert p.table_rows() == after
 
 
 def test_an_empty_table_snapshot_needs_no_download() -> None:
-    empty = Placement.build(RingConfig(algorithm="table", partitions=256, replication_factor=2),
-                            [Node("a", state="draining")], table=[[]] * 256)
+    empty = Placement.build(
+        RingConfig(algorithm="table", partitions=256, replication_factor=2),
+        [Node("a", state="draining")],
+        table=[[]] * 256,
+    )
     s = snapshot(empty, 3, b"")
     del s["table_moves"]
     s["nodes"] = [{"id": "a", "weight": 1, "state": "draining"}]
@@ -248,12 +284,24 @@ def test_nginx_places_by_address_and_refuses_what_nginx_could_not_take() -> None
     build, nginx = Placement.build, RingConfig(algorithm="nginx")
     assert kind(build, nginx, [Node("a")]) == "MissingAddress"
     build(nginx, [Node("a", address="10.0.0.1:80"), Node("b", state="draining")])
-    for bad in ("10.0.0.1", "10.0.0.1:0", "10.0.0.1:65536", "a;b:80", "a}:80", "a#b:80",
-                "'a':80", "$host:80", "unix:80", "[zz]:80"):
+    for bad in (
+        "10.0.0.1",
+        "10.0.0.1:0",
+        "10.0.0.1:65536",
+        "a;b:80",
+        "a}:80",
+        "a#b:80",
+        "'a':80",
+        "$host:80",
+        "unix:80",
+        "[zz]:80",
+    ):
         assert kind(build, nginx, [Node("a", address=bad)]) == "AddressNotServer", bad
     assert kind(Node, "a", address="a b:80") == "InvalidAddress"
-    assert kind(build, nginx, [Node("a", address="h:1"), Node("b", address="h:1")]) \
+    assert (
+        kind(build, nginx, [Node("a", address="h:1"), Node("b", address="h:1")])
         == "DuplicateAddress"
+    )
     # hash_key and id place nothing: only the address does.
     one = build(nginx, [Node("a", address="10.0.0.1:80", hash_key="x")])
     other = build(nginx, [Node("a", address="10.0.0.1:80")])

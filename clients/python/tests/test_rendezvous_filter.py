@@ -6,7 +6,6 @@ weights, colliding label hashes and draws forced into near-ties."""
 from __future__ import annotations
 
 import random
-from typing import List
 
 import pytest
 
@@ -14,15 +13,22 @@ from ringd.hashes import fmix64
 from ringd.rendezvous import Rendezvous, _by_order, cost
 
 
-def exact_order(r: Rendezvous, h: int) -> List[int]:
-    scores = [(cost(fmix64(h ^ n)), w, fmix64(h ^ n), i)
-              for i, (n, w) in enumerate(zip(r.node_hashes, r.weights))]
+def exact_order(r: Rendezvous, h: int) -> list[int]:
+    scores = [
+        (cost(fmix64(h ^ n)), w, fmix64(h ^ n), i)
+        for i, (n, w) in enumerate(zip(r.node_hashes, r.weights))
+    ]
     return [s[3] for s in sorted(scores, key=_by_order)]
 
 
-def layout(hashes: List[int], weights: List[int]) -> Rendezvous:
-    return Rendezvous([f"n{i}" for i in range(len(hashes))], hashes, weights,
-                      is_ramped=False, key_hash=lambda b: 0)
+def layout(hashes: list[int], weights: list[int]) -> Rendezvous:
+    return Rendezvous(
+        [f"n{i}" for i in range(len(hashes))],
+        hashes,
+        weights,
+        is_ramped=False,
+        key_hash=lambda b: 0,
+    )
 
 
 @pytest.mark.parametrize("seed", range(6))

@@ -5,7 +5,7 @@ of equal points, which the thin client takes from the encoding."""
 from __future__ import annotations
 
 import hashlib
-from typing import Any, List, Optional
+from typing import Any
 
 import pytest
 
@@ -26,20 +26,29 @@ def thin(data: bytes) -> Placement:
     return Placement.from_table_encoding(data, hashlib.sha256(data).hexdigest())
 
 
-@pytest.mark.parametrize("weight,total,servers,expected", [
-    (1, 1, 1, 160), (1, 3, 3, 160), (2, 3, 2, 212), (1, 3, 2, 104), (5, 11, 3, 216),
-    # Where binary64 would floor one lower (1/7 × 40 × 7 = 39.99…): 156.
-    (1, 7, 7, 160), (3, 21, 7, 160), (1, 28, 7, 40),
-    (999_983, 1_000_000, 1, 156), (1, 1_000_000, 7, 0),
-])
-def test_point_counts_in_binary32(weight: int, total: int, servers: int,
-                                  expected: int) -> None:
+@pytest.mark.parametrize(
+    ("weight", "total", "servers", "expected"),
+    [
+        (1, 1, 1, 160),
+        (1, 3, 3, 160),
+        (2, 3, 2, 212),
+        (1, 3, 2, 104),
+        (5, 11, 3, 216),
+        # Where binary64 would floor one lower (1/7 × 40 × 7 = 39.99…): 156.
+        (1, 7, 7, 160),
+        (3, 21, 7, 160),
+        (1, 28, 7, 40),
+        (999_983, 1_000_000, 1, 156),
+        (1, 1_000_000, 7, 0),
+    ],
+)
+def test_point_counts_in_binary32(weight: int, total: int, servers: int, expected: int) -> None:
     # As nutcracker's `floorf(pct * 160 / 4 * (float)n + 1e-10) * 4` built
     # with a C compiler gives them.
     assert point_count(weight, total, servers) == expected
 
 
-def name(address: Optional[str], hash_key: Optional[str] = None) -> Optional[str]:
+def name(address: str | None, hash_key: str | None = None) -> str | None:
     return server_name(Node("a", address=address, hash_key=hash_key))
 
 
@@ -54,25 +63,36 @@ def test_servers_are_named_by_hash_key_else_host_on_11211_else_host_and_port() -
     assert name("h_1.x-y:65535") == "h_1.x-y:65535"
 
 
-@pytest.mark.parametrize("address", [
-    "10.0.0.1", "10.0.0.1:", "10.0.0.1:0", "10.0.0.1:011211", "10.0.0.1:65536",
-    "10.0.0.1:+80", ":11211", "[::1]:11211", "a#b:11211", "a'b:11211", "a,b:11211",
-])
+@pytest.mark.parametrize(
+    "address",
+    [
+        "10.0.0.1",
+        "10.0.0.1:",
+        "10.0.0.1:0",
+        "10.0.0.1:011211",
+        "10.0.0.1:65536",
+        "10.0.0.1:+80",
+        ":11211",
+        "[::1]:11211",
+        "a#b:11211",
+        "a'b:11211",
+        "a,b:11211",
+    ],
+)
 def test_addresses_nutcracker_could_not_take(address: str) -> None:
     assert kind(name, address) == "AddressNotServer"
     # Even under a hash_key: nutcracker still connects to the address.
     assert kind(name, address, "cache-1") == "AddressNotServer"
 
 
-@pytest.mark.parametrize("hash_key", ["two words", "a#b", "a\"b", "a'b", "a\\b", "é"])
+@pytest.mark.parametrize("hash_key", ["two words", "a#b", 'a"b', "a'b", "a\\b", "é"])
 def test_names_nutcracker_could_not_read_back(hash_key: str) -> None:
     assert kind(name, "10.0.0.1:11211", hash_key) == "InvalidServerName"
 
 
 def test_servers_sort_by_name_length_then_bytes() -> None:
     names = ["b", "aa", "10.0.0.10", "ab", "a", "10.0.0.9", "Z"]
-    assert sorted(names, key=name_key) == ["Z", "a", "b", "aa", "ab", "10.0.0.9",
-                                           "10.0.0.10"]
+    assert sorted(names, key=name_key) == ["Z", "a", "b", "aa", "ab", "10.0.0.9", "10.0.0.10"]
 
 
 def test_the_hashed_part_as_nutcracker_finds_it() -> None:
@@ -90,17 +110,19 @@ def test_the_hashed_part_as_nutcracker_finds_it() -> None:
     assert hashed_part("y1", b"key-21") == b"-2"
 
 
-def nodes(count: int) -> List[Node]:
+def nodes(count: int) -> list[Node]:
     return [Node(f"n-{i}", weight=i, address=f"10.0.0.{i}:11211") for i in range(1, count + 1)]
 
 
 @pytest.mark.parametrize("hash_name", sorted(TWEMPROXY_HASHES))
 def test_key_hashes_follow_the_tag_and_leave_the_empty_key_at_zero(hash_name: str) -> None:
     plain = Placement.build(RingConfig(algorithm="twemproxy", hash=hash_name), nodes(3))
-    tagged = Placement.build(RingConfig(algorithm="twemproxy", hash=hash_name,
-                                        hash_tag="{}"), nodes(3))
+    tagged = Placement.build(
+        RingConfig(algorithm="twemproxy", hash=hash_name, hash_tag="{}"), nodes(3)
+    )
     for p in (plain, tagged):
-        assert p.key_hash("") == 0 and p.key_hash(b"") == 0
+        assert p.key_hash("") == 0
+        assert p.key_hash(b"") == 0
     assert tagged.key_hash("user:{42}:cart") == plain.key_hash("42")
     assert tagged.owner("user:{42}:cart") == plain.owner("42")
     assert tagged.key_hash("{}") == plain.key_hash("{}") == TWEMPROXY_HASHES[hash_name](b"{}")
@@ -121,11 +143,14 @@ def test_equal_points_go_to_the_name_that_sorts_first() -> None:
     # cache-01214 and cache-03171 share the point 2115640176 (the vectors'
     # `colliding` shape): nutcracker sorts servers by name, so the point is
     # `replacement`'s though `original` comes first by id.
-    ns = [Node("replacement", address="cache-01214:11211"),
-          Node("original", address="cache-03171:11211")]
+    ns = [
+        Node("replacement", address="cache-01214:11211"),
+        Node("original", address="cache-03171:11211"),
+    ]
     p = Placement.build(TWEMPROXY, ns)
     points = p.points()
-    assert points is not None and len(points) == 320
+    assert points is not None
+    assert len(points) == 320
     tied = [node_id for pos, node_id in points if pos == 2115640176]
     assert tied == ["replacement", "original"]
     assert [n.id for n in p.nodes] == ["original", "replacement"]
@@ -140,17 +165,16 @@ def test_the_encoding_carries_the_tag_and_the_addresses() -> None:
     p = Placement.build(RingConfig(algorithm="twemproxy", hash_tag="<>"), nodes(2))
     data = p.encode()
     q = thin(data)
-    assert (q.algorithm, q.hash, q.hash_tag, q.encode()) == ("twemproxy", "fnv1a_64", "<>",
-                                                             data)
+    assert (q.algorithm, q.hash, q.hash_tag, q.encode()) == ("twemproxy", "fnv1a_64", "<>", data)
     assert [n.address for n in q.nodes] == ["10.0.0.1:11211", "10.0.0.2:11211"]
     assert q.owner("a<k>b") == p.owner("k")
     start = data.index(b"<>") - 1
     assert data[start] == 2
     bad = [
-        data[:start] + b"\x01<" + data[start + 3:],     # a tag of one byte
-        data[:start] + b"\x02 >" + data[start + 3:],    # a space in the tag
-        data[:start] + b"\x02\"}" + data[start + 3:],   # a quote in the tag
-        data[:start],                                   # no body
+        data[:start] + b"\x01<" + data[start + 3 :],  # a tag of one byte
+        data[:start] + b"\x02 >" + data[start + 3 :],  # a space in the tag
+        data[:start] + b'\x02"}' + data[start + 3 :],  # a quote in the tag
+        data[:start],  # no body
         data.replace(b"10.0.0.1:11211", b"10.0.0.1:01211"),  # not a server address
     ]
     # The hash must be one of twemproxy's.
@@ -161,9 +185,9 @@ def test_the_encoding_carries_the_tag_and_the_addresses() -> None:
     # Positions out of order are refused; ties in any order are not (the
     # encoding carries no names): the fingerprint vouches for them.
     body = start + 3 + 4
-    first, second = data[body:body + 8], data[body + 8:body + 16]
+    first, second = data[body : body + 8], data[body + 8 : body + 16]
     with pytest.raises(InvalidEncoding):
-        thin(data[:body] + second + first + data[body + 16:])
+        thin(data[:body] + second + first + data[body + 16 :])
 
 
 def test_no_active_node_owns_nothing() -> None:

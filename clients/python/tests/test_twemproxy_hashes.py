@@ -6,20 +6,26 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Dict, List
 
 import pytest
 
 from ringd.twemproxy_hashes import TWEMPROXY_HASHES
 
-SHARED = (Path(__file__).parent
-          / "../../../tests/placement/vectors/hashes/twemproxy.json").resolve()
+SHARED = (
+    Path(__file__).parent / "../../../tests/placement/vectors/hashes/twemproxy.json"
+).resolve()
 
 # twemproxy 0.5.0's src/test_all.c (from libmemcached's hash_results.h).
 APPLE = {
-    "one_at_a_time": 2297466611, "md5": 3195025439, "crc32a": 2838417488,
-    "fnv1_32": 67176023, "fnv1a_32": 280767167, "fnv1_64": 473199127,
-    "fnv1a_64": 1488911807, "hsieh": 3738850110, "jenkins": 1442444624,
+    "one_at_a_time": 2297466611,
+    "md5": 3195025439,
+    "crc32a": 2838417488,
+    "fnv1_32": 67176023,
+    "fnv1a_32": 280767167,
+    "fnv1_64": 473199127,
+    "fnv1a_64": 1488911807,
+    "hsieh": 3738850110,
+    "jenkins": 1442444624,
     "murmur": 4142305122,
 }
 
@@ -28,8 +34,8 @@ def test_published_values() -> None:
     assert {name: TWEMPROXY_HASHES[name](b"apple") for name in APPLE} == APPLE
 
 
-def shared() -> Dict[str, List[int]]:
-    hashes: Dict[str, List[int]] = json.loads(SHARED.read_text())["hashes"]
+def shared() -> dict[str, list[int]]:
+    hashes: dict[str, list[int]] = json.loads(SHARED.read_text())["hashes"]
     return hashes
 
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
-from typing import Any, Dict, List, Tuple
+from typing import Any
 
 import pytest
 
@@ -23,63 +23,98 @@ REFERENCE = VECTORS / "reference"
 FILES = sorted(p.name for p in VECTORS.glob("*.json"))
 REFERENCE_FILES = sorted(p.name for p in REFERENCE.glob("*.json"))
 
-ALGORITHMS = ["ring", "ketama", "maglev", "jump", "rendezvous", "table", "nginx", "haproxy",
-              "twemproxy"]
+ALGORITHMS = [
+    "ring",
+    "ketama",
+    "maglev",
+    "jump",
+    "rendezvous",
+    "table",
+    "nginx",
+    "haproxy",
+    "twemproxy",
+]
 SHAPES = ["single", "weighted", "zoned", "colliding", "nodes-1000"]
 RAMPED = ["ring", "rendezvous", "maglev"]
 # One input each that the shapes leave at its default (spec 12), and every
 # algorithm with nothing active.
-EXTRAS = ["ring-md5-vnodes", "rendezvous-sha256", "maglev-murmur3-table-size",
-          "jump-md5-holes", "table-murmur3-partitions", "ketama-zero-digests", "nginx-forty"]
+EXTRAS = [
+    "ring-md5-vnodes",
+    "rendezvous-sha256",
+    "maglev-murmur3-table-size",
+    "jump-md5-holes",
+    "table-murmur3-partitions",
+    "ketama-zero-digests",
+    "nginx-forty",
+]
 EXTRAS += [f"{a}-no-active" for a in ALGORITHMS]
 # haproxy: each key hash with and without avalanche, 40 servers, ids with
 # gaps after removals, and a replacement that took over an id.
-EXTRAS += ["haproxy-sdbm-avalanche-40", "haproxy-sdbm", "haproxy-removals",
-           "haproxy-replacement"]
+EXTRAS += ["haproxy-sdbm-avalanche-40", "haproxy-sdbm", "haproxy-removals", "haproxy-replacement"]
 EXTRAS += [f"haproxy-{h}{m}" for h in ("djb2", "wt6", "crc32") for m in ("", "-avalanche")]
 # twemproxy: a hash tag, servers named each way, and every other key hash.
 EXTRAS += ["twemproxy-hash-tag", "twemproxy-names"]
-EXTRAS += [f"twemproxy-{h}" for h in ("md5", "crc32a", "one_at_a_time", "murmur", "jenkins",
-                                      "hsieh", "fnv1_64", "fnv1a_32", "fnv1_32")]
+EXTRAS += [
+    f"twemproxy-{h}"
+    for h in (
+        "md5",
+        "crc32a",
+        "one_at_a_time",
+        "murmur",
+        "jenkins",
+        "hsieh",
+        "fnv1_64",
+        "fnv1a_32",
+        "fnv1_32",
+    )
+]
 
 
-@lru_cache(maxsize=None)
+@cache
 def load(path: Path) -> Any:
     return json.loads(path.read_text())
 
 
-def vector(name: str) -> Dict[str, Any]:
-    v: Dict[str, Any] = load(VECTORS / name)
+def vector(name: str) -> dict[str, Any]:
+    v: dict[str, Any] = load(VECTORS / name)
     return v
 
 
-@lru_cache(maxsize=None)
+@cache
 def built(name: str) -> Placement:
     """The placement from the file's inputs alone (spec 12)."""
     v = vector(name)
-    return Placement.build(RingConfig.from_json(v["config"]),
-                           [Node.from_json(n) for n in v["nodes"]],
-                           buckets=v.get("buckets"), table=v.get("table"),
-                           server_ids=v.get("server_ids"))
+    return Placement.build(
+        RingConfig.from_json(v["config"]),
+        [Node.from_json(n) for n in v["nodes"]],
+        buckets=v.get("buckets"),
+        table=v.get("table"),
+        server_ids=v.get("server_ids"),
+    )
 
 
-@lru_cache(maxsize=None)
+@cache
 def thin(name: str) -> Placement:
     """The same placement decoded from its canonical encoding alone (9.2)."""
     return Placement.from_table_encoding(built(name).encode(), vector(name)["fingerprint"])
 
 
-def check_lookups(p: Placement, v: Dict[str, Any]) -> None:
-    wrong = [(x["key"], str(p.key_hash(x["key"])), p.owner(x["key"]), x["hash"], x["owner"])
-             for x in v["lookups"]
-             if str(p.key_hash(x["key"])) != x["hash"] or p.owner(x["key"]) != x["owner"]]
+def check_lookups(p: Placement, v: dict[str, Any]) -> None:
+    wrong = [
+        (x["key"], str(p.key_hash(x["key"])), p.owner(x["key"]), x["hash"], x["owner"])
+        for x in v["lookups"]
+        if str(p.key_hash(x["key"])) != x["hash"] or p.owner(x["key"]) != x["owner"]
+    ]
     assert not wrong, f"{len(wrong)} lookups differ (key, hash, owner, expected...): {wrong[:5]}"
 
 
-def check_preference_lists(p: Placement, v: Dict[str, Any]) -> None:
+def check_preference_lists(p: Placement, v: dict[str, Any]) -> None:
     r = v["config"]["replication_factor"]
-    wrong = [(x["key"], p.preference_list(x["key"], r), x["replicas"])
-             for x in v["preference_lists"] if p.preference_list(x["key"], r) != x["replicas"]]
+    wrong = [
+        (x["key"], p.preference_list(x["key"], r), x["replicas"])
+        for x in v["preference_lists"]
+        if p.preference_list(x["key"], r) != x["replicas"]
+    ]
     assert not wrong, f"{len(wrong)} preference lists differ: {wrong[:5]}"
     # The default R is the replication factor.
     for x in v["preference_lists"][:5]:
@@ -91,7 +126,8 @@ def test_every_vector_file_is_here() -> None:
     expected |= {f"{a}-ramped.json" for a in RAMPED}
     expected |= {f"{e}.json" for e in EXTRAS}
     # 85: the 75 of the Rust vectors test and the 10 of its haproxy ones.
-    assert set(FILES) == expected and len(FILES) == 85
+    assert set(FILES) == expected
+    assert len(FILES) == 85
     assert set(REFERENCE_FILES) == set(REFERENCE_CHECKS)
 
 
@@ -137,11 +173,17 @@ def test_thin_client_from_encoding(name: str) -> None:
     assert q.ownership() == v["ownership"]
 
 
-def snapshot_of(v: Dict[str, Any]) -> Dict[str, Any]:
+def snapshot_of(v: dict[str, Any]) -> dict[str, Any]:
     """The file as `GET …/snapshot` would send it (SnapshotView)."""
-    s: Dict[str, Any] = {"ring": "vectors", "version": 7, "config": dict(v["config"]),
-                         "nodes": v["nodes"], "fingerprint": v["fingerprint"],
-                         "created_at": "2026-01-01T00:00:00Z", "change": {}}
+    s: dict[str, Any] = {
+        "ring": "vectors",
+        "version": 7,
+        "config": dict(v["config"]),
+        "nodes": v["nodes"],
+        "fingerprint": v["fingerprint"],
+        "created_at": "2026-01-01T00:00:00Z",
+        "change": {},
+    }
     s["config"]["membership"] = {"mode": "manual"}  # not placement: ignored
     if v["buckets"] is not None:
         s["buckets"] = v["buckets"]
@@ -155,7 +197,7 @@ def snapshot_of(v: Dict[str, Any]) -> Dict[str, Any]:
 def test_from_snapshot(name: str) -> None:
     v = vector(name)
     s = snapshot_of(v)
-    extra: Dict[str, Any] = {}
+    extra: dict[str, Any] = {}
     if v["config"]["algorithm"] == "table":
         # The download of …/snapshots/{v}/table.
         extra["table_encoding"] = built(name).encode()
@@ -171,21 +213,22 @@ def test_from_snapshot(name: str) -> None:
 # -- reference results of other implementations ------------------------------
 
 
-def check_libketama(case: Dict[str, Any]) -> None:
+def check_libketama(case: dict[str, Any]) -> None:
     name, servers = case["name"], case["servers"]
     nodes = [Node(s["addr"], weight=s["memory"]) for s in servers]
     p = Placement.build(RingConfig(algorithm="ketama"), nodes)
     points = p.points()
     assert points is not None
     total = sum(s["memory"] for s in servers)
-    assert [digest_count(s["memory"], total, len(servers)) for s in servers] \
-        == case["ks_per_server"], name
+    assert [digest_count(s["memory"], total, len(servers)) for s in servers] == case[
+        "ks_per_server"
+    ], name
     per_node = Counter(node_id for _, node_id in points)
     assert [per_node[s["addr"]] for s in servers] == case["points_per_server"], name
     assert len(points) == case["numpoints"], name
     assert points[-1][0] == case["last_point"], name
     head = [(x["point"], x["addr"]) for x in case["first_points"]]
-    assert points[:len(head)] == head, name
+    assert points[: len(head)] == head, name
     for c in case["collisions"]:
         # Tied points in libketama's (stable qsort) order, after the given
         # predecessor; a probe hashing into that arc lands on the first.
@@ -197,24 +240,29 @@ def check_libketama(case: Dict[str, Any]) -> None:
     looked_up = {x["key"] for x in case["lookups"]}
     for k in case["wrap_keys"]:
         # Past the last point: wraps to the owner of the first.
-        assert md5_32(k.encode()) > case["last_point"] and k in looked_up
+        assert md5_32(k.encode()) > case["last_point"]
+        assert k in looked_up
         assert p.owner(k) == points[0][1]
     assert set(case["probe_keys"]) <= looked_up
-    wrong = [(x["key"], x["addr"]) for x in case["lookups"]
-             if p.key_hash(x["key"]) != x["hash"] or p.owner(x["key"]) != x["addr"]]
+    wrong = [
+        (x["key"], x["addr"])
+        for x in case["lookups"]
+        if p.key_hash(x["key"]) != x["hash"] or p.owner(x["key"]) != x["addr"]
+    ]
     assert not wrong, f"{name}: {wrong[:5]}"
 
 
-def check_envoy_maglev(case: Dict[str, Any]) -> None:
+def check_envoy_maglev(case: dict[str, Any]) -> None:
     hosts = case["hosts"]
-    p = Placement.build(RingConfig(algorithm="maglev", table_size=case["table_size"]),
-                        [Node(h["hashed"], weight=h["weight"]) for h in hosts])
+    p = Placement.build(
+        RingConfig(algorithm="maglev", table_size=case["table_size"]),
+        [Node(h["hashed"], weight=h["weight"]) for h in hosts],
+    )
     # Envoy's indices are positions in `hosts` as listed: map them to ids.
-    assert p.maglev_table() == [hosts[i]["hashed"] for i in case["expected_table"]], \
-        case["name"]
+    assert p.maglev_table() == [hosts[i]["hashed"] for i in case["expected_table"]], case["name"]
 
 
-def check_jump(case: Dict[str, Any]) -> None:
+def check_jump(case: dict[str, Any]) -> None:
     # The key is a u64 written as a decimal string (spec 12).
     assert isinstance(case["key"], str)
     assert jump_hash(int(case["key"]), case["buckets"]) == case["expected"], case
@@ -227,13 +275,13 @@ REFERENCE_CHECKS = {
 }
 
 
-def reference_cases() -> List[Tuple[str, int]]:
-    return [(f, i) for f in REFERENCE_FILES
-            for i in range(len(load(REFERENCE / f)["cases"]))]
+def reference_cases() -> list[tuple[str, int]]:
+    return [(f, i) for f in REFERENCE_FILES for i in range(len(load(REFERENCE / f)["cases"]))]
 
 
-@pytest.mark.parametrize("name,index", reference_cases(),
-                         ids=[f"{f}:{i}" for f, i in reference_cases()])
+@pytest.mark.parametrize(
+    ("name", "index"), reference_cases(), ids=[f"{f}:{i}" for f, i in reference_cases()]
+)
 def test_reference(name: str, index: int) -> None:
     REFERENCE_CHECKS[name](load(REFERENCE / name)["cases"][index])
 
