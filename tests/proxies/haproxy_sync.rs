@@ -13,7 +13,7 @@ use serde_json::json;
 
 use super::backends::http_backends;
 use super::haproxy::keys;
-use super::loopback::{free_port, one_test_at_a_time, KeyClient, Running};
+use super::loopback::{answers_of, free_port, one_test_at_a_time, KeyClient, Running};
 use super::sync_cases;
 use super::sync_driver::{drive, node, reload_script, Proxy, Synced, KEYS};
 
@@ -95,23 +95,7 @@ impl Proxy for Haproxy {
     }
 
     fn answers(&mut self, keys: &[Vec<u8>]) -> Vec<String> {
-        // Fresh connections for each version, over four threads.
-        let front = self.front;
-        std::thread::scope(|s| {
-            let handles: Vec<_> = keys
-                .chunks(keys.len().div_ceil(4))
-                .map(|chunk| {
-                    s.spawn(move || {
-                        let mut client = KeyClient::new(front, "X-Ringd-Key");
-                        chunk.iter().map(|k| client.ask(k)).collect::<Vec<_>>()
-                    })
-                })
-                .collect();
-            handles
-                .into_iter()
-                .flat_map(|h| h.join().expect("a client thread"))
-                .collect()
-        })
+        answers_of(self.front, "X-Ringd-Key", keys)
     }
 }
 
@@ -174,8 +158,7 @@ fn haproxy_refusing_a_version_keeps_the_old_file_and_a_killed_agent_leaves_a_who
 #[test]
 fn a_rollout_step_waits_for_haproxy_to_reload() {
     let _one = one_test_at_a_time();
-    let hold = std::env::temp_dir().join(format!("ringd-hold-haproxy-{}", std::process::id()));
-    let prefix = format!("while [ -e {} ]; do sleep 0.05; done; ", hold.display());
+    let (hold, prefix) = sync_cases::reload_hold("haproxy");
     let (mut s, _backends, addresses) = synced(&prefix);
     sync_cases::gated_rollout(&mut s, &addresses, &hold);
 }

@@ -191,3 +191,27 @@ impl KeyClient {
         String::from_utf8(body).ok()
     }
 }
+
+/// The answer to each of `keys`, sent raw in the header `header` to the
+/// proxy at `front` over four threads, each on new keep-alive connections.
+pub(crate) fn answers_of(
+    front: SocketAddrV4,
+    header: &'static str,
+    keys: &[Vec<u8>],
+) -> Vec<String> {
+    std::thread::scope(|s| {
+        let handles: Vec<_> = keys
+            .chunks(keys.len().div_ceil(4))
+            .map(|chunk| {
+                s.spawn(move || {
+                    let mut client = KeyClient::new(front, header);
+                    chunk.iter().map(|k| client.ask(k)).collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().expect("a client thread"))
+            .collect()
+    })
+}

@@ -3,7 +3,7 @@
 //! refuses, an agent killed at any moment, and a rollout whose steps wait
 //! for the proxy's reload.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use reqwest::Method;
@@ -106,6 +106,14 @@ pub(super) fn killed_agents<P: Proxy>(s: &mut Synced<P>, addresses: &[String]) {
     let latest = s.version();
     s.acked(latest);
     s.check(latest);
+}
+
+/// A file that holds the agent's reloads while it exists, for `proxy`'s
+/// test, and the command to put before the reload that waits for it.
+pub(super) fn reload_hold(proxy: &str) -> (PathBuf, String) {
+    let hold = std::env::temp_dir().join(format!("ringd-hold-{proxy}-{}", std::process::id()));
+    let prefix = format!("while [ -e {} ]; do sleep 0.05; done; ", hold.display());
+    (hold, prefix)
 }
 
 /// A rollout of two steps with the gate at 1, while the agent's reloads

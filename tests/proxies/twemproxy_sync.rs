@@ -203,8 +203,7 @@ fn a_killed_nutcracker_agent_leaves_a_whole_file() {
 #[test]
 fn a_rollout_step_waits_for_nutcracker_to_restart() {
     let _one = one_test_at_a_time();
-    let hold = std::env::temp_dir().join(format!("ringd-hold-nutcracker-{}", std::process::id()));
-    let prefix = format!("while [ -e {} ]; do sleep 0.05; done; ", hold.display());
+    let (hold, prefix) = sync_cases::reload_hold("nutcracker");
     let (mut s, _backends, addresses) = synced(&prefix);
     sync_cases::gated_rollout(&mut s, &addresses, &hold);
 }
