@@ -223,27 +223,43 @@ const MaxLookupKeys = 10_000
 // in batches of MaxLookupKeys), "" where no node is active.
 func (r *Ring) Lookup(version uint64, keys []string) []string {
 	r.t.Helper()
-	owners := make([]string, 0, len(keys))
+	owners := make([]string, len(keys))
+	for i, list := range r.Replicas(version, keys, 1) {
+		if len(list) > 0 {
+			owners[i] = list[0]
+		}
+	}
+	return owners
+}
+
+// Replicas is the server's preference list of each key at version, up to
+// n nodes, owner first (POST …/lookup with "replicas": n, in batches of
+// MaxLookupKeys).
+func (r *Ring) Replicas(version uint64, keys []string, n int) [][]string {
+	r.t.Helper()
+	lists := make([][]string, 0, len(keys))
 	for start := 0; start < len(keys); start += MaxLookupKeys {
 		batch := keys[start:min(start+MaxLookupKeys, len(keys))]
 		var out struct {
 			Version uint64
-			Results []struct{ Owner *string }
+			Results []struct {
+				Owner    *string
+				Replicas []string
+			}
 		}
-		r.Do("POST", "/lookup", map[string]any{"keys": batch, "version": version, "replicas": 1}, &out, http.StatusOK)
+		r.Do("POST", "/lookup", map[string]any{"keys": batch, "version": version, "replicas": n}, &out, http.StatusOK)
 		if out.Version != version || len(out.Results) != len(batch) {
 			r.t.Fatalf("lookup at version %d answered version %d with %d results for %d keys",
 				version, out.Version, len(out.Results), len(batch))
 		}
 		for _, res := range out.Results {
-			owner := ""
-			if res.Owner != nil {
-				owner = *res.Owner
+			if res.Owner == nil && len(res.Replicas) > 0 || res.Owner != nil && (len(res.Replicas) == 0 || res.Replicas[0] != *res.Owner) {
+				r.t.Fatalf("lookup at version %d: owner %v and replicas %v disagree", version, res.Owner, res.Replicas)
 			}
-			owners = append(owners, owner)
+			lists = append(lists, res.Replicas)
 		}
 	}
-	return owners
+	return lists
 }
 
 // String names the ring and its server, for messages.
