@@ -23,6 +23,7 @@ type cluster struct {
 	ring   *ringdtest.Ring
 	redis  map[string]*ringdtest.Daemon // node id → its redis-server
 	nodes  map[string]ringdtest.Node    // the ring's nodes, as last upserted
+	down   map[string]bool              // nodes whose redis-server the test stopped
 	client *ringd.Client
 	shard  *goredisring.Sharding
 	errs   chan error
@@ -31,7 +32,7 @@ type cluster struct {
 func newCluster(t *testing.T, algorithm map[string]any, servers int) *cluster {
 	s := ringdtest.Start(t)
 	cl := &cluster{t: t, ring: s.Ring("cache"), redis: map[string]*ringdtest.Daemon{},
-		nodes: map[string]ringdtest.Node{}, errs: make(chan error, 16)}
+		nodes: map[string]ringdtest.Node{}, down: map[string]bool{}, errs: make(chan error, 16)}
 	cl.ring.Create(algorithm)
 	for i := 0; i < servers; i++ {
 		cl.redis[fmt.Sprintf("redis-%d", i)] = ringdtest.Redis(t)
@@ -110,7 +111,8 @@ func keysOf(v uint64) (keys, hashed []string) {
 // check writes version v's keys through the Ring, reads each server's
 // own keys back with SCAN, and requires every key on the server of
 // ringd's owner (POST …/lookup at v; for keys whose owner is not a
-// shard, the first of its preference list that is), and on no other.
+// live shard, the first of its preference list that is), and on no
+// other.
 func (cl *cluster) check(v uint64) {
 	t := cl.t
 	t.Helper()
@@ -129,6 +131,9 @@ func (cl *cluster) check(v uint64) {
 	}
 	where := map[string]string{} // key → the address of the server holding it
 	for id, d := range cl.redis {
+		if cl.down[id] {
+			continue
+		}
 		rdb := redis.NewClient(&redis.Options{Addr: d.Addr})
 		iter := rdb.Scan(ctx, 0, fmt.Sprintf("v%d:*", v), 1000).Iterator()
 		for iter.Next(ctx) {
@@ -146,7 +151,7 @@ func (cl *cluster) check(v uint64) {
 	for i, k := range keys {
 		want := ""
 		for _, id := range lists[i] {
-			if n := cl.nodes[id]; n.Address != "" {
+			if n := cl.nodes[id]; n.Address != "" && !cl.down[id] {
 				want = n.Address
 				break
 			}
@@ -214,4 +219,43 @@ func TestRoutesEveryKeyToRingdsOwner(t *testing.T) {
 	if st := cl.shard.Status(); st.Applied != uint64(len(steps))+1 || st.LastError == nil {
 		t.Fatalf("status %+v", st)
 	}
+}
+
+// TestShardFoundDownGoesToTheNextInPreference stops one of three
+// redis-servers: once go-redis's heartbeat finds it down, its keys go to
+// the next node of their ringd preference list, and stay so after a
+// change that keeps the stopped node in the ring.
+func TestShardFoundDownGoesToTheNextInPreference(t *testing.T) {
+	cl := newCluster(t, map[string]any{"algorithm": "ring"}, 3)
+	v := cl.change(ringdtest.Upsert(cl.node("redis-0", 1, "")), ringdtest.Upsert(cl.node("redis-1", 1, "")),
+		ringdtest.Upsert(cl.node("redis-2", 1, "")))
+	cl.check(v)
+
+	probes := make([]string, 100)
+	for i := range probes {
+		probes[i] = fmt.Sprintf("probe:%d", i)
+	}
+	probe := ""
+	for i, owner := range cl.ring.Lookup(v, probes) {
+		if owner == "redis-1" {
+			probe = probes[i]
+			break
+		}
+	}
+	if probe == "" {
+		t.Fatal("no probe key of redis-1 among 100")
+	}
+	cl.redis["redis-1"].Stop()
+	cl.down["redis-1"] = true
+	ctx := context.Background()
+	deadline := time.Now().Add(10 * time.Second)
+	for cl.shard.Ring().Set(ctx, probe, "x", 0).Err() != nil {
+		if time.Now().After(deadline) {
+			t.Fatal("go-redis did not route around the stopped redis-1 within 10 s")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	cl.check(v)
+	v = cl.change(ringdtest.Upsert(cl.node("redis-0", 2, "")))
+	cl.check(v)
 }

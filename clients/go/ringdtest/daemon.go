@@ -16,8 +16,16 @@ type Daemon struct {
 	// Addr is where it listens, 127.0.0.1:PORT.
 	Addr string
 	// Port is its port.
-	Port int
-	cmd  *exec.Cmd
+	Port   int
+	cmd    *exec.Cmd
+	exited chan struct{}
+}
+
+// Stop kills the daemon now (SIGKILL) and waits for it to exit; a test
+// uses it to take a server down under its clients. Safe to call again.
+func (d *Daemon) Stop() {
+	_ = d.cmd.Process.Kill()
+	<-d.exited
 }
 
 // StartDaemon runs bin with the arguments args(port) on a free loopback
@@ -45,8 +53,9 @@ func StartDaemon(t testing.TB, bin string, args func(port int) []string) *Daemon
 		go func() { _ = cmd.Wait(); close(exited) }()
 		addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 		if waitListening(addr, exited, 10*time.Second) {
-			t.Cleanup(func() { _ = cmd.Process.Kill(); <-exited })
-			return &Daemon{Addr: addr, Port: port, cmd: cmd}
+			d := &Daemon{Addr: addr, Port: port, cmd: cmd, exited: exited}
+			t.Cleanup(d.Stop)
+			return d
 		}
 		_ = cmd.Process.Kill()
 		<-exited
