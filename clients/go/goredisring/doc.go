@@ -35,8 +35,9 @@
 // marks down, or a node without an address (which cannot be a shard: it
 // is left out and reported, as a *NodeAddressError), the key goes to the
 // next node of ringd's preference list for it that is a live shard; ""
-// (go-redis's "all ring shards are down") only when none is. ringd's own
-// membership (leases, draining) is what should move keys for good.
+// (go-redis's "all ring shards are down") only when none is. A table
+// ring's preference list has only its replication_factor nodes. ringd's
+// own membership (leases, draining) is what should move keys for good.
 //
 // # Hash tags
 //

@@ -207,7 +207,7 @@ func (s *Sharding) newHash(shards []string) redis.ConsistentHash {
 		h.live[name] = struct{}{}
 	}
 	if set != nil && set.view != nil {
-		h.p = set.view.Placement
+		h.p, h.n = set.view.Placement, len(set.view.Placement.Nodes())
 	}
 	return h
 }
@@ -225,11 +225,13 @@ func (set *shardSet) hasAll(names []string) bool {
 // finds up. Immutable.
 type hash struct {
 	p    *placement.Placement // nil: no version yet
+	n    int                  // p's active nodes
 	live map[string]struct{}
 }
 
 // Get is the shard of key (its hash tag, go-redis having cut it): ringd's
-// owner, else the first live shard of the key's preference list, else "".
+// owner, else the first live shard of the key's preference list (for a
+// table ring, its replication_factor nodes), else "".
 // It allocates only when the owner is not a live shard.
 func (h *hash) Get(key string) string {
 	if h.p == nil {
@@ -242,7 +244,7 @@ func (h *hash) Get(key string) string {
 	if _, up := h.live[owner]; up {
 		return owner
 	}
-	for _, n := range h.p.PreferenceList([]byte(key), len(h.p.Nodes())) {
+	for _, n := range h.p.PreferenceList([]byte(key), h.n) {
 		if _, up := h.live[n]; up {
 			return n
 		}
