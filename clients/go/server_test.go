@@ -35,21 +35,29 @@ func ringdBin(t *testing.T) string {
 }
 
 // server is a real `ringd serve` on a loopback port and a SQLite file in
-// a directory that outlives restarts.
+// a directory that outlives restarts, or another store.
 type server struct {
-	t    *testing.T
-	bin  string
-	dir  string
-	args []string
-	cmd  *exec.Cmd
-	URL  string
+	t     *testing.T
+	bin   string
+	dir   string
+	store string // the --store URL; "" is the SQLite file in dir
+	args  []string
+	cmd   *exec.Cmd
+	URL   string
 }
 
 // startServer starts ringd with extra serve arguments (tokens), and
 // kills it when the test ends.
 func startServer(t *testing.T, args ...string) *server {
 	t.Helper()
-	s := &server{t: t, bin: ringdBin(t), dir: t.TempDir(), args: args}
+	return startServerOn(t, "", args...)
+}
+
+// startServerOn is startServer with the store URL (--store) given; ""
+// is a SQLite file in the server's temporary directory.
+func startServerOn(t *testing.T, store string, args ...string) *server {
+	t.Helper()
+	s := &server{t: t, bin: ringdBin(t), dir: t.TempDir(), store: store, args: args}
 	s.start("127.0.0.1:0")
 	t.Cleanup(s.kill)
 	return s
@@ -58,7 +66,11 @@ func startServer(t *testing.T, args ...string) *server {
 // start runs the binary on listen and reads the URL it prints.
 func (s *server) start(listen string) {
 	s.t.Helper()
-	args := append([]string{"serve", "--listen", listen, "--store", "sqlite://" + filepath.Join(s.dir, "ringd.db")}, s.args...)
+	store := s.store
+	if store == "" {
+		store = "sqlite://" + filepath.Join(s.dir, "ringd.db")
+	}
+	args := append([]string{"serve", "--listen", listen, "--store", store}, s.args...)
 	cmd := exec.Command(s.bin, args...)
 	// The child gets none of the test's RINGD_* or proxy variables.
 	for _, kv := range os.Environ() {
