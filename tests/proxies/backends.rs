@@ -10,6 +10,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use super::loopback::{free_port, is_free, Running};
+use super::sync_driver::{node, Proxy, Synced};
 
 /// One nginx listening on `count` addresses spread over 127.0.0.1 to
 /// 127.0.0.8, each answering every request with its own `host:port`;
@@ -31,6 +32,27 @@ pub(super) fn http_backends(dir: &Path, count: usize) -> (Running, Vec<String>) 
     let mut process = Running::start("backend nginx (see .ci/setup)", cmd, &log);
     process.wait_listening(&listens, &dir.join("backends/error.log"));
     (process, listens.iter().map(ToString::to_string).collect())
+}
+
+/// The backend nginx and the directory it shares with the proxy.
+pub(crate) type HttpBackends = (Running, tempfile::TempDir);
+
+/// A proxy `make` builds in the test's directory, synced to a ring whose
+/// first version holds the first of 42 HTTP backends (`n00`, weight 3);
+/// the backends and their addresses, which outlive it.
+pub(crate) fn synced_over_http<P: Proxy>(
+    make: impl FnOnce(&Path) -> P,
+    reload_prefix: &str,
+) -> (Synced<P>, HttpBackends, Vec<String>) {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let (process, addresses) = http_backends(dir.path(), 42);
+    let s = Synced::start(
+        make(dir.path()),
+        serde_json::json!({}),
+        vec![node("n00", &addresses[0], 3)],
+        reload_prefix,
+    );
+    (s, (process, dir), addresses)
 }
 
 /// nginx in the foreground without a master process, on `http` (the

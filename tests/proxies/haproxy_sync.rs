@@ -11,11 +11,11 @@ use std::process::Command;
 
 use serde_json::json;
 
-use super::backends::http_backends;
+use super::backends::{synced_over_http, HttpBackends};
 use super::haproxy::keys;
 use super::loopback::{answers_of, free_port, one_test_at_a_time, KeyClient, Running};
 use super::sync_cases;
-use super::sync_driver::{drive, node, reload_script, Proxy, Synced, KEYS};
+use super::sync_driver::{drive, reload_script, Proxy, Synced, KEYS};
 
 /// `haproxy -W` on loopback.
 pub(crate) struct Haproxy {
@@ -99,22 +99,9 @@ impl Proxy for Haproxy {
     }
 }
 
-/// The backend nginx and the directory of it and HAProxy.
-pub(crate) type Backends = (Running, tempfile::TempDir);
-
-/// A synced HAProxy on the first of 42 backends (`n00`, weight 3); the
-/// backends and their addresses, which outlive it.
-pub(crate) fn synced(reload_prefix: &str) -> (Synced<Haproxy>, Backends, Vec<String>) {
-    let dir = tempfile::tempdir().expect("a temporary directory");
-    let (process, addresses) = http_backends(dir.path(), 42);
-    let proxy = Haproxy::new(dir.path());
-    let s = Synced::start(
-        proxy,
-        json!({}),
-        vec![node("n00", &addresses[0], 3)],
-        reload_prefix,
-    );
-    (s, (process, dir), addresses)
+/// A synced HAProxy on the first of 42 backends: see [`synced_over_http`].
+pub(crate) fn synced(reload_prefix: &str) -> (Synced<Haproxy>, HttpBackends, Vec<String>) {
+    synced_over_http(Haproxy::new, reload_prefix)
 }
 
 #[test]

@@ -10,11 +10,11 @@ use std::process::Command;
 
 use serde_json::json;
 
-use super::backends::http_backends;
+use super::backends::{synced_over_http, HttpBackends};
 use super::loopback::{answers_of, free_port, one_test_at_a_time, KeyClient, Rng, Running};
 use super::nginx::key;
 use super::sync_cases;
-use super::sync_driver::{drive, node, reload_script, Proxy, Synced};
+use super::sync_driver::{drive, reload_script, Proxy, Synced};
 
 /// nginx in master-worker mode, as a distribution runs it, on loopback.
 pub(crate) struct Nginx {
@@ -104,23 +104,10 @@ impl Proxy for Nginx {
     }
 }
 
-/// A synced nginx on the first of 42 backends (`n00`, weight 3); the
-/// backends and their addresses, which outlive it.
-pub(crate) fn synced(reload_prefix: &str) -> (Synced<Nginx>, Backends, Vec<String>) {
-    let dir = tempfile::tempdir().expect("a temporary directory");
-    let (process, addresses) = http_backends(dir.path(), 42);
-    let proxy = Nginx::new(dir.path());
-    let s = Synced::start(
-        proxy,
-        json!({}),
-        vec![node("n00", &addresses[0], 3)],
-        reload_prefix,
-    );
-    (s, (process, dir), addresses)
+/// A synced nginx on the first of 42 backends: see [`synced_over_http`].
+pub(crate) fn synced(reload_prefix: &str) -> (Synced<Nginx>, HttpBackends, Vec<String>) {
+    synced_over_http(Nginx::new, reload_prefix)
 }
-
-/// The backend nginx and the directory of both nginx processes.
-pub(crate) type Backends = (Running, tempfile::TempDir);
 
 #[test]
 fn nginx_follows_every_version_ringd_sync_acks() {
