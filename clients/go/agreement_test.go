@@ -17,6 +17,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/ringd/ringd/clients/go/placement"
+
+	"github.com/ringd/ringd/clients/go/ringdtest"
 )
 
 // Key counts of the agreement test. Every algorithm's default hash gets
@@ -160,7 +162,7 @@ func TestAgreesWithServerLookup(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: places 1.3 million keys per store")
 	}
-	ringdBin(t) // skip before starting etcd when there is no server
+	ringdtest.Binary(t) // skip before starting etcd when there is no server
 	stores := []struct {
 		name  string
 		store func(*testing.T) string

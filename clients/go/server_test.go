@@ -14,25 +14,9 @@ import (
 	"strings"
 	"testing"
 	"time"
-)
 
-// ringdBin is the server binary: RINGD_BIN, else the release build at the
-// repository root (../../target/release/ringd from clients/go).
-func ringdBin(t *testing.T) string {
-	t.Helper()
-	bin := os.Getenv("RINGD_BIN")
-	if bin == "" {
-		bin = filepath.Join("..", "..", "target", "release", "ringd")
-	}
-	if _, err := os.Stat(bin); err != nil {
-		t.Skipf("no ringd binary at %s (build it with `cargo build --release`, or set RINGD_BIN): %v", bin, err)
-	}
-	abs, err := filepath.Abs(bin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return abs
-}
+	"github.com/ringd/ringd/clients/go/ringdtest"
+)
 
 // server is a real `ringd serve` on a loopback port and a SQLite file in
 // a directory that outlives restarts, or another store.
@@ -57,7 +41,7 @@ func startServer(t *testing.T, args ...string) *server {
 // is a SQLite file in the server's temporary directory.
 func startServerOn(t *testing.T, store string, args ...string) *server {
 	t.Helper()
-	s := &server{t: t, bin: ringdBin(t), dir: t.TempDir(), store: store, args: args}
+	s := &server{t: t, bin: ringdtest.Binary(t), dir: t.TempDir(), store: store, args: args}
 	s.start("127.0.0.1:0")
 	t.Cleanup(s.kill)
 	return s
