@@ -15,25 +15,20 @@ type Point struct {
 // twemproxy (ties in the algorithm's order), and HAProxy's own points
 // (not their boundaries) for haproxy.
 func (p *Placement) Points() []Point {
-	var pos []uint64
-	var owner []uint32
+	var points []point
 	switch l := p.lay.(type) {
 	case *circle:
-		pos, owner = l.pos, l.owner
+		points = l.points
 	case *twemproxyLayout:
-		pos, owner = l.pos, l.owner
+		points = l.points
 	case *haproxyLayout:
-		out := make([]Point, len(l.points))
-		for i, pt := range l.points {
-			out[i] = Point{pt.pos, p.nodes[pt.node].ID}
-		}
-		return out
+		points = l.points
 	default:
 		return nil
 	}
-	out := make([]Point, len(pos))
-	for i := range pos {
-		out[i] = Point{pos[i], p.nodes[owner[i]].ID}
+	out := make([]Point, len(points))
+	for i, pt := range points {
+		out[i] = Point{pt.pos, p.nodes[pt.node].ID}
 	}
 	return out
 }
