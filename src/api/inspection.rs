@@ -242,13 +242,26 @@ pub async fn diff(
         .placement(&ring, to)
         .await
         .map_err(|e| rename("to")(e.into()))?;
+    // A sampled diff hashes 65,536 keys into both placements: seconds for
+    // a large rendezvous ring. It runs on the blocking pool, so the async
+    // workers keep serving watches and writes meanwhile, and at most
+    // DIFF_WORKERS at a time, so a burst of diffs cannot take every core.
+    let _permit = DIFFS.acquire().await.map_err(ApiError::internal)?;
+    let diff = tokio::task::spawn_blocking(move || DiffView::from(&old.diff(&new)))
+        .await
+        .map_err(ApiError::internal)?;
     Ok(Json(DiffResult {
         ring: ring.to_string(),
         from,
         to,
-        diff: DiffView::from(&old.diff(&new)),
+        diff,
     }))
 }
+
+/// Diffs computed at once, server-wide; the others wait their turn.
+const DIFF_WORKERS: usize = 2;
+
+static DIFFS: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(DIFF_WORKERS);
 
 /// The routes of `…/lookup` (GET and POST), `…/ownership` and `…/diff`, each
 /// with its OpenAPI operation.
