@@ -1,14 +1,12 @@
 package ringd
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -22,7 +20,6 @@ import (
 // a directory that outlives restarts, or another store.
 type server struct {
 	t     *testing.T
-	bin   string
 	dir   string
 	store string // the --store URL; "" is the SQLite file in dir
 	args  []string
@@ -41,7 +38,7 @@ func startServer(t *testing.T, args ...string) *server {
 // is a SQLite file in the server's temporary directory.
 func startServerOn(t *testing.T, store string, args ...string) *server {
 	t.Helper()
-	s := &server{t: t, bin: ringdtest.Binary(t), dir: t.TempDir(), store: store, args: args}
+	s := &server{t: t, dir: t.TempDir(), store: store, args: args}
 	s.start("127.0.0.1:0")
 	t.Cleanup(s.kill)
 	return s
@@ -55,44 +52,7 @@ func (s *server) start(listen string) {
 		store = "sqlite://" + filepath.Join(s.dir, "ringd.db")
 	}
 	args := append([]string{"serve", "--listen", listen, "--store", store}, s.args...)
-	cmd := exec.Command(s.bin, args...)
-	// The child gets none of the test's RINGD_* or proxy variables.
-	for _, kv := range os.Environ() {
-		k, _, _ := strings.Cut(kv, "=")
-		if !strings.HasPrefix(k, "RINGD_") && !strings.Contains(strings.ToLower(k), "proxy") {
-			cmd.Env = append(cmd.Env, kv)
-		}
-	}
-	log, err := os.OpenFile(filepath.Join(s.dir, "ringd.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	defer log.Close()
-	cmd.Stderr = log
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		s.t.Fatal(err)
-	}
-	urls := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			if u, ok := strings.CutPrefix(sc.Text(), "ringd listening on "); ok {
-				urls <- strings.TrimSpace(u)
-			}
-		}
-	}()
-	select {
-	case s.URL = <-urls:
-		s.cmd = cmd
-	case <-time.After(30 * time.Second):
-		_ = cmd.Process.Kill()
-		logText, _ := os.ReadFile(filepath.Join(s.dir, "ringd.log"))
-		s.t.Fatalf("ringd printed no URL within 30 s; log:\n%s", logText)
-	}
+	s.cmd, s.URL = ringdtest.Run(s.t, filepath.Join(s.dir, "ringd.log"), args...)
 }
 
 // kill stops the server at once (SIGKILL: no goodbye to the streams).

@@ -77,10 +77,22 @@ func Start(t testing.TB, args ...string) *Server {
 	s := &Server{t: t, dir: t.TempDir()}
 	args = append([]string{"serve", "--listen", "127.0.0.1:0",
 		"--store", "sqlite://" + filepath.Join(s.dir, "ringd.db")}, args...)
+	cmd, url := Run(t, filepath.Join(s.dir, "ringd.log"), args...)
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	s.cmd, s.URL = cmd, url
+	return s
+}
+
+// Run starts the ringd Binary with args and no RINGD_* or proxy variable
+// in its environment, its stderr appended to logPath, and returns it with
+// the URL its `ringd listening on …` line names. The caller stops it; a
+// server that prints no URL within 30 s is killed and fails the test,
+// showing its log.
+func Run(t testing.TB, logPath string, args ...string) (*exec.Cmd, string) {
+	t.Helper()
 	cmd := exec.Command(Binary(t), args...)
 	cmd.Env = childEnv()
-	logPath := filepath.Join(s.dir, "ringd.log")
-	log, err := os.Create(logPath)
+	log, err := os.OpenFile(logPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +105,6 @@ func Start(t testing.TB, args ...string) *Server {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
 	urls := make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(out)
@@ -104,13 +115,15 @@ func Start(t testing.TB, args ...string) *Server {
 		}
 	}()
 	select {
-	case s.URL = <-urls:
-		s.cmd = cmd
+	case url := <-urls:
+		return cmd, url
 	case <-time.After(30 * time.Second):
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
 		text, _ := os.ReadFile(logPath)
 		t.Fatalf("ringd printed no URL within 30 s; log:\n%s", text)
+		return nil, ""
 	}
-	return s
 }
 
 // childEnv is this process's environment without RINGD_* and proxy
