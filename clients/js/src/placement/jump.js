@@ -5,9 +5,11 @@
 
 import { excerpt, fail } from './errors.js';
 import { MAX_POINTS } from './config.js';
+import { makeNode } from './node.js';
 import { add64, fmix64, mul64, r64 } from './u64.js';
 
 /** @typedef {import('./node.js').Node} Node */
+/** @typedef {import('./node.js').NodeInput} NodeInput */
 
 /** A hole's node number in the encoding (9.1) and in runs. */
 export const HOLE = 0xffffffff;
@@ -209,12 +211,15 @@ export class JumpLookup {
  * Clients take orders from snapshots; this is what the server does, for
  * tools and tests. `nodes` may include draining and joining nodes (they
  * want no bucket). It works on runs, as the reference does.
- * @param {BucketRun[]} previous
- * @param {Node[]} nodes
+ * @param {readonly BucketRun[]} previous
+ * @param {readonly NodeInput[]} nodes
  * @returns {BucketRun[]}
  */
 export function nextBucketOrder(previous, nodes) {
-  const active = nodes.filter((n) => n.state === 'active').sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  const active = nodes
+    .map((n) => makeNode(n))
+    .filter((n) => n.state === 'active')
+    .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   const want = new Map(active.map((n) => [n.id, n.weight]));
   /** @type {Map<string, number>} */
   const held = new Map();
