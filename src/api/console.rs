@@ -3,6 +3,12 @@
 //! page reach nothing but this server. The console reads and changes
 //! rings through the public API with the user's token; serving its files
 //! needs none, as they hold no data. See `docs/console.md`.
+//!
+//! Under `/ui/lib/` it serves the JavaScript package's source files
+//! (`clients/js/src/`, `@ringd/client`) as they are: the console decodes
+//! the placement encoding, computes ownership and checks the fingerprint
+//! with the package's own modules, so there is one implementation of each
+//! in JavaScript, and neither a build step nor Node.js is needed.
 
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
@@ -23,6 +29,19 @@ use super::AppState;
 #[folder = "src/api/console/"]
 struct Files;
 
+/// The JavaScript package's source files, from `clients/js/src/`, served
+/// at `/ui/lib/` (`/ui/lib/placement/encoding.js` is
+/// `clients/js/src/placement/encoding.js`). The console loads only the
+/// modules that import no npm package (the encoding, ownership and the
+/// fingerprint, and what they import); the others are served but unused.
+#[derive(RustEmbed)]
+#[folder = "clients/js/src/"]
+struct Package;
+
+/// Where under `/ui/` the package's files are: a console file cannot
+/// have this prefix (a test checks that none does).
+const LIB: &str = "lib/";
+
 /// The policy every console response carries: scripts, styles and
 /// requests only from this origin, no inline script or style attribute,
 /// no framing. It is what keeps the page from reaching any other host.
@@ -31,8 +50,9 @@ pub const CONTENT_SECURITY_POLICY: &str = "default-src 'self'; script-src 'self'
      frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
 
 /// The routes of the console, outside the OpenAPI document: `/ui`
-/// redirects to `/ui/`, which serves `index.html`; `/ui/{path}` serves
-/// the file at `path`.
+/// redirects to `/ui/`, which serves `index.html`; `/ui/lib/{path}`
+/// serves the package's file at `path`; `/ui/{path}` serves the console's
+/// file at `path`.
 pub(super) fn router() -> Router<AppState> {
     Router::new()
         .route("/ui", get(|| async { Redirect::permanent("/ui/") }))
@@ -53,9 +73,12 @@ async fn file(
 }
 
 fn serve(state: &AppState, path: &str, headers: &HeaderMap) -> Response {
-    let body = match &state.settings.console_dir {
-        Some(dir) => from_dir(dir, path),
-        None => Files::get(path).map(|f| f.data),
+    let body = match path.strip_prefix(LIB) {
+        Some(rest) => package_file(state.settings.console_dir.as_deref(), rest),
+        None => match &state.settings.console_dir {
+            Some(dir) => from_dir(dir, path),
+            None => Files::get(path).map(|f| f.data),
+        },
     };
     let Some(body) = body else {
         return ApiError::new(
@@ -101,6 +124,17 @@ fn serve(state: &AppState, path: &str, headers: &HeaderMap) -> Response {
         HeaderValue::from_static("no-referrer"),
     );
     response
+}
+
+/// The package's file at `path`. With `--console-dir DIR`, from `DIR/lib/`
+/// when that folder exists (e.g. a link to `clients/js/src`, to work on
+/// the package's modules too), else from the copy built in: never a mix
+/// of the two.
+fn package_file(console_dir: Option<&Path>, path: &str) -> Option<Cow<'static, [u8]>> {
+    match console_dir.map(|d| d.join(LIB.trim_end_matches('/'))) {
+        Some(lib) if lib.is_dir() => from_dir(&lib, path),
+        _ => Package::get(path).map(|f| f.data),
+    }
 }
 
 /// The file at `path` under `dir`, for `--console-dir`. Only plain
@@ -162,5 +196,21 @@ mod tests {
             .contains("type=\"module\""));
         assert_eq!(content_type("app.js"), "text/javascript; charset=utf-8");
         assert_eq!(content_type("x"), "application/octet-stream");
+    }
+
+    #[test]
+    fn the_package_is_built_in_and_no_console_file_hides_under_lib() {
+        for module in ["encoding.js", "ownership.js", "fingerprint.js"] {
+            let path = format!("placement/{module}");
+            let built_in = Package::get(&path).expect("the package's module is embedded");
+            let on_disk = std::fs::read(format!("clients/js/src/{path}")).unwrap();
+            assert_eq!(&*built_in.data, &on_disk[..], "{path}");
+            assert_eq!(package_file(None, &path).as_deref(), Some(&on_disk[..]));
+        }
+        // Without a lib/ of its own, a console folder gets the built-in package.
+        let dir = Path::new("src/api/console");
+        assert!(package_file(Some(dir), "placement/encoding.js").is_some());
+        assert_eq!(package_file(Some(dir), "../console.rs"), None);
+        assert!(Files::iter().all(|f| !f.starts_with(LIB)));
     }
 }

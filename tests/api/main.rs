@@ -16,6 +16,7 @@ mod acks;
 mod auth;
 mod cluster;
 mod config_change;
+mod console_package;
 mod console_serving;
 mod convergence;
 mod errors;

@@ -1,12 +1,13 @@
 // The rings page lists every ring as the API does, and each algorithm's
-// ring page draws its own kind of picture and the node table with the
+// ring page draws its own kind of picture, from an encoding checked
+// against its fingerprint, with a legend and a node table showing the
 // exact shares of GET …/ownership.
 
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import {
-  ALGORITHMS, PICTURE_KIND, REPO, login, launchBrowser, nodeRows, openRing, screenshot,
+  ALGORITHMS, PICTURE_KIND, REPO, legendShares, login, launchBrowser, nodeRows, openRing, screenshot,
   seedAlgorithms, startRingd, withConsole,
 } from './support.mjs';
 
@@ -70,6 +71,10 @@ for (const algorithm of ALGORITHMS) {
         Object.fromEntries(active.map((r) => [r.id, r.share])),
         Object.fromEntries(ownership.nodes.map((n) => [n.id, n.share])),
       );
+      // The picture's shares, computed in the page by the package's
+      // ownershipOf from the encoding it drew, are the server's bit for bit.
+      assert.equal(await page.locator('[data-testid=picture-check]').getAttribute('data-state'), 'verified');
+      assert.deepEqual(await legendShares(page), Object.fromEntries(ownership.nodes.map((n) => [n.id, n.share])));
 
       if (algorithm === 'ring' && process.env.RINGD_BLESS === '1') {
         const file = path.join(REPO, 'docs/img/console.png');

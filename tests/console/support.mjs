@@ -259,6 +259,13 @@ export async function nodeRows(page) {
   }));
 }
 
+/** The picture's legend: node id → the exact share its data-share holds. */
+export async function legendShares(page) {
+  return Object.fromEntries(await page.locator('[data-testid=picture] .legend li[data-node]').evaluateAll(
+    (lis) => lis.map((li) => [li.dataset.node, Number(li.dataset.share)]),
+  ));
+}
+
 /** The version `[data-testid=ring-version]` shows: the one integer in its text. */
 export async function shownVersion(page) {
   return versionIn(await page.locator('[data-testid=ring-version]').textContent());

@@ -3,7 +3,7 @@
 // keyboard) and hit(x, y) (what is under a point, for the tooltip).
 
 import { pct } from "./dom.js";
-import { pointAt, NO_NODE } from "./encoding.js";
+import { pointAt, NO_NODE } from "./placement.js";
 
 const EXACT_POINTS = 8192; // above this, paint the circle from angular bins
 const BINS = 4096;

@@ -4,7 +4,7 @@
 // Drawn on a canvas; the legend and the node table say the same in text.
 
 import { h, fill, pct } from "./dom.js";
-import { NO_NODE } from "./encoding.js";
+import { NO_NODE } from "./placement.js";
 import { drawCircle, drawGrid, drawBar, drawShares } from "./draw.js";
 import { HOLE } from "./colours.js";
 
@@ -15,9 +15,10 @@ export function createPicture() {
   const canvas = h("canvas", { role: "img", "aria-label": "placement picture", tabindex: 0 });
   const tip = h("div", { class: "tip", testid: "picture-tip", role: "tooltip", hidden: true });
   const note = h("p", { class: "muted" });
+  const check = h("p", { class: "muted", testid: "picture-check", role: "status" });
   const legend = h("ul", { class: "legend", "aria-label": "legend" });
   const el = h("figure", { class: "picture", testid: "picture" },
-    h("div", { class: "canvas-wrap" }, canvas, tip), note, h("figcaption", null, legend));
+    h("div", { class: "canvas-wrap" }, canvas, tip), note, check, h("figcaption", null, legend));
   let state = null;
 
   function showAt(x, y) {
@@ -58,7 +59,9 @@ export function createPicture() {
   canvas.addEventListener("blur", () => { tip.hidden = true; });
   canvas.addEventListener("mouseleave", () => { tip.hidden = true; });
 
-  // data: {decoded, ownership, colours (Map id → colour), algorithm}
+  // data: {decoded, ownership, colours (Map id → colour), algorithm, version,
+  // check (readPlacement's)}. decoded is null when the encoding could not
+  // be used: the picture then says why instead of drawing.
   function update(data) {
     const kind = KIND[data.algorithm] || "shares";
     el.dataset.kind = kind;
@@ -69,7 +72,11 @@ export function createPicture() {
       ? { id: "(hole)", colour: HOLE, share: null, extra }
       : { id: ids[i], colour: colourOf(i), share: shares.get(ids[i]) ?? 0, extra });
     note.textContent = "";
-    if (ids.length === 0) {
+    showCheck(check, data);
+    if (!data.decoded) {
+      state = null;
+      canvas.hidden = true;
+    } else if (ids.length === 0) {
       state = null;
       canvas.hidden = true;
       note.textContent = "No active node: the ring places no key.";
@@ -85,11 +92,29 @@ export function createPicture() {
   return { el, update };
 }
 
+// What the picture says about the encoding it was drawn from.
+function showCheck(p, { check, version }) {
+  p.dataset.state = check.state;
+  p.className = check.state === "verified" || check.state === "unchecked" ? "muted" : "error";
+  p.setAttribute("role", p.className === "error" ? "alert" : "status");
+  const short = (f) => `${String(f).slice(0, 16)}…`;
+  p.textContent = {
+    verified: `Drawn from version ${version}'s encoding, whose SHA-256 is its fingerprint ${short(check.expected)}.`,
+    unchecked: `Drawn without checking the encoding against its fingerprint: this browser offers Web Crypto ` +
+      `(crypto.subtle) only in a secure context (HTTPS, or http://127.0.0.1 or http://localhost).`,
+    mismatch: `Not drawn: the placement encoding downloaded for version ${version} does not match its fingerprint ` +
+      `(its SHA-256 is ${short(check.actual)}, the fingerprint ${short(check.expected)}). ` +
+      `Something between ringd and this browser changed it; the shares shown are the server's.`,
+    invalid: `Not drawn: the placement encoding of version ${version} could not be decoded (${check.message}); ` +
+      `the shares shown are the server's.`,
+  }[check.state];
+}
+
 function renderLegend(ul, ids, colours, shares) {
   const shown = ids.slice(0, LEGEND_MAX);
   fill(ul, shown.map((id) => {
     const c = colours.get(id) || HOLE;
-    return h("li", { dataset: { node: id } },
+    return h("li", { dataset: { node: id, share: String(shares.get(id) ?? 0) } },
       h("span", { class: "swatch", dataset: { c: c.hex } }), " ",
       h("span", { class: "id" }, id), ` ${c.name}, ${pct(shares.get(id) ?? 0)}`);
   }), ids.length > LEGEND_MAX

@@ -4,7 +4,7 @@
 
 import { h, fill, section } from "../dom.js";
 import { get, ringPath, ProblemError } from "../api.js";
-import { decode } from "../encoding.js";
+import { readPlacement } from "../placement.js";
 import { colourMap } from "../colours.js";
 import { watchRing } from "../watch.js";
 import { createPicture } from "../picture.js";
@@ -67,9 +67,8 @@ export function ringPage(root, ring, { access, routeStart }) {
     showVersion(summary.version);
     const v = summary.version;
     if (v > fetched) fetched = v;
-    const [nodeList, ownership, hist, cl, table] = await Promise.all([
+    const [nodeList, hist, cl, table] = await Promise.all([
       get(ringPath(ring, "/nodes")),
-      get(ringPath(ring, `/ownership?version=${v}`)),
       get(ringPath(ring, "/history")),
       get(ringPath(ring, "/clients")),
       get(ringPath(ring, `/snapshots/${v}/table`), { raw: true }).then((r) => r.arrayBuffer()),
@@ -77,8 +76,12 @@ export function ringPage(root, ring, { access, routeStart }) {
     if (destroyed) return;
     const marks = !measured; // the first render's phases, for whoever profiles it
     if (marks) performance.mark("ringd:ring-page:fetched");
-    const decoded = decode(table);
-    const ids = new Set([...nodeList.nodes.map((n) => n.id), ...decoded.nodes.map((n) => n.id)]);
+    // Checked against the fingerprint, decoded and measured by the package's
+    // modules; the server's ownership only when the encoding is unusable.
+    const { check, decoded, ownership: own } = await readPlacement(table, summary.fingerprint);
+    const ownership = own ?? await get(ringPath(ring, `/ownership?version=${v}`));
+    if (destroyed) return;
+    const ids = new Set([...nodeList.nodes.map((n) => n.id), ...(decoded ? decoded.nodes : ownership.nodes).map((n) => n.id)]);
     const colours = colourMap(ids);
     last = { summary, nodes: nodeList.nodes, ownership, colours };
     const c = summary.config;
@@ -86,7 +89,7 @@ export function ringPage(root, ring, { access, routeStart }) {
       (c.algorithm === "ring" ? `, ${c.vnodes_per_weight} points per weight` : "") +
       (c.table_size ? `, table size ${c.table_size}` : "") + (c.partitions ? `, ${c.partitions} partitions` : "") +
       (c.zone_aware ? ", zone aware" : "") + `; fingerprint ${summary.fingerprint.slice(0, 16)}…`;
-    picture.update({ algorithm: c.algorithm, decoded, ownership, colours });
+    picture.update({ algorithm: c.algorithm, version: v, decoded, ownership, colours, check });
     nodes.update(last);
     const pick = history.update(hist.entries);
     clients.update(cl);

@@ -1,0 +1,142 @@
+// The general hashes of spec 3.1 and the primitives of 3.2, from npm
+// packages (README, "Dependencies"): hash-wasm's WebAssembly XXH3-64,
+// XXH64, MD5, SHA-256 and CRC-32, and @multiformats/murmur3's
+// MurmurHash3_x64_128. WebAssembly needs an asynchronous start, so
+// `loadHashes()` must have resolved before any hash is computed; every
+// function here is synchronous after that. This module is the one that
+// reaches npm packages: the console's modules (encoding, ownership,
+// fingerprint) never import it.
+
+import { murmur364 } from '@multiformats/murmur3';
+import { createCRC32, createMD5, createSHA256, createXXHash3, createXXHash64 } from 'hash-wasm';
+import { be32, le32, r64 } from './u64.js';
+
+/** @typedef {import('hash-wasm').IHasher} IHasher */
+
+/**
+ * @typedef {object} Hashers
+ * @property {IHasher} xxh3
+ * @property {IHasher} xxh64Seed0
+ * @property {IHasher} xxh64Seed1
+ * @property {IHasher} md5
+ * @property {IHasher} sha256
+ * @property {IHasher} crc32
+ */
+
+/** @type {Hashers | null} */
+let hashers = null;
+/** @type {Promise<void> | null} */
+let loading = null;
+
+/**
+ * Starts the WebAssembly hashers once; every build and decode awaits it.
+ * @returns {Promise<void>}
+ */
+export function loadHashes() {
+  loading ??= (async () => {
+    const [xxh3, xxh64Seed0, xxh64Seed1, md5, sha256, crc32] = await Promise.all([
+      createXXHash3(0, 0),
+      createXXHash64(0, 0),
+      createXXHash64(1, 0),
+      createMD5(),
+      createSHA256(),
+      createCRC32(),
+    ]);
+    hashers = { xxh3, xxh64Seed0, xxh64Seed1, md5, sha256, crc32 };
+  })();
+  return loading;
+}
+
+/** @returns {Hashers} */
+function ready() {
+  if (hashers === null) throw new Error('the hashes are not loaded: await loadHashes() first');
+  return hashers;
+}
+
+/**
+ * @param {IHasher} h
+ * @param {Uint8Array} data
+ * @returns {Uint8Array}
+ */
+function digest(h, data) {
+  h.init();
+  h.update(data);
+  return h.digest('binary');
+}
+
+/**
+ * H(f, data) of spec 3.1 for the four general hashes, into r64.
+ * @param {import('./algorithms.js').Hash} f
+ * @param {Uint8Array} data
+ */
+export function hash64(f, data) {
+  const h = ready();
+  switch (f) {
+    case 'md5': {
+      // The first 8 digest bytes, little-endian.
+      const d = digest(h.md5, data);
+      r64.lo = le32(d, 0);
+      r64.hi = le32(d, 4);
+      return;
+    }
+    case 'sha256': {
+      const d = digest(h.sha256, data);
+      r64.lo = le32(d, 0);
+      r64.hi = le32(d, 4);
+      return;
+    }
+    case 'murmur3': {
+      // h1, which the package writes big-endian.
+      const d = /** @type {{ digest: Uint8Array }} */ (murmur364.digest(data)).digest;
+      r64.hi = be32(d, 0);
+      r64.lo = be32(d, 4);
+      return;
+    }
+    default: {
+      // xxhash digests are written big-endian.
+      const d = digest(h.xxh3, data);
+      r64.hi = be32(d, 0);
+      r64.lo = be32(d, 4);
+    }
+  }
+}
+
+/**
+ * Classic XXH64 with seed 0 or 1 (maglev's permutations, 5.3), into r64.
+ * @param {Uint8Array} data
+ * @param {0 | 1} seed
+ */
+export function xxh64(data, seed) {
+  const h = ready();
+  const d = digest(seed === 0 ? h.xxh64Seed0 : h.xxh64Seed1, data);
+  r64.hi = be32(d, 0);
+  r64.lo = be32(d, 4);
+}
+
+/**
+ * The whole MD5 digest (ketama's and twemproxy's points).
+ * @param {Uint8Array} data
+ * @returns {Uint8Array}
+ */
+export function md5(data) {
+  return digest(ready().md5, data);
+}
+
+/**
+ * md5_32 of spec 3.2: the first 4 MD5 digest bytes as a little-endian u32.
+ * @param {Uint8Array} data
+ * @returns {number}
+ */
+export function md5First32(data) {
+  return le32(digest(ready().md5, data), 0);
+}
+
+/**
+ * The standard CRC-32 (3.5): nginx's only hash, one of HAProxy's and
+ * twemproxy's crc32a.
+ * @param {Uint8Array} data
+ * @returns {number}
+ */
+export function crc32(data) {
+  return be32(digest(ready().crc32, data), 0);
+}
