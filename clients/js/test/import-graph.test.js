@@ -4,48 +4,17 @@
 // module they reach, directly or not, imports anything but a relative path.
 
 import assert from 'node:assert/strict';
-import { readFile } from 'node:fs/promises';
 import { test } from 'node:test';
+import { importGraph, isRelative, specifiers } from './imports.js';
 
 const PLACEMENT = new URL('../src/placement/', import.meta.url);
 const CONSOLE_MODULES = ['encoding.js', 'ownership.js', 'fingerprint.js'];
 
 /**
- * The specifiers a module imports or re-exports, statically or not.
- * Comments are dropped first, so JSDoc's import('…') types do not count.
- * @param {string} source
- * @returns {string[]}
- */
-export function specifiers(source) {
-  const code = source.replace(/\/\*[\s\S]*?\*\//g, '').replace(/(^|[^:'"`])\/\/.*$/gm, '$1');
-  const found = [];
-  const patterns = [
-    /\bimport\s+(?:[\w*{}\s,$]+\s+from\s+)?['"]([^'"]+)['"]/g,
-    /\bexport\s+(?:\*(?:\s+as\s+\w+)?|\{[^}]*\})\s+from\s+['"]([^'"]+)['"]/g,
-    /\bimport\s*\(\s*['"]([^'"]+)['"]\s*\)/g,
-  ];
-  for (const re of patterns) for (const m of code.matchAll(re)) found.push(m[1]);
-  return found;
-}
-
-/**
- * Every module reachable from `entry` and, for each, what it imports.
  * @param {URL} entry
  * @returns {Promise<Map<string, string[]>>}
  */
-async function graph(entry) {
-  /** @type {Map<string, string[]>} */
-  const seen = new Map();
-  const queue = [entry];
-  while (queue.length > 0) {
-    const url = /** @type {URL} */ (queue.pop());
-    if (seen.has(url.href)) continue;
-    const imports = specifiers(await readFile(url, 'utf8'));
-    seen.set(url.href, imports);
-    for (const s of imports) if (s.startsWith('./') || s.startsWith('../')) queue.push(new URL(s, url));
-  }
-  return seen;
-}
+const graph = (entry) => importGraph([entry]);
 
 test('the parser finds every form of import', () => {
   const source = `
@@ -74,7 +43,7 @@ for (const name of CONSOLE_MODULES) {
   test(`${name} reaches no npm package`, async () => {
     const modules = await graph(new URL(name, PLACEMENT));
     for (const [url, imports] of modules) {
-      const bare = imports.filter((s) => !s.startsWith('./') && !s.startsWith('../'));
+      const bare = imports.filter((s) => !isRelative(s));
       assert.deepEqual(
         bare,
         [],
