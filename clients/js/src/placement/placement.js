@@ -66,6 +66,9 @@ import { r64, toBigInt } from './u64.js';
  * @typedef {Walker & { ownerIndex(h: number, l: number): number }} Lookup
  */
 
+/** The ring versions of placements built from snapshots. @type {WeakMap<Placement, number>} */
+const versions = new WeakMap();
+
 /**
  * Who owns every key of one ring version. Immutable once built. Make one
  * with `build`, `decode` or `Snapshot.placement`, not with `new`.
@@ -83,20 +86,18 @@ export class Placement {
     this.parts = parts;
     /** @private */
     this.bytes = encoding;
-    /** SHA-256 of the canonical encoding, 64 lowercase hex digits. */
+    /** SHA-256 of the canonical encoding, 64 lowercase hex digits. @readonly */
     this.fingerprint = fingerprint;
-    /** @type {Algorithm} */
+    /** @readonly @type {Algorithm} */
     this.algorithm = parts.body.algorithm;
-    /** @type {Hash} */
+    /** @readonly @type {Hash} */
     this.hash = parts.hash;
-    /** The default preference list length. */
+    /** The default preference list length. @readonly */
     this.replicationFactor = parts.replicationFactor;
-    /** Whether preference lists spread over zones first. */
+    /** Whether preference lists spread over zones first. @readonly */
     this.zoneAware = parts.zoneAware;
-    /** twemproxy's hash tag; null when keys are hashed whole. */
+    /** twemproxy's hash tag; null when keys are hashed whole. @readonly */
     this.hashTag = hashTag;
-    /** The ring version the placement was built from; 0 when not from a snapshot. */
-    this.version = 0;
     /** @private */
     this.keys = new KeyHasher(this.algorithm, parts.hash, avalanche, hashTag);
     /** @private @type {string[]} */
@@ -108,6 +109,15 @@ export class Placement {
     this.zoneOf = zones ? zones.zoneOf : null;
     /** @private */
     this.zoneCount = zones ? zones.zoneCount : 0;
+  }
+
+  /**
+   * The ring version the placement was built from; 0 when not from a
+   * snapshot.
+   * @returns {number}
+   */
+  get version() {
+    return versions.get(this) ?? 0;
   }
 
   /**
@@ -392,5 +402,5 @@ export async function decode(encoding, expectedFingerprint) {
  * @param {number} version
  */
 export function setVersion(p, version) {
-  p.version = version;
+  versions.set(p, version);
 }
