@@ -1,0 +1,196 @@
+// The worked examples of docs/placement-spec.md (sections 3, 5, 9, 9.4
+// and 10), produced by the reference implementation.
+
+import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
+import { test } from 'node:test';
+import { build, jumpHash, PlacementError, parseConfig, parseNodes, Snapshot } from '../src/placement/index.js';
+import { hash64, loadHashes, md5First32, xxh64 } from '../src/placement/hashes.js';
+import { log2Q32 } from '../src/placement/rendezvous.js';
+import { fmix64, r64, toBigInt } from '../src/placement/u64.js';
+
+const utf8 = new TextEncoder();
+const hex = (/** @type {Uint8Array} */ b) => Array.from(b, (x) => x.toString(16).padStart(2, '0')).join('');
+
+test('hash test values (3.3)', async () => {
+  await loadHashes();
+  /** @type {[string, bigint, bigint, bigint, bigint, bigint, bigint, number][]} */
+  const rows = [
+    [
+      '',
+      0x2d06800538d394c2n,
+      0x04b2008fd98c1dd4n,
+      0x141cfc9842c4b0e3n,
+      0n,
+      0xef46db3751d8e999n,
+      0xd5afba1336a3be4bn,
+      3649838548,
+    ],
+    [
+      'hello',
+      0x9555e8555c62dcfdn,
+      0x762a4bbc2a40415dn,
+      0x0ea3b05fba4df22cn,
+      0xcbd8a7b341bd9b02n,
+      0x26c7827d889f6da3n,
+      0x23dd71cb04d0a1b2n,
+      708854109,
+    ],
+    [
+      'node-a',
+      0xdadea24aa12481fen,
+      0x5ce83ab35b8aec6cn,
+      0x0474205af00f5766n,
+      0x44a5bcec4b0764bfn,
+      0x05378e2c8885d70bn,
+      0xf7f4751e959874abn,
+      1535831148,
+    ],
+  ];
+  const h = (/** @type {import('../src/placement/index.js').Hash} */ f, /** @type {string} */ s) => {
+    hash64(f, utf8.encode(s));
+    return toBigInt(r64.hi, r64.lo);
+  };
+  const x = (/** @type {0 | 1} */ seed, /** @type {string} */ s) => {
+    xxh64(utf8.encode(s), seed);
+    return toBigInt(r64.hi, r64.lo);
+  };
+  for (const [s, xxh3, md5, sha256, murmur3, seed0, seed1, md532] of rows) {
+    assert.deepEqual(
+      [h('xxh3', s), h('md5', s), h('sha256', s), h('murmur3', s), x(0, s), x(1, s), md5First32(utf8.encode(s))],
+      [xxh3, md5, sha256, murmur3, seed0, seed1, md532],
+      s,
+    );
+  }
+  assert.equal(h('murmur3', 'The quick brown fox jumps over the lazy dog'), 0xe34bbc7bbc071b6cn);
+  assert.equal(h('murmur3', '0123456789abcdefX'), 0xcdebd2acb570d6f7n);
+  fmix64(0, 1);
+  assert.equal(toBigInt(r64.hi, r64.lo), 0xb456bcfc34c2cb2cn);
+});
+
+test('jump and rendezvous test values (5.4.1, 5.5)', () => {
+  assert.deepEqual([jumpHash(256n, 1024), jumpHash(0xdeadbeefn, 100), jumpHash(0n, 1)], [520, 87, 0]);
+  /** @param {bigint} x */
+  const L = (x) => log2Q32(Number((x - 1n) >> 32n), Number((x - 1n) & 0xffffffffn));
+  assert.deepEqual([1n, 2n, 3n, 10n, 2n ** 63n, 2n ** 64n - 1n, 2n ** 64n].map(L), [
+    0,
+    2 ** 32,
+    6807362105,
+    14267572527,
+    0x3f00000000,
+    0x3fffffffff,
+    0x4000000000,
+  ]);
+});
+
+test('the ring with zones of section 10', async () => {
+  const p = await build({ algorithm: 'ring', vnodesPerWeight: 2, replicationFactor: 2, zoneAware: true }, [
+    { id: 'b', weight: 2, zone: 'z2', hashKey: 'b-old' },
+    { id: 'a', zone: 'z1' },
+    { id: 'c', zone: 'z1', state: 'draining' },
+    { id: 'd', zone: 'z1' },
+  ]);
+  for (const [key, hash, list] of /** @type {const} */ ([
+    ['hello', 0x9555e8555c62dcfdn, ['a', 'b', 'd']],
+    ['', 0x2d06800538d394c2n, ['a', 'b', 'd']],
+    ['user:42', 0x9fc1e605fa7174aan, ['d', 'b', 'a']],
+    ['key-7', 0xe683dd62c3f8ac4fn, ['b', 'a', 'd']],
+  ])) {
+    assert.equal(p.keyHash(key), hash);
+    assert.deepEqual(p.preferenceList(key, 3), list);
+    assert.equal(p.owner(key), list[0]);
+  }
+  assert.deepEqual(
+    p.ownership().nodes.map((n) => n.units),
+    [3768600195400060257n, 13252287072643379652n, 1425856805666111707n],
+  );
+  assert.equal(p.fingerprint, 'b19d4a0a0eddfd52d0b31587a9fbe503d15dd1a56221bce0739a4772d583811f');
+  assert.ok(hex(p.encode()).startsWith('52494e4744504c010101010002000000030000000161027a3101000000'));
+});
+
+test('the encodings of 9.3', async () => {
+  const p = await build({ algorithm: 'jump' }, [{ id: 'a' }, { id: 'b' }, { id: 'c', weight: 2 }]);
+  assert.equal(
+    hex(p.encode()),
+    '52494e4744504c0104010000030000000300000001610001000000016200010000000163000200000004000000' +
+      '00000000010000000200000002000000',
+  );
+  const q = await build({ algorithm: 'jump' }, [{ id: 'b' }, { id: 'c', weight: 2 }], {
+    buckets: [
+      { id: null, count: 1 },
+      { id: 'b', count: 1 },
+      { id: 'c', count: 2 },
+    ],
+  });
+  assert.equal(q.fingerprint, 'bdc6f1f9eb6cb3e8c4e18953d80e4f51d42413163dfcb803ac74b21a40e428a1');
+  assert.equal(q.owner('hello'), 'c');
+  const empty = await build({ algorithm: 'rendezvous' }, []);
+  assert.equal(hex(empty.encode()), '52494e4744504c01050100000300000000000000');
+  assert.equal(empty.owner('x'), null);
+  const table = await build({ algorithm: 'table' }, []);
+  assert.equal(hex(table.encode()), '52494e4744504c010601000003000000000000000000010000');
+});
+
+/** Moves (partition, slot, node index) with u16 indices (9.4). */
+function movesOf(/** @type {[number, number, number][]} */ ...moves) {
+  const out = new Uint8Array(4 + 7 * moves.length);
+  const view = new DataView(out.buffer);
+  view.setUint32(0, moves.length, true);
+  moves.forEach(([p, slot, node], k) => {
+    view.setUint32(4 + 7 * k, p, true);
+    view.setUint8(8 + 7 * k, slot);
+    view.setUint16(9 + 7 * k, node, true);
+  });
+  return out;
+}
+
+test('a table version from the previous one and its moves (9.4)', async () => {
+  assert.equal(btoa(String.fromCharCode(...movesOf([5, 0, 2]))), 'AQAAAAUAAAAAAgA=');
+  const v = JSON.parse(
+    await readFile(new URL('../../../tests/placement/vectors/table-weighted.json', import.meta.url), 'utf8'),
+  );
+  const config = parseConfig(v.config);
+  const nodes = parseNodes(v.nodes);
+  const prev = await build(config, nodes, { tableRows: v.table });
+  // Version 7 swaps partition 5's primary and second replica.
+  const rows = prev.tableRows() ?? [];
+  [rows[5][0], rows[5][1]] = [rows[5][1], rows[5][0]];
+  const next = await build(config, nodes, { tableRows: rows });
+  const ids = next.nodes().map((n) => n.id);
+  const index = (/** @type {string} */ id) => ids.indexOf(id);
+  const snapshot = (/** @type {number} */ version, /** @type {Uint8Array} */ moves) =>
+    new Snapshot({
+      ring: 'r',
+      version,
+      config,
+      nodes,
+      fingerprint: next.fingerprint,
+      buckets: null,
+      serverIds: null,
+      nextServerId: 0,
+      tableMoves: moves,
+    });
+  const good = movesOf([5, 0, index(rows[5][0])], [5, 1, index(rows[5][1])]);
+  const p = await snapshot(7, good).placement({ previous: prev });
+  assert.equal(p.fingerprint, next.fingerprint);
+  assert.equal(p.version, 7);
+  for (const [name, version, moves, code] of /** @type {const} */ ([
+    ['changed twice', 7, movesOf([5, 0, 1], [5, 0, 2]), 'InvalidTable'],
+    ['past the partitions', 7, movesOf([256, 0, 1]), 'InvalidTable'],
+    ['past the replicas', 7, movesOf([5, 3, 1]), 'InvalidTable'],
+    ['no such node', 7, movesOf([5, 0, 6]), 'InvalidTable'],
+    ['a node twice in a row', 7, movesOf([5, 0, index(rows[5][0])]), 'InvalidTable'],
+    ['cut short', 7, movesOf([5, 0, 1]).subarray(0, 8), 'InvalidTable'],
+    ['another table', 7, movesOf(), 'FingerprintMismatch'],
+  ])) {
+    await assert.rejects(
+      snapshot(version, moves).placement({ previous: prev }),
+      (e) => e instanceof PlacementError && e.code === code,
+      name,
+    );
+  }
+  await assert.rejects(
+    snapshot(7, good).placement(),
+    (e) => e instanceof PlacementError && e.is('TableRequired') && e.is('InvalidTable'),
+  );
+});
