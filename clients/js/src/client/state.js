@@ -28,13 +28,24 @@
  */
 
 /**
+ * @typedef {object} RingEventFields
+ * @property {number} [version]
+ * @property {number} [from]
+ * @property {boolean} [reset]
+ * @property {string} [server]
+ * @property {Transport} [transport]
+ * @property {Error | null} [error]
+ * @property {number} [took]
+ */
+
+/**
  * An event of a RingClient, for metrics and logs; the fields its type
  * names are set, the others are their zero values.
  */
 export class RingEvent extends Event {
   /**
    * @param {RingEventType} type
-   * @param {Partial<Pick<RingEvent, "version" | "from" | "reset" | "server" | "transport" | "error" | "took">>} fields
+   * @param {RingEventFields} fields
    */
   constructor(type, fields) {
     super(type);
@@ -131,7 +142,7 @@ export class Shared {
    * Tells the observer and the listeners. Their failures are theirs: they
    * must never stop the watch, nor become an unhandled rejection of it.
    * @param {RingEventType} type
-   * @param {ConstructorParameters<typeof RingEvent>[1]} fields
+   * @param {RingEventFields} fields
    */
   emit(type, fields) {
     const event = new RingEvent(type, fields);
