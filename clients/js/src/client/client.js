@@ -206,7 +206,9 @@ export class RingClient extends EventTarget {
     const shared = this.#shared;
     const closing = this.#controller.signal;
     return new Promise((resolve, reject) => {
+      let settled = false;
       const finish = () => {
+        settled = true;
         stop();
         signal?.removeEventListener("abort", onAbort);
         closing.removeEventListener("abort", onClose);
@@ -236,6 +238,7 @@ export class RingClient extends EventTarget {
       };
       const stop = shared.onChange(check);
       check();
+      if (settled) return;
       if (signal?.aborted) onAbort();
       else if (closing.aborted) onClose();
       else {

@@ -143,12 +143,23 @@ export class Endpoints {
    */
   async call(method, path, init) {
     const { signal, done } = childSignal(init.signal, init.timeout ?? this.requestTimeout);
+    // Past the time limit (not the caller's abort), the server did not
+    // answer: a typed error, with the TimeoutError as its cause.
+    const late = () => !init.signal.aborted && signal.aborted;
     try {
-      const { response, server } = await this.open(method, path, { ...init, signal });
+      let opened;
+      try {
+        opened = await this.open(method, path, { ...init, signal });
+      } catch (e) {
+        if (late()) throw new UnreachableError(this.urls, signal.reason);
+        throw e;
+      }
+      const { response, server } = opened;
       let body;
       try {
         body = await readAll(response, MAX_BODY);
       } catch (e) {
+        if (late()) throw new UnreachableError([server], signal.reason);
         if (signal.aborted) throw signal.reason;
         throw new MalformedError(server + path, e);
       }

@@ -220,8 +220,7 @@ export class Watcher {
       if (this.signal.aborted) return;
       if (
         e instanceof UnreachableError ||
-        (e instanceof ApiError && (e.type === undefined || e.status >= 500)) ||
-        (e instanceof DOMException && e.name === "TimeoutError")
+        (e instanceof ApiError && (e.type === undefined || e.status >= 500))
       ) {
         // A table download that did not get through says nothing about
         // the version: keep the one held and take it again as it comes.

@@ -146,8 +146,16 @@ test("no server answering is an UnreachableError naming them", async () => {
   });
 });
 
-test("a request past its time limit is aborted with a TimeoutError", async (t) => {
+test("a request past its time limit is an UnreachableError caused by a TimeoutError", async (t) => {
   const url = await fake(t, () => {}); // never answers
   const eps = new Endpoints([url], { requestTimeout: 100 });
-  await assert.rejects(eps.call("GET", "/", { signal: new AbortController().signal }), { name: "TimeoutError" });
+  await assert.rejects(eps.call("GET", "/", { signal: new AbortController().signal }), (e) => {
+    assert.ok(e instanceof UnreachableError);
+    assert.equal(/** @type {DOMException} */ (e.cause).name, "TimeoutError");
+    return true;
+  });
+  // The caller's own abort is passed on as is.
+  const caller = new AbortController();
+  caller.abort(new Error("mine"));
+  await assert.rejects(eps.call("GET", "/", { signal: caller.signal }), { message: "mine" });
 });
