@@ -130,3 +130,35 @@ test("re-acks every ack interval while nothing changes", { skip: SKIP }, async (
   const st = await c.waitFor((x) => x.acks >= 4, { signal: AbortSignal.timeout(10_000) });
   assert.deepEqual([st.version, st.acked, st.ackFailures, st.applied], [1, 1, 0, 1]);
 });
+
+test("keeps routing on a deleted ring until it is created again, which arrives as a reset", { skip: SKIP }, async (t) => {
+  const s = await Ringd.start(t);
+  const api = s.api("r");
+  await api.create({});
+  await api.change(upsert("a"));
+  await api.change(upsert("b"));
+  const c = new RingClient(s.url, "r", { ...FAST, clientId: "deleted" });
+  t.after(() => c.close());
+  /** @type {[string, number, boolean][]} */
+  const events = [];
+  for (const type of ["deleted", "applied"]) {
+    c.addEventListener(type, (e) => {
+      const ev = /** @type {import("../../src/client/index.js").RingEvent} */ (e);
+      events.push([ev.kind, ev.version, ev.reset]);
+    });
+  }
+  const fp3 = (await waitVersion(c, 3)).fingerprint;
+  const owner = c.owner("k");
+  await api.do("DELETE", "", undefined, 204);
+  await waitUntil("the client to see the deletion", () => c.status().deleted);
+  assert.deepEqual([c.status().version, c.status().fingerprint, c.owner("k")], [3, fp3, owner]);
+  // Created again: a new history, one node.
+  await api.create({});
+  await api.change(upsert("z"));
+  await waitUntil("the new ring", () => c.status().version === 2 && !c.status().deleted);
+  assert.deepEqual([c.owner("k"), c.status().refused], ["z", 0]);
+  assert.deepEqual(events[0], ["deleted", 3, false]);
+  // The new ring's first version the client saw replaced its history.
+  assert.equal(events[1][2], true);
+  assert.deepEqual(events[events.length - 1], ["applied", 2, false]);
+});
