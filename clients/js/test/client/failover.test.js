@@ -149,6 +149,7 @@ test("keeps routing on a deleted ring until it is created again, which arrives a
   }
   const fp3 = (await waitVersion(c, 3)).fingerprint;
   const owner = c.owner("k");
+  events.length = 0;
   await api.do("DELETE", "", undefined, 204);
   await waitUntil("the client to see the deletion", () => c.status().deleted);
   assert.deepEqual([c.status().version, c.status().fingerprint, c.owner("k")], [3, fp3, owner]);
