@@ -1,8 +1,8 @@
 // Acks: tells the server which version the client routes on, under its
 // client id, so operators see its lag and rollouts can gate on it.
 
-import { ApiError, asError } from "./errors.js";
-import { Backoff } from "./timing.js";
+import { ApiError, asError } from './errors.js';
+import { Backoff } from './timing.js';
 
 /**
  * Acks each version once it is applied (only the newest if several
@@ -30,11 +30,11 @@ export async function ackLoop(o) {
       // from before kinds existed (they refuse unknown fields).
       /** @type {{ version: number, fingerprint: string, kind?: string }} */
       const body = { version: view.version, fingerprint: view.fingerprint };
-      if (o.kind !== "library") body.kind = o.kind;
+      if (o.kind !== 'library') body.kind = o.kind;
       /** @type {Error | null} */
       let error = null;
       try {
-        await o.eps.call("POST", path, { body: JSON.stringify(body), signal: o.signal });
+        await o.eps.call('POST', path, { body: JSON.stringify(body), signal: o.signal });
       } catch (e) {
         error = asError(e);
       }
@@ -64,7 +64,7 @@ export async function ackLoop(o) {
           wait = o.backoff.next();
         }
       }
-      o.shared.emit("acked", { version: view.version, error });
+      o.shared.emit('acked', { version: view.version, error });
     }
     // A newer version cuts the wait short.
     await o.applied.wait(wait, o.signal);

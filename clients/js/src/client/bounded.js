@@ -2,7 +2,7 @@
 // Zadimoghaddam), the rule of HAProxy's hash-balance-factor, as the Go
 // and Rust clients compute it.
 
-import { InvalidOptionError } from "./errors.js";
+import { InvalidOptionError } from './errors.js';
 
 /**
  * What a pick needs of a version: its active nodes and its preference

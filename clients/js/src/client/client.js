@@ -1,12 +1,12 @@
 // RingClient: follows one ring and answers lookups from a verified copy
 // of its placement in memory, with no network call on the lookup path.
 
-import { ackLoop } from "./ack.js";
-import { ClosedError, InvalidOptionError, WaitError } from "./errors.js";
-import { Endpoints, parseUrls } from "./endpoints.js";
-import { Shared } from "./state.js";
-import { Backoff, Notifier } from "./timing.js";
-import { Watcher } from "./watch.js";
+import { ackLoop } from './ack.js';
+import { ClosedError, InvalidOptionError, WaitError } from './errors.js';
+import { Endpoints, parseUrls } from './endpoints.js';
+import { Shared } from './state.js';
+import { Backoff, Notifier } from './timing.js';
+import { Watcher } from './watch.js';
 
 /** @typedef {import("./state.js").Status} Status */
 /** @typedef {import("./state.js").RingEvent} RingEvent */
@@ -83,14 +83,22 @@ export class RingClient extends EventTarget {
     super();
     const o = { ...options };
     if (!RING_NAME.test(ring)) {
-      throw new InvalidOptionError(`ring name "${ring}": 1-63 characters of a-z 0-9 . _ -, starting with a letter or digit`);
+      throw new InvalidOptionError(
+        `ring name "${ring}": 1-63 characters of a-z 0-9 . _ -, starting with a letter or digit`,
+      );
     }
-    const clientId = o.clientId ?? `js-${Math.floor(Math.random() * 2 ** 32).toString(16).padStart(8, "0")}`;
+    const clientId =
+      o.clientId ??
+      `js-${Math.floor(Math.random() * 2 ** 32)
+        .toString(16)
+        .padStart(8, '0')}`;
     if (!CLIENT_ID.test(clientId)) {
-      throw new InvalidOptionError(`client id "${clientId}": 1-128 characters of A-Z a-z 0-9 . _ - :, starting with a letter or digit`);
+      throw new InvalidOptionError(
+        `client id "${clientId}": 1-128 characters of A-Z a-z 0-9 . _ - :, starting with a letter or digit`,
+      );
     }
     const settings = {
-      mode: o.watchMode ?? "auto",
+      mode: o.watchMode ?? 'auto',
       backoffMin: o.backoffMin ?? 100,
       backoffMax: o.backoffMax ?? 10_000,
       longPollWait: o.longPollWait ?? 30_000,
@@ -99,21 +107,23 @@ export class RingClient extends EventTarget {
     };
     const ackInterval = o.ackInterval ?? 60_000;
     const requestTimeout = o.requestTimeout ?? 10_000;
-    const kind = o.kind ?? "library";
+    const kind = o.kind ?? 'library';
     const positive = (/** @type {number} */ n) => Number.isFinite(n) && n > 0;
     if (!positive(settings.backoffMin) || !(settings.backoffMax >= settings.backoffMin)) {
-      throw new InvalidOptionError("the backoff must be more than zero, its maximum at least its minimum");
+      throw new InvalidOptionError('the backoff must be more than zero, its maximum at least its minimum');
     }
     if (![settings.idleTimeout, settings.sseRetry, ackInterval, requestTimeout].every(positive)) {
-      throw new InvalidOptionError("the idle timeout, SSE retry, ack interval and request timeout must be more than zero");
+      throw new InvalidOptionError(
+        'the idle timeout, SSE retry, ack interval and request timeout must be more than zero',
+      );
     }
     if (!(settings.longPollWait >= 1 && settings.longPollWait <= 300_000)) {
-      throw new InvalidOptionError("the long-poll wait must be 1 ms to 5 min, the range the server accepts");
+      throw new InvalidOptionError('the long-poll wait must be 1 ms to 5 min, the range the server accepts');
     }
-    if (!["auto", "sse", "long-poll"].includes(settings.mode)) {
+    if (!['auto', 'sse', 'long-poll'].includes(settings.mode)) {
       throw new InvalidOptionError(`watch mode "${settings.mode}": use auto, sse or long-poll`);
     }
-    if (kind !== "library" && kind !== "proxy") {
+    if (kind !== 'library' && kind !== 'proxy') {
       throw new InvalidOptionError(`client kind "${kind}": use library or proxy`);
     }
     const eps = new Endpoints(parseUrls(urls), { token: o.token, fetch: o.fetch, requestTimeout });
@@ -126,7 +136,9 @@ export class RingClient extends EventTarget {
     const loops = [watcher.run()];
     if (o.ack ?? true) {
       const backoff = new Backoff(settings.backoffMin, settings.backoffMax);
-      loops.push(ackLoop({ ring, clientId, kind, interval: ackInterval, backoff, eps, shared: this.#shared, applied, signal }));
+      loops.push(
+        ackLoop({ ring, clientId, kind, interval: ackInterval, backoff, eps, shared: this.#shared, applied, signal }),
+      );
     }
     this.#loops = Promise.all(loops).then(() => {});
   }
@@ -171,7 +183,9 @@ export class RingClient extends EventTarget {
     const ownerNow = views.current.owner(key);
     const ownerBefore = views.previous?.owner(key) ?? null;
     return {
-      ownerNow, ownerBefore, version: views.current.version,
+      ownerNow,
+      ownerBefore,
+      version: views.current.version,
       versionBefore: views.previous?.version ?? 0,
       moved: ownerBefore !== null && ownerBefore !== ownerNow,
     };
@@ -210,8 +224,8 @@ export class RingClient extends EventTarget {
       const finish = () => {
         settled = true;
         stop();
-        signal?.removeEventListener("abort", onAbort);
-        closing.removeEventListener("abort", onClose);
+        signal?.removeEventListener('abort', onAbort);
+        closing.removeEventListener('abort', onClose);
       };
       const check = () => {
         const st = shared.status();
@@ -242,8 +256,8 @@ export class RingClient extends EventTarget {
       if (signal?.aborted) onAbort();
       else if (closing.aborted) onClose();
       else {
-        signal?.addEventListener("abort", onAbort, { once: true });
-        closing.addEventListener("abort", onClose, { once: true });
+        signal?.addEventListener('abort', onAbort, { once: true });
+        closing.addEventListener('abort', onClose, { once: true });
       }
     });
   }

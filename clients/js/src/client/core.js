@@ -2,7 +2,7 @@
 // a snapshot is decoded, what it says, and how its placement is built and
 // verified. The rest of the client goes through this module only.
 
-import { parseSnapshot } from "../placement/index.js";
+import { parseSnapshot } from '../placement/index.js';
 
 /** @typedef {ReturnType<typeof parseSnapshot>} Snapshot */
 /** @typedef {Awaited<ReturnType<Snapshot["placement"]>>} Placement */
@@ -25,7 +25,7 @@ export function describeSnapshot(s) {
     ring: s.ring,
     version: s.version,
     fingerprint: s.fingerprint,
-    isTable: s.config.algorithm === "table",
+    isTable: s.config.algorithm === 'table',
     hasMoves: s.tableMoves !== undefined && s.tableMoves !== null,
     activeNodes: activeNodeIds(s),
   };
@@ -38,7 +38,7 @@ export function describeSnapshot(s) {
  * @returns {string[]}
  */
 export function activeNodeIds(s) {
-  return s.nodes.filter((n) => n.state === undefined || n.state === "active").map((n) => n.id);
+  return s.nodes.filter((n) => n.state === undefined || n.state === 'active').map((n) => n.id);
 }
 
 /**
@@ -51,5 +51,5 @@ export function activeNodeIds(s) {
  * @returns {Promise<Placement>}
  */
 export function buildPlacement(s, source) {
-  return s.placement(source);
+  return s.placement({ encoding: source.table, previous: source.previous });
 }

@@ -1,8 +1,8 @@
 // Requests to a set of equivalent ringd servers over fetch, with
 // failover: every instance in front of the same store answers the same.
 
-import { apiError, InvalidOptionError, MalformedError, UnreachableError } from "./errors.js";
-import { childSignal } from "./timing.js";
+import { apiError, InvalidOptionError, MalformedError, UnreachableError } from './errors.js';
+import { childSignal } from './timing.js';
 
 /** A plain answer is bounded, so a broken server cannot make the client
  * allocate without end (a table at 2^20 partitions is a few MB). */
@@ -16,18 +16,18 @@ export const MAX_BODY = 256 << 20;
  */
 export function parseUrls(urls) {
   const out = [];
-  for (const item of typeof urls === "string" ? [urls] : urls) {
-    for (const raw of String(item).split(",")) {
-      const u = raw.trim().replace(/\/+$/, "");
-      if (u === "") continue;
+  for (const item of typeof urls === 'string' ? [urls] : urls) {
+    for (const raw of String(item).split(',')) {
+      const u = raw.trim().replace(/\/+$/, '');
+      if (u === '') continue;
       const rest = /^https?:\/\/(.*)$/.exec(u)?.[1];
-      if (rest === undefined || rest === "" || /\s/.test(rest)) {
+      if (rest === undefined || rest === '' || /\s/.test(rest)) {
         throw new InvalidOptionError(`server URL "${u}": use http://host:port or https://host:port`);
       }
       out.push(u);
     }
   }
-  if (out.length === 0) throw new InvalidOptionError("no server URL given");
+  if (out.length === 0) throw new InvalidOptionError('no server URL given');
   return out;
 }
 
@@ -56,7 +56,7 @@ export class Endpoints {
    */
   constructor(urls, options) {
     this.urls = urls;
-    this.token = options.token ?? "";
+    this.token = options.token ?? '';
     // Bound to globalThis: a browser's fetch refuses another `this`.
     this.fetch = options.fetch ?? globalThis.fetch.bind(globalThis);
     this.requestTimeout = options.requestTimeout;
@@ -98,8 +98,8 @@ export class Endpoints {
       const server = this.urls[idx];
       /** @type {Record<string, string>} */
       const headers = { ...init.headers };
-      if (init.body !== undefined) headers["Content-Type"] = "application/json";
-      if (this.token !== "") headers.Authorization = `Bearer ${this.token}`;
+      if (init.body !== undefined) headers['Content-Type'] = 'application/json';
+      if (this.token !== '') headers.Authorization = `Bearer ${this.token}`;
       let response;
       try {
         response = await this.fetch(server + path, {
@@ -109,13 +109,13 @@ export class Endpoints {
           signal: init.signal,
           // A browser must not answer a long-poll or a version from its
           // cache, nor turn the server's 304 into a cached 200.
-          cache: "no-store",
-          redirect: "error",
+          cache: 'no-store',
+          redirect: 'error',
         });
       } catch (e) {
         if (init.signal.aborted) throw init.signal.reason;
         last = new UnreachableError(this.urls, e);
-        if (method === "GET" || notConnected(e)) continue;
+        if (method === 'GET' || notConnected(e)) continue;
         throw last;
       }
       if ((response.status >= 200 && response.status < 300) || response.status === 304) {
@@ -178,9 +178,8 @@ export class Endpoints {
  */
 function notConnected(e) {
   const cause = e instanceof Error ? e.cause : undefined;
-  const code =
-    typeof cause === "object" && cause !== null && "code" in cause ? String(cause.code) : "";
-  return ["ECONNREFUSED", "ENOTFOUND", "EHOSTUNREACH", "ENETUNREACH", "EAI_AGAIN"].includes(code);
+  const code = typeof cause === 'object' && cause !== null && 'code' in cause ? String(cause.code) : '';
+  return ['ECONNREFUSED', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN'].includes(code);
 }
 
 /**
@@ -229,10 +228,10 @@ export async function problemOf(response, url) {
   const problem = { status: response.status, url };
   try {
     const raw = JSON.parse(new TextDecoder().decode(await readAll(response, 1 << 20)));
-    if (typeof raw === "object" && raw !== null && typeof raw.type === "string" && raw.type.startsWith("urn:")) {
+    if (typeof raw === 'object' && raw !== null && typeof raw.type === 'string' && raw.type.startsWith('urn:')) {
       problem.type = raw.type;
-      for (const k of /** @type {const} */ (["title", "detail", "field"])) {
-        if (typeof raw[k] === "string") problem[k] = raw[k];
+      for (const k of /** @type {const} */ (['title', 'detail', 'field'])) {
+        if (typeof raw[k] === 'string') problem[k] = raw[k];
       }
     }
   } catch {

@@ -22,7 +22,7 @@ export class InvalidOptionError extends RingdError {}
 /** The client was closed. */
 export class ClosedError extends RingdError {
   constructor() {
-    super("ringd: the client is closed");
+    super('ringd: the client is closed');
   }
 }
 
@@ -48,7 +48,7 @@ export class ApiError extends RingdError {
     super(
       problem.type === undefined
         ? `ringd answered ${problem.status} from ${problem.url}`
-        : `ringd refused ${problem.url}: ${problem.status} ${slug}: ${problem.detail ?? ""}`,
+        : `ringd refused ${problem.url}: ${problem.status} ${slug}: ${problem.detail ?? ''}`,
     );
     /** @readonly */ this.status = problem.status;
     /** @readonly */ this.url = problem.url;
@@ -81,7 +81,7 @@ export class RingNotFoundError extends ApiError {}
 export function apiError(problem) {
   if (problem.status === 401) return new UnauthorizedError(problem);
   if (problem.status === 403) return new ForbiddenError(problem);
-  if (problem.status === 404 && slugOf(problem.type) === "ring-not-found") {
+  if (problem.status === 404 && slugOf(problem.type) === 'ring-not-found') {
     return new RingNotFoundError(problem);
   }
   return new ApiError(problem);
@@ -89,7 +89,7 @@ export function apiError(problem) {
 
 /** @param {string | undefined} type */
 function slugOf(type) {
-  return type === undefined ? "" : type.replace(/^urn:ringd:problem:/, "");
+  return type === undefined ? '' : type.replace(/^urn:ringd:problem:/, '');
 }
 
 /** No server answered: every URL was tried. `cause` is the last failure. */
@@ -99,7 +99,7 @@ export class UnreachableError extends RingdError {
    * @param {unknown} cause
    */
   constructor(urls, cause) {
-    super(`no ringd server reachable (${urls.join(",")}): ${describe(cause)}`, { cause });
+    super(`no ringd server reachable (${urls.join(',')}): ${describe(cause)}`, { cause });
     /** @readonly */ this.urls = urls;
   }
 }
@@ -167,7 +167,7 @@ export class WaitError extends RingdError {
 export function describe(e) {
   if (e instanceof Error) {
     // fetch's TypeError hides the socket error in its cause.
-    const inner = e.cause instanceof Error ? `: ${e.cause.message}` : "";
+    const inner = e.cause instanceof Error ? `: ${e.cause.message}` : '';
     return e.message + inner;
   }
   return String(e);

@@ -1,7 +1,7 @@
 // The ring-following client: RingClient, its errors and helpers.
 
-export { BoundedLoad } from "./bounded.js";
-export { RingClient } from "./client.js";
+export { BoundedLoad } from './bounded.js';
+export { RingClient } from './client.js';
 export {
   ApiError,
   ClosedError,
@@ -14,6 +14,6 @@ export {
   UnauthorizedError,
   UnreachableError,
   WaitError,
-} from "./errors.js";
-export { RingEvent } from "./state.js";
-export { RingView } from "./view.js";
+} from './errors.js';
+export { RingEvent } from './state.js';
+export { RingView } from './view.js';

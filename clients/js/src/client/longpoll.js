@@ -1,8 +1,8 @@
 // One long-poll: GET …/snapshot?after=N&wait=D, filling gaps one version
 // at a time so that listeners see every version, as on a stream.
 
-import { decodeSnapshot, describeSnapshot } from "./core.js";
-import { ApiError, MalformedError } from "./errors.js";
+import { decodeSnapshot, describeSnapshot } from './core.js';
+import { ApiError, MalformedError } from './errors.js';
 
 /** @typedef {import("./watch.js").Watcher} Watcher */
 /** @typedef {import("./watch.js").Failure} Failure */
@@ -19,7 +19,7 @@ export function formatWait(ms) {
   return ms % 1000 === 0 ? `${ms / 1000}s` : `${Math.round(ms)}ms`;
 }
 
-const utf8 = new TextDecoder("utf-8", { fatal: true });
+const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /**
  * Makes one long-poll; null after a new version, an empty wait, or when
@@ -36,21 +36,21 @@ export async function longPollOnce(w) {
   const timeout = longPollWait + longPollWait / 16 + w.eps.requestTimeout;
   let a;
   try {
-    a = await w.eps.call("GET", path, { signal: w.signal, timeout });
+    a = await w.eps.call('GET', path, { signal: w.signal, timeout });
   } catch (e) {
     if (w.signal.aborted) return null;
     return w.refused(e);
   }
-  w.connected("long-poll", a.server);
+  w.connected('long-poll', a.server);
   w.backoff.reset();
   if (a.status === 304) return null;
-  let reset = a.headers.get("ringd-reset") === "true";
+  let reset = a.headers.get('ringd-reset') === 'true';
   let s;
   try {
     s = decodeSnapshot(utf8.decode(a.body));
   } catch (e) {
     const error = new MalformedError(a.server + path, e);
-    w.reject(0, "", error);
+    w.reject(0, '', error);
     // Refused without a version to resume after: back off rather than
     // ask again at once.
     return { server: a.server, error };
@@ -64,7 +64,7 @@ export async function longPollOnce(w) {
         const p = `/v1/rings/${w.ring}/snapshots/${v}`;
         let b;
         try {
-          b = await w.eps.call("GET", p, { signal: w.signal });
+          b = await w.eps.call('GET', p, { signal: w.signal });
         } catch (e) {
           if (w.signal.aborted) return null;
           if (e instanceof ApiError && (e.status === 404 || e.status === 410)) {
@@ -77,7 +77,7 @@ export async function longPollOnce(w) {
         try {
           text = utf8.decode(b.body);
         } catch (e) {
-          w.reject(v, "", new MalformedError(b.server + p, e));
+          w.reject(v, '', new MalformedError(b.server + p, e));
           continue;
         }
         await w.applyJSON(text, b.server + p, false, v);

@@ -26,7 +26,7 @@ export class SseDecoder {
   #lineLength = 0;
   /** the last chunk ended in CR, so a leading LF belongs to it */
   #afterCR = false;
-  #event = "";
+  #event = '';
   /** @type {string | undefined} */
   #id;
   /** @type {string[]} */
@@ -34,7 +34,7 @@ export class SseDecoder {
   #hasData = false;
   // fatal: a line that is not UTF-8 is an error, not U+FFFD, as in the
   // Go and Rust clients.
-  #utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+  #utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
   /**
    * Decodes chunk, passing each event it completes to onEvent. On a
@@ -84,16 +84,16 @@ export class SseDecoder {
     this.#lineLength = 0;
     if (bytes.length === 0) {
       if (this.#hasData) {
-        const event = this.#event === "" ? "message" : this.#event;
-        const ev = { event, id: this.#id, data: this.#data.join("\n") };
-        this.#event = "";
+        const event = this.#event === '' ? 'message' : this.#event;
+        const ev = { event, id: this.#id, data: this.#data.join('\n') };
+        this.#event = '';
         this.#id = undefined;
         this.#data = [];
         this.#hasData = false;
         onEvent(ev);
         return;
       }
-      this.#event = "";
+      this.#event = '';
       this.#id = undefined;
       return;
     }
@@ -101,21 +101,21 @@ export class SseDecoder {
     try {
       line = this.#utf8.decode(bytes);
     } catch {
-      throw new SseFormatError("invalid UTF-8");
+      throw new SseFormatError('invalid UTF-8');
     }
-    if (line.startsWith(":")) return;
-    const colon = line.indexOf(":");
+    if (line.startsWith(':')) return;
+    const colon = line.indexOf(':');
     const field = colon < 0 ? line : line.slice(0, colon);
-    let value = colon < 0 ? "" : line.slice(colon + 1);
-    if (value.startsWith(" ")) value = value.slice(1);
+    let value = colon < 0 ? '' : line.slice(colon + 1);
+    if (value.startsWith(' ')) value = value.slice(1);
     switch (field) {
-      case "event":
+      case 'event':
         this.#event = value;
         break;
-      case "id":
-        if (!value.includes("\0")) this.#id = value;
+      case 'id':
+        if (!value.includes('\0')) this.#id = value;
         break;
-      case "data":
+      case 'data':
         this.#data.push(value);
         this.#hasData = true;
         break;

@@ -53,8 +53,8 @@ export class RingEvent extends Event {
     /** The version concerned. @readonly */ this.version = fields.version ?? 0;
     /** The version held before an "applied", 0 for none. @readonly */ this.from = fields.from ?? 0;
     /** An "applied" that replaced the client's history. @readonly */ this.reset = fields.reset ?? false;
-    /** @readonly */ this.server = fields.server ?? "";
-    /** @readonly @type {Transport} */ this.transport = fields.transport ?? "connecting";
+    /** @readonly */ this.server = fields.server ?? '';
+    /** @readonly @type {Transport} */ this.transport = fields.transport ?? 'connecting';
     /** The failure, if any. @readonly @type {Error | null} */ this.error = fields.error ?? null;
     /** Milliseconds spent verifying (and completing a table), for "applied". @readonly */
     this.took = fields.took ?? 0;
@@ -64,9 +64,21 @@ export class RingEvent extends Event {
 /** @returns {Status} */
 function initialStatus() {
   return {
-    version: 0, fingerprint: "", acked: 0, deleted: false, transport: "connecting", server: "",
-    lastError: null, lastErrorAt: null, applied: 0, refused: 0, reconnects: 0,
-    tableDownloads: 0, tableMovesApplied: 0, acks: 0, ackFailures: 0,
+    version: 0,
+    fingerprint: '',
+    acked: 0,
+    deleted: false,
+    transport: 'connecting',
+    server: '',
+    lastError: null,
+    lastErrorAt: null,
+    applied: 0,
+    refused: 0,
+    reconnects: 0,
+    tableDownloads: 0,
+    tableMovesApplied: 0,
+    acks: 0,
+    ackFailures: 0,
   };
 }
 

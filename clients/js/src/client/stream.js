@@ -1,8 +1,8 @@
 // One watch stream (Server-Sent Events over fetch) and its events.
 
-import { describe, MalformedError, RingdError } from "./errors.js";
-import { SseDecoder } from "./sse.js";
-import { childSignal } from "./timing.js";
+import { describe, MalformedError, RingdError } from './errors.js';
+import { SseDecoder } from './sse.js';
+import { childSignal } from './timing.js';
 
 /** @typedef {import("./watch.js").Watcher} Watcher */
 /** @typedef {import("./watch.js").Failure} Failure */
@@ -16,11 +16,11 @@ import { childSignal } from "./timing.js";
  */
 export async function streamOnce(w) {
   /** @type {Record<string, string>} */
-  const headers = { Accept: "text/event-stream" };
+  const headers = { Accept: 'text/event-stream' };
   const after = w.resumeAfter();
   // Last-Event-ID, as an EventSource resumes: the server replays every
   // version after it.
-  if (after > 0) headers["Last-Event-ID"] = String(after);
+  if (after > 0) headers['Last-Event-ID'] = String(after);
   const { idleTimeout } = w.settings;
   const link = childSignal(w.signal);
   // The idle timer cuts a stream that sends nothing, not even the
@@ -40,7 +40,7 @@ export async function streamOnce(w) {
   try {
     let opened;
     try {
-      opened = await w.eps.open("GET", `/v1/rings/${w.ring}/watch`, { headers, signal: link.signal });
+      opened = await w.eps.open('GET', `/v1/rings/${w.ring}/watch`, { headers, signal: link.signal });
     } catch (e) {
       if (idled) {
         return { server: w.eps.first(), error: new RingdError(`no answer to the watch within ${idleTimeout} ms`) };
@@ -49,13 +49,13 @@ export async function streamOnce(w) {
       return w.refused(e);
     }
     const { response, server } = opened;
-    const type = response.headers.get("content-type") ?? "";
-    if (!type.startsWith("text/event-stream") || response.body === null) {
+    const type = response.headers.get('content-type') ?? '';
+    if (!type.startsWith('text/event-stream') || response.body === null) {
       await response.body?.cancel().catch(() => {});
       const why = new RingdError(`${server} answered the watch with "${type}", not an event stream`);
       return { unsupported: true, server, error: why };
     }
-    w.connected("sse", server);
+    w.connected('sse', server);
     const decoder = new SseDecoder();
     const reader = response.body.getReader();
     let gotAny = false;
@@ -115,16 +115,16 @@ export async function streamOnce(w) {
  */
 async function onEvent(w, ev) {
   switch (ev.event) {
-    case "snapshot":
-    case "reset": {
-      const id = /^\d+$/.test(ev.id ?? "") ? Number(ev.id) : 0;
-      await w.applyJSON(ev.data, `${ev.event} event`, ev.event === "reset", id);
+    case 'snapshot':
+    case 'reset': {
+      const id = /^\d+$/.test(ev.id ?? '') ? Number(ev.id) : 0;
+      await w.applyJSON(ev.data, `${ev.event} event`, ev.event === 'reset', id);
       break;
     }
-    case "deleted":
+    case 'deleted':
       w.markDeleted();
       break;
-    case "keepalive":
+    case 'keepalive':
       await checkKeepalive(w, ev.data);
       break;
     default:
@@ -150,24 +150,24 @@ async function checkKeepalive(w, data) {
     return;
   }
   const held = w.shared.current();
-  if (typeof k !== "object" || k === null || held === null) return;
+  if (typeof k !== 'object' || k === null || held === null) return;
   const { version: v, fingerprint: fp } = /** @type {{ version?: unknown, fingerprint?: unknown }} */ (k);
-  if (typeof v !== "number" || typeof fp !== "string") return;
+  if (typeof v !== 'number' || typeof fp !== 'string') return;
   const diverged = (v === held.version && fp !== held.fingerprint) || v < held.version;
   if (!diverged || (w.rejected === v && w.rejectedFP === fp)) return;
   const path = `/v1/rings/${w.ring}/snapshot`;
   let a;
   try {
-    a = await w.eps.call("GET", path, { signal: w.signal });
+    a = await w.eps.call('GET', path, { signal: w.signal });
   } catch (e) {
     if (!w.signal.aborted) w.shared.setError(e instanceof Error ? e : new RingdError(String(e)));
     return;
   }
   let text;
   try {
-    text = new TextDecoder("utf-8", { fatal: true }).decode(a.body);
+    text = new TextDecoder('utf-8', { fatal: true }).decode(a.body);
   } catch (e) {
-    w.reject(0, "", new MalformedError(a.server + path, e));
+    w.reject(0, '', new MalformedError(a.server + path, e));
     return;
   }
   await w.applyJSON(text, a.server + path, true, 0);

@@ -52,10 +52,10 @@ export function sleep(ms, signal) {
       resolve(false);
     };
     const timer = setTimeout(() => {
-      signal.removeEventListener("abort", onAbort);
+      signal.removeEventListener('abort', onAbort);
       resolve(true);
     }, ms);
-    signal.addEventListener("abort", onAbort, { once: true });
+    signal.addEventListener('abort', onAbort, { once: true });
   });
 }
 
@@ -76,17 +76,14 @@ export function childSignal(parent, ms) {
   if (parent.aborted) {
     controller.abort(parent.reason);
   } else {
-    parent.addEventListener("abort", onAbort, { once: true });
+    parent.addEventListener('abort', onAbort, { once: true });
     if (ms !== undefined) {
-      timer = setTimeout(
-        () => controller.abort(new DOMException(`no answer within ${ms} ms`, "TimeoutError")),
-        ms,
-      );
+      timer = setTimeout(() => controller.abort(new DOMException(`no answer within ${ms} ms`, 'TimeoutError')), ms);
     }
   }
   const done = () => {
     clearTimeout(timer);
-    parent.removeEventListener("abort", onAbort);
+    parent.removeEventListener('abort', onAbort);
   };
   return { signal: controller.signal, controller, done };
 }
@@ -123,12 +120,12 @@ export class Notifier {
     return new Promise((resolve) => {
       const finish = () => {
         clearTimeout(timer);
-        signal.removeEventListener("abort", finish);
+        signal.removeEventListener('abort', finish);
         this.#wake = undefined;
         resolve();
       };
       const timer = setTimeout(finish, ms);
-      signal.addEventListener("abort", finish, { once: true });
+      signal.addEventListener('abort', finish, { once: true });
       this.#wake = finish;
     });
   }

@@ -1,6 +1,6 @@
 // One verified ring version and what the client answers from it.
 
-import { activeNodeIds } from "./core.js";
+import { activeNodeIds } from './core.js';
 
 /** @typedef {import("./core.js").Snapshot} Snapshot */
 /** @typedef {import("./core.js").Placement} Placement */

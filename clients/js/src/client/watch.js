@@ -1,12 +1,12 @@
 // The loop that follows the ring: it streams or long-polls, verifies
 // each version against its fingerprint and swaps it in.
 
-import { buildPlacement, decodeSnapshot, describeSnapshot } from "./core.js";
-import { ApiError, asError, MalformedError, RingdError, SnapshotRefusedError, UnreachableError } from "./errors.js";
-import { longPollOnce } from "./longpoll.js";
-import { streamOnce } from "./stream.js";
-import { Backoff, sleep } from "./timing.js";
-import { RingView } from "./view.js";
+import { buildPlacement, decodeSnapshot, describeSnapshot } from './core.js';
+import { ApiError, asError, MalformedError, RingdError, SnapshotRefusedError, UnreachableError } from './errors.js';
+import { longPollOnce } from './longpoll.js';
+import { streamOnce } from './stream.js';
+import { Backoff, sleep } from './timing.js';
+import { RingView } from './view.js';
 
 /** @typedef {import("./core.js").Snapshot} Snapshot */
 /** @typedef {import("./core.js").Placement} Placement */
@@ -41,7 +41,7 @@ export class Watcher {
    * waits for the next version instead.
    */
   rejected = 0;
-  rejectedFP = "";
+  rejectedFP = '';
 
   /**
    * @param {string} ring
@@ -64,10 +64,10 @@ export class Watcher {
   /** Runs until the signal aborts; never rejects. */
   async run() {
     const { mode, sseRetry } = this.settings;
-    let useStream = mode !== "long-poll";
+    let useStream = mode !== 'long-poll';
     let streamAgain = 0;
     while (!this.signal.aborted) {
-      if (!useStream && mode === "auto" && streamAgain > 0 && Date.now() >= streamAgain) {
+      if (!useStream && mode === 'auto' && streamAgain > 0 && Date.now() >= streamAgain) {
         useStream = true;
         streamAgain = 0;
       }
@@ -80,7 +80,7 @@ export class Watcher {
         f = { error: asError(e) };
       }
       if (f === null || this.signal.aborted) continue;
-      if (f.unsupported && useStream && mode === "auto") {
+      if (f.unsupported && useStream && mode === 'auto') {
         // Only a stream falls back; a refused long-poll backs off.
         useStream = false;
         streamAgain = Date.now() + sseRetry;
@@ -90,13 +90,13 @@ export class Watcher {
       if (f.server !== undefined) this.eps.demote(f.server);
       const error = f.error;
       this.shared.update((s) => {
-        s.transport = "connecting";
-        s.server = "";
+        s.transport = 'connecting';
+        s.server = '';
         s.lastError = error;
         s.lastErrorAt = new Date();
         s.reconnects++;
       });
-      this.shared.emit("disconnected", { server: f.server ?? "", error });
+      this.shared.emit('disconnected', { server: f.server ?? '', error });
       await sleep(this.backoff.next(), this.signal);
     }
   }
@@ -122,7 +122,7 @@ export class Watcher {
       s.transport = transport;
       s.server = server;
     });
-    if (changed) this.shared.emit("connected", { server, transport });
+    if (changed) this.shared.emit('connected', { server, transport });
   }
 
   /**
@@ -133,7 +133,7 @@ export class Watcher {
   refused(e) {
     const error = asError(e);
     if (error instanceof ApiError) {
-      if (error.slug === "ring-not-found") {
+      if (error.slug === 'ring-not-found') {
         if (this.held() > 0) this.markDeleted();
       } else if ([404, 405, 406, 501].includes(error.status)) {
         return { unsupported: true, error };
@@ -148,7 +148,7 @@ export class Watcher {
       newly = !s.deleted;
       s.deleted = true;
     });
-    if (newly) this.shared.emit("deleted", { version: this.held() });
+    if (newly) this.shared.emit('deleted', { version: this.held() });
   }
 
   /**
@@ -158,7 +158,7 @@ export class Watcher {
    * @param {unknown} cause
    */
   reject(version, stated, cause) {
-    if (stated !== "") {
+    if (stated !== '') {
       if (this.rejected === version && this.rejectedFP === stated) return;
       if (this.rejected <= version) {
         this.rejected = version;
@@ -171,7 +171,7 @@ export class Watcher {
       s.lastError = error;
       s.lastErrorAt = new Date();
     });
-    this.shared.emit("refused", { version, error });
+    this.shared.emit('refused', { version, error });
   }
 
   /**
@@ -186,7 +186,7 @@ export class Watcher {
     try {
       s = decodeSnapshot(text);
     } catch (e) {
-      this.reject(id, "", new MalformedError(what, e));
+      this.reject(id, '', new MalformedError(what, e));
       return;
     }
     await this.apply(s, reset);
@@ -204,9 +204,9 @@ export class Watcher {
       const same = info.version === held.version && info.fingerprint === held.fingerprint;
       if (same || (!reset && info.version <= held.version)) return;
     }
-    if (info.ring !== "" && info.ring !== this.ring) {
+    if (info.ring !== '' && info.ring !== this.ring) {
       const why = new RingdError(`it names ring ${info.ring}`);
-      this.reject(info.version, info.fingerprint, new MalformedError("snapshot", why));
+      this.reject(info.version, info.fingerprint, new MalformedError('snapshot', why));
       return;
     }
     const start = Date.now();
@@ -218,10 +218,7 @@ export class Watcher {
       [placement, built] = await this.verified(held, s, info);
     } catch (e) {
       if (this.signal.aborted) return;
-      if (
-        e instanceof UnreachableError ||
-        (e instanceof ApiError && (e.type === undefined || e.status >= 500))
-      ) {
+      if (e instanceof UnreachableError || (e instanceof ApiError && (e.type === undefined || e.status >= 500))) {
         // A table download that did not get through says nothing about
         // the version: keep the one held and take it again as it comes.
         this.shared.setError(asError(e));
@@ -233,7 +230,7 @@ export class Watcher {
     if (reset || this.rejected <= info.version) {
       // Past the refused version, or on a history without it.
       this.rejected = 0;
-      this.rejectedFP = "";
+      this.rejectedFP = '';
     }
     const previous = this.shared.swap(new RingView(s, placement));
     this.shared.update((st) => {
@@ -241,14 +238,17 @@ export class Watcher {
       st.fingerprint = info.fingerprint;
       st.deleted = false;
       st.applied++;
-      if (built === "moves") st.tableMovesApplied++;
-      if (built === "download") st.tableDownloads++;
+      if (built === 'moves') st.tableMovesApplied++;
+      if (built === 'download') st.tableDownloads++;
       // An ack of a higher version belongs to a deleted ring's history.
       if (st.acked > info.version) st.acked = 0;
     });
     this.onApplied();
-    this.shared.emit("applied", {
-      version: info.version, from: previous?.version ?? 0, reset, took: Date.now() - start,
+    this.shared.emit('applied', {
+      version: info.version,
+      from: previous?.version ?? 0,
+      reset,
+      took: Date.now() - start,
     });
   }
 
@@ -266,21 +266,23 @@ export class Watcher {
   async verified(held, s, info) {
     if (!info.isTable || info.activeNodes.length === 0) {
       // No active node: an empty table, nothing to download.
-      return [await buildPlacement(s, {}), "snapshot"];
+      return [await buildPlacement(s, {}), 'snapshot'];
     }
     if (
-      held !== null && info.hasMoves && held.version + 1 === info.version &&
+      held !== null &&
+      info.hasMoves &&
+      held.version + 1 === info.version &&
       describeSnapshot(held.snapshot).isTable
     ) {
       try {
-        return [await buildPlacement(s, { previous: held.placement }), "moves"];
+        return [await buildPlacement(s, { previous: held.placement }), 'moves'];
       } catch {
         // Moves that do not verify are no reason to refuse the version:
         // the table itself may still be good.
       }
     }
     const path = `/v1/rings/${this.ring}/snapshots/${info.version}/table`;
-    const a = await this.eps.call("GET", path, { signal: this.signal });
-    return [await buildPlacement(s, { table: a.body }), "download"];
+    const a = await this.eps.call('GET', path, { signal: this.signal });
+    return [await buildPlacement(s, { table: a.body }), 'download'];
   }
 }

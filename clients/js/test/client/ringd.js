@@ -2,18 +2,18 @@
 // store, its REST API called as an operator would, and a proxy in front
 // of it that a test can take down or make refuse event streams.
 
-import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
-import { createServer, request } from "node:http";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { createInterface } from "node:readline";
-import { fileURLToPath } from "node:url";
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer, request } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
 
 /** The ringd binary: RINGD_BIN, else target/release/ringd of the repository. */
 export const RINGD_BIN =
-  process.env.RINGD_BIN ?? fileURLToPath(new URL("../../../../target/release/ringd", import.meta.url));
+  process.env.RINGD_BIN ?? fileURLToPath(new URL('../../../../target/release/ringd', import.meta.url));
 
 /** false, or why the live tests are skipped. */
 export const SKIP = existsSync(RINGD_BIN)
@@ -26,13 +26,13 @@ export const FAST = { backoffMin: 20, backoffMax: 200, longPollWait: 2000 };
 /** The child gets none of the test's RINGD_* or proxy variables. */
 function childEnv() {
   return Object.fromEntries(
-    Object.entries(process.env).filter(([k]) => !k.startsWith("RINGD_") && !k.toLowerCase().includes("proxy")),
+    Object.entries(process.env).filter(([k]) => !k.startsWith('RINGD_') && !k.toLowerCase().includes('proxy')),
   );
 }
 
 /** A real ringd, killed when the test ends; restart keeps its port and data. */
 export class Ringd {
-  url = "";
+  url = '';
   /** @type {import("node:child_process").ChildProcess | null} */
   #child = null;
   #dir;
@@ -48,31 +48,32 @@ export class Ringd {
       await r.kill();
       r.cleanup();
     });
-    await r.#spawn("127.0.0.1:0");
+    await r.#spawn('127.0.0.1:0');
     return r;
   }
 
   /** @param {string[]} args */
   constructor(args) {
-    this.#dir = mkdtempSync(join(tmpdir(), "ringd-js-"));
+    this.#dir = mkdtempSync(join(tmpdir(), 'ringd-js-'));
     this.#args = args;
   }
 
   /** @param {string} listen */
   async #spawn(listen) {
-    const store = `sqlite://${join(this.#dir, "ringd.db")}`;
-    const child = spawn(RINGD_BIN, ["serve", "--listen", listen, "--store", store, ...this.#args], {
-      env: childEnv(), stdio: ["ignore", "pipe", "ignore"],
+    const store = `sqlite://${join(this.#dir, 'ringd.db')}`;
+    const child = spawn(RINGD_BIN, ['serve', '--listen', listen, '--store', store, ...this.#args], {
+      env: childEnv(),
+      stdio: ['ignore', 'pipe', 'ignore'],
     });
     this.#child = child;
     const lines = createInterface({ input: /** @type {import("node:stream").Readable} */ (child.stdout) });
     this.url = await new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error("ringd printed no URL within 30 s")), 30_000);
-      child.once("exit", (code) => reject(new Error(`ringd exited with ${code}`)));
-      lines.on("line", (line) => {
-        if (line.startsWith("ringd listening on ")) {
+      const timer = setTimeout(() => reject(new Error('ringd printed no URL within 30 s')), 30_000);
+      child.once('exit', (code) => reject(new Error(`ringd exited with ${code}`)));
+      lines.on('line', (line) => {
+        if (line.startsWith('ringd listening on ')) {
           clearTimeout(timer);
-          resolve(line.slice("ringd listening on ".length).trim());
+          resolve(line.slice('ringd listening on '.length).trim());
         }
       });
     });
@@ -83,15 +84,15 @@ export class Ringd {
     const child = this.#child;
     this.#child = null;
     if (child === null || child.exitCode !== null) return;
-    const exited = new Promise((resolve) => child.once("exit", resolve));
-    child.kill("SIGKILL");
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill('SIGKILL');
     await exited;
   }
 
   /** Kills it and starts it again on the same port and data. */
   async restart() {
     await this.kill();
-    await this.#spawn(this.url.replace(/^http:\/\//, ""));
+    await this.#spawn(this.url.replace(/^http:\/\//, ''));
   }
 
   /** Removes the data directory (after the last kill). */
@@ -130,24 +131,26 @@ export class Api {
    */
   async do(method, path, body, want) {
     /** @type {Record<string, string>} */
-    const headers = { "Content-Type": "application/json" };
+    const headers = { 'Content-Type': 'application/json' };
     if (this.token !== undefined) headers.Authorization = `Bearer ${this.token}`;
     const res = await fetch(`${this.server.url}/v1/rings/${this.ring}${path}`, {
-      method, headers, body: body === undefined ? undefined : JSON.stringify(body),
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
     });
     const text = await res.text();
     assert.equal(res.status, want, `${method} ${path}: ${text}`);
-    return text === "" ? undefined : JSON.parse(text);
+    return text === '' ? undefined : JSON.parse(text);
   }
 
   /** @param {object} config @returns {Promise<number>} */
   async create(config) {
-    return (await this.do("PUT", "", config, 201)).version;
+    return (await this.do('PUT', '', config, 201)).version;
   }
 
   /** @param {...object} ops @returns {Promise<number>} */
   async change(...ops) {
-    return (await this.do("POST", "/changes", { ops }, 200)).version;
+    return (await this.do('POST', '/changes', { ops }, 200)).version;
   }
 
   /**
@@ -158,7 +161,7 @@ export class Api {
    * @returns {Promise<string[][]>}
    */
   async lookup(v, keys, replicas = 1) {
-    const out = await this.do("POST", "/lookup", { keys, version: v, replicas }, 200);
+    const out = await this.do('POST', '/lookup', { keys, version: v, replicas }, 200);
     assert.equal(out.version, v);
     return out.results.map((/** @type {{ replicas: string[] }} */ r) => r.replicas);
   }
@@ -168,9 +171,9 @@ export class Api {
  * @param {string} id
  * @param {number} [weight]
  */
-export const upsert = (id, weight = 1) => ({ op: "upsert", node: { id, weight } });
+export const upsert = (id, weight = 1) => ({ op: 'upsert', node: { id, weight } });
 /** @param {string} id */
-export const remove = (id) => ({ op: "remove", id });
+export const remove = (id) => ({ op: 'remove', id });
 
 /**
  * A reverse proxy in front of target, closed when the test ends: `down`
@@ -180,30 +183,31 @@ export const remove = (id) => ({ op: "remove", id });
  * @param {{ url: string }} target
  */
 export async function proxy(t, target) {
-  const state = { down: false, refuseStreams: false, watches: 0, fetches: 0, url: "", close: async () => {} };
+  const state = { down: false, refuseStreams: false, watches: 0, fetches: 0, url: '', close: async () => {} };
   const server = createServer((req, res) => {
-    const path = req.url ?? "/";
-    if (state.down) return void res.writeHead(503).end("down");
-    if (path.includes("/snapshots/")) state.fetches++;
-    if (path.split("?")[0].endsWith("/watch")) {
+    const path = req.url ?? '/';
+    if (state.down) return void res.writeHead(503).end('down');
+    if (path.includes('/snapshots/')) state.fetches++;
+    if (path.split('?')[0].endsWith('/watch')) {
       state.watches++;
-      if (state.refuseStreams) return void res.writeHead(406).end("no event streams here");
+      if (state.refuseStreams) return void res.writeHead(406).end('no event streams here');
     }
     const upstream = new URL(path, target.url);
     const out = request(upstream, { method: req.method, headers: req.headers }, (back) => {
       res.writeHead(back.statusCode ?? 502, back.headers);
       back.pipe(res);
     });
-    out.on("error", () => res.destroy());
+    out.on('error', () => res.destroy());
     req.pipe(out);
-    res.on("close", () => out.destroy());
+    res.on('close', () => out.destroy());
   });
-  await new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve(undefined)));
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(undefined)));
   state.url = `http://127.0.0.1:${/** @type {import("node:net").AddressInfo} */ (server.address()).port}`;
-  state.close = () => new Promise((resolve) => {
-    server.closeAllConnections();
-    server.close(() => resolve());
-  });
+  state.close = () =>
+    new Promise((resolve) => {
+      server.closeAllConnections();
+      server.close(() => resolve());
+    });
   t.after(() => state.close());
   return state;
 }
@@ -225,13 +229,22 @@ export async function assertRoutesLikeServer(api, c, v, before) {
   KEYS.forEach((k, i) => {
     assert.equal(c.owner(k), now[i], `v${v}: owner of ${k}`);
     const h = c.handoff(k);
-    assert.deepEqual(h, {
-      ownerNow: now[i], ownerBefore: then[i], version: v, versionBefore: before,
-      moved: then[i] !== null && then[i] !== now[i],
-    }, `v${v}: handoff of ${k}`);
+    assert.deepEqual(
+      h,
+      {
+        ownerNow: now[i],
+        ownerBefore: then[i],
+        version: v,
+        versionBefore: before,
+        moved: then[i] !== null && then[i] !== now[i],
+      },
+      `v${v}: handoff of ${k}`,
+    );
   });
   const lists = await api.lookup(v, KEYS.slice(0, 10), 3);
-  KEYS.slice(0, 10).forEach((k, i) => assert.deepEqual(c.preferenceList(k, 3), lists[i], `v${v}: list of ${k}`));
+  for (const [i, k] of KEYS.slice(0, 10).entries()) {
+    assert.deepEqual(c.preferenceList(k, 3), lists[i], `v${v}: list of ${k}`);
+  }
 }
 
 /**
@@ -262,7 +275,7 @@ export async function waitVersion(c, v) {
 /** A loopback URL nothing listens on. */
 export async function deadUrl() {
   const s = createServer();
-  await new Promise((resolve) => s.listen(0, "127.0.0.1", () => resolve(undefined)));
+  await new Promise((resolve) => s.listen(0, '127.0.0.1', () => resolve(undefined)));
   const port = /** @type {import("node:net").AddressInfo} */ (s.address()).port;
   await new Promise((resolve) => s.close(() => resolve(undefined)));
   return `http://127.0.0.1:${port}`;
