@@ -2,7 +2,10 @@
 // apart, on the same keys (a diagnostic for the write-up; it reaches into
 // the core's internal modules and changes nothing).
 //
-//   node bench/breakdown.mjs [--nodes 1000] [--keys 16384] [--algorithm ring]
+//   node --expose-gc bench/breakdown.mjs [--nodes 1000] [--keys 16384] [--algorithm ring]
+//
+// (--expose-gc adds each part's heap growth per call: the median of 9
+// chunks of 1,024 calls, after a full collection.)
 //
 // - owner: `p.owner(key)`, all of it
 // - keyBytes: the key's UTF-8 into the core's reused buffer (TextEncoder.encodeInto)
@@ -83,11 +86,32 @@ for (let round = 0; round < 12; round++) {
     times[name].push(dt);
   }
 }
+/**
+ * Heap growth per call of f, or null without --expose-gc.
+ * @param {(count: number) => number} f
+ */
+function heapPerCall(f) {
+  const gc = /** @type {(() => void) | undefined} */ (globalThis.gc);
+  if (!gc) return null;
+  const growth = [];
+  for (let c = 0; c < 9; c++) {
+    gc();
+    const h0 = process.memoryUsage().heapUsed;
+    sink += f(1024);
+    growth.push((process.memoryUsage().heapUsed - h0) / 1024);
+  }
+  growth.sort((a, b) => a - b);
+  return growth[4];
+}
+
 console.log(`${algorithm}, ${n} nodes, ${k} keys: median ns per call of 10 rounds × ${count} (sink ${sink > 0})`);
 console.log('');
-console.log('| part | ns |');
-console.log('|---|---:|');
+console.log('| part | ns | heap bytes per call |');
+console.log('|---|---:|---:|');
 for (const [name, ts] of Object.entries(times)) {
   ts.sort((a, b) => a - b);
-  console.log(`| ${name} | ${((ts[4] + ts[5]) / 2).toFixed(1)} |`);
+  const bytes = heapPerCall(parts[/** @type {keyof typeof parts} */ (name)]);
+  console.log(
+    `| ${name} | ${((ts[4] + ts[5]) / 2).toFixed(1)} | ${bytes === null ? '—' : Math.max(0, Math.round(bytes))} |`,
+  );
 }
