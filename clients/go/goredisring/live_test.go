@@ -22,7 +22,6 @@ type cluster struct {
 	t      *testing.T
 	ring   *ringdtest.Ring
 	redis  map[string]*ringdtest.Daemon // node id → its redis-server
-	nodes  map[string]ringdtest.Node    // the ring's nodes, as last upserted
 	down   map[string]bool              // nodes whose redis-server the test stopped
 	client *ringd.Client
 	shard  *goredisring.Sharding
@@ -32,7 +31,7 @@ type cluster struct {
 func newCluster(t *testing.T, algorithm map[string]any, servers int) *cluster {
 	s := ringdtest.Start(t)
 	cl := &cluster{t: t, ring: s.Ring("cache"), redis: map[string]*ringdtest.Daemon{},
-		nodes: map[string]ringdtest.Node{}, down: map[string]bool{}, errs: make(chan error, 16)}
+		down: map[string]bool{}, errs: make(chan error, 16)}
 	cl.ring.Create(algorithm)
 	for i := 0; i < servers; i++ {
 		cl.redis[fmt.Sprintf("redis-%d", i)] = ringdtest.Redis(t)
@@ -62,15 +61,6 @@ func (cl *cluster) node(id string, weight int, state string) ringdtest.Node {
 func (cl *cluster) change(ops ...ringdtest.Op) uint64 {
 	cl.t.Helper()
 	v := cl.ring.Change(ops...)
-	for _, op := range ops {
-		switch op["op"] {
-		case "upsert":
-			n := op["node"].(ringdtest.Node)
-			cl.nodes[n.ID] = n
-		case "remove":
-			delete(cl.nodes, op["id"].(string))
-		}
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	st, err := cl.shard.WaitForVersion(ctx, v)
@@ -81,8 +71,8 @@ func (cl *cluster) change(ops ...ringdtest.Op) uint64 {
 		cl.t.Fatalf("the Ring routes on version %d, want %d", st.Version, v)
 	}
 	want := map[string]string{}
-	for id, n := range cl.nodes {
-		if (n.State == "" || n.State == "active") && n.Address != "" {
+	for _, id := range cl.ring.Nodes() {
+		if n, _ := cl.ring.Node(id); (n.State == "" || n.State == "active") && n.Address != "" {
 			want[id] = n.Address
 		}
 	}
@@ -151,7 +141,7 @@ func (cl *cluster) check(v uint64) {
 	for i, k := range keys {
 		want := ""
 		for _, id := range lists[i] {
-			if n := cl.nodes[id]; n.Address != "" && !cl.down[id] {
+			if n, _ := cl.ring.Node(id); n.Address != "" && !cl.down[id] {
 				want = n.Address
 				break
 			}
@@ -203,7 +193,7 @@ func TestRoutesEveryKeyToRingdsOwner(t *testing.T) {
 		v := cl.change(step.ops()...)
 		t.Logf("version %d: %s", v, step.what)
 		cl.check(v)
-		if _, ok := cl.nodes["nowhere"]; ok {
+		if _, ok := cl.ring.Node("nowhere"); ok {
 			select {
 			case err := <-cl.errs:
 				var nae *goredisring.NodeAddressError

@@ -23,7 +23,6 @@ type cluster struct {
 	t       *testing.T
 	ring    *ringdtest.Ring
 	servers map[string]*ringdtest.Daemon // node id → its memcached
-	address map[string]string            // node id → address, as the ring has it
 	client  *ringd.Client
 	sel     *memcacheselector.Selector
 	mc      *memcache.Client
@@ -31,7 +30,7 @@ type cluster struct {
 
 func newCluster(t *testing.T, config map[string]any, n int) *cluster {
 	s := ringdtest.Start(t)
-	cl := &cluster{t: t, ring: s.Ring("cache"), servers: map[string]*ringdtest.Daemon{}, address: map[string]string{}}
+	cl := &cluster{t: t, ring: s.Ring("cache"), servers: map[string]*ringdtest.Daemon{}}
 	cl.ring.Create(config)
 	for i := 0; i < n; i++ {
 		cl.servers[fmt.Sprintf("mc-%d", i)] = ringdtest.Memcached(t)
@@ -59,15 +58,6 @@ func (cl *cluster) node(id string, weight int, state string) ringdtest.Node {
 func (cl *cluster) change(ops ...ringdtest.Op) uint64 {
 	cl.t.Helper()
 	v := cl.ring.Change(ops...)
-	for _, op := range ops {
-		switch op["op"] {
-		case "upsert":
-			n := op["node"].(ringdtest.Node)
-			cl.address[n.ID] = n.Address
-		case "remove":
-			delete(cl.address, op["id"].(string))
-		}
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	if _, err := cl.client.WaitForVersion(ctx, v); err != nil {
@@ -125,7 +115,8 @@ func (cl *cluster) check(v uint64) {
 	}
 	unroutable := 0
 	for i, k := range keys {
-		want := cl.address[owners[i]]
+		owner, _ := cl.ring.Node(owners[i])
+		want := owner.Address
 		if want == "" {
 			unroutable++
 			var nae *memcacheselector.NodeAddressError
@@ -174,7 +165,7 @@ func TestPicksRingdsOwner(t *testing.T) {
 		v := cl.change(step.ops()...)
 		t.Logf("version %d: %s", v, step.what)
 		cl.check(v)
-		_, nowhere := cl.address["nowhere"]
+		_, nowhere := cl.ring.Node("nowhere")
 		if bad := cl.sel.Unroutable(); nowhere != (len(bad) == 1 && bad[0].Node == "nowhere") || !nowhere && len(bad) > 0 {
 			t.Fatalf("version %d: unroutable %v", v, bad)
 		}

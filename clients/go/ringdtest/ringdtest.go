@@ -21,6 +21,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -152,6 +153,8 @@ type Ring struct {
 	name string
 	// Token, when set, is sent as `Authorization: Bearer …`.
 	Token string
+	// nodes are the records Change has written, by id.
+	nodes map[string]Node
 }
 
 // Do sends body (JSON, nil for none) to path under /v1/rings/{ring} and
@@ -226,7 +229,36 @@ func (r *Ring) Change(ops ...Op) uint64 {
 	r.t.Helper()
 	var out struct{ Version uint64 }
 	r.Do("POST", "/changes", map[string]any{"ops": ops}, &out, http.StatusOK)
+	if r.nodes == nil {
+		r.nodes = map[string]Node{}
+	}
+	for _, op := range ops {
+		switch op["op"] {
+		case "upsert":
+			n := op["node"].(Node)
+			r.nodes[n.ID] = n
+		case "remove":
+			delete(r.nodes, op["id"].(string))
+		}
+	}
 	return out.Version
+}
+
+// Node is the record of node id as the changes made through Change left
+// it; false once removed, or never written through Change.
+func (r *Ring) Node(id string) (Node, bool) {
+	n, ok := r.nodes[id]
+	return n, ok
+}
+
+// Nodes are the ids of the nodes the changes made through Change left.
+func (r *Ring) Nodes() []string {
+	ids := make([]string, 0, len(r.nodes))
+	for id := range r.nodes {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	return ids
 }
 
 // MaxLookupKeys is how many keys one POST …/lookup accepts.
