@@ -9,15 +9,12 @@ use std::path::Path;
 use regex::Regex;
 use reqwest::{Method, StatusCode};
 
+use super::console_serving::{assert_no_console_file, CSP};
 use crate::support::api::TestApi;
-use crate::support::problem::{assert_problem, Problem};
 use crate::support::ringd::Ringd;
 
 const PACKAGE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/clients/js/src");
 const CONSOLE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/src/api/console");
-const CSP: &str =
-    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; \
-     connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
 
 /// Every file under `dir`, as (path relative to it with `/`, bytes), in
 /// path order.
@@ -106,13 +103,7 @@ async fn the_package_modules_are_served_under_the_console_as_they_are() {
         "/ui/placement/encoding.js",
         "/ui/lib/app.js",
     ] {
-        assert_problem(
-            s.get(missing).await,
-            Problem::status(404)
-                .slug("route-not-found")
-                .detail_has("the console has no file"),
-        )
-        .await;
+        assert_no_console_file(&s, missing).await;
     }
 }
 
@@ -262,11 +253,5 @@ async fn a_console_dir_takes_the_package_from_its_lib_folder_or_the_built_in_cop
         b"// a module being worked on\n",
     )
     .await;
-    assert_problem(
-        s.get("/ui/lib/placement/ownership.js").await,
-        Problem::status(404)
-            .slug("route-not-found")
-            .detail_has("the console has no file"),
-    )
-    .await;
+    assert_no_console_file(s, "/ui/lib/placement/ownership.js").await;
 }

@@ -14,7 +14,9 @@ use crate::support::sse::{Event, EventStream};
 
 const ADMIN: &str = "admin-secret-0123456789";
 const READ: &str = "read-secret-9876543210";
-const CSP: &str =
+/// The policy every console response must carry, written out here so a
+/// change to it fails a test.
+pub(crate) const CSP: &str =
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; \
      connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
 
@@ -74,14 +76,19 @@ async fn the_console_is_served_from_the_binary_with_its_policy() {
     )
     .await;
     for missing in ["/ui/nope.js", "/ui/pages/nope.js"] {
-        assert_problem(
-            s.get(missing).await,
-            Problem::status(404)
-                .slug("route-not-found")
-                .detail_has("the console has no file"),
-        )
-        .await;
+        assert_no_console_file(&s, missing).await;
     }
+}
+
+/// `path` under `/ui/` is a 404 problem saying the console has no such file.
+pub(crate) async fn assert_no_console_file(s: &TestApi, path: &str) {
+    assert_problem(
+        s.get(path).await,
+        Problem::status(404)
+            .slug("route-not-found")
+            .detail_has("the console has no file"),
+    )
+    .await;
 }
 
 #[tokio::test]
