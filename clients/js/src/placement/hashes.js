@@ -1,5 +1,6 @@
 // The general hashes of spec 3.1 and the primitives of 3.2, from npm
-// packages (README, "Dependencies"): hash-wasm's WebAssembly XXH3-64,
+// packages (README, "Dependencies"), except XXH3-64 of inputs up to 240
+// bytes, which xxh3.js computes for speed: hash-wasm's WebAssembly XXH3-64,
 // XXH64, MD5, SHA-256 and CRC-32, and @multiformats/murmur3's
 // MurmurHash3_x64_128. WebAssembly needs an asynchronous start, so
 // `loadHashes()` must have resolved before any hash is computed; every
@@ -10,6 +11,7 @@
 import { murmur364 } from '@multiformats/murmur3';
 import { createCRC32, createMD5, createSHA256, createXXHash3, createXXHash64 } from 'hash-wasm';
 import { be32, le32, r64 } from './u64.js';
+import { XXH3_SHORT_MAX, xxh3Short } from './xxh3.js';
 
 /** @typedef {import('hash-wasm').IHasher} IHasher */
 
@@ -93,6 +95,10 @@ export function hash64(f, data) {
       return;
     }
     default: {
+      if (data.length <= XXH3_SHORT_MAX) {
+        xxh3Short(data);
+        return;
+      }
       // xxhash digests are written big-endian.
       const d = digest(h.xxh3, data);
       r64.hi = be32(d, 0);
