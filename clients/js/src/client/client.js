@@ -31,6 +31,8 @@ import { Watcher } from './watch.js';
  * @property {number} [longPollWait] each long-poll's wait, 1 to 300,000 (default 30,000)
  * @property {number} [idleTimeout] reopen a stream silent this long; also the wait for a
  *   stream's first event before "auto" takes it for unusable (default 60,000)
+ * @property {number} [ownerCache] remember owner() for this many recent string keys of each
+ *   version, as hashring does (default 0, none): an answer then costs a Map lookup
  * @property {number} [sseRetry] how long "auto" long-polls before streaming again (default 300,000)
  * @property {number} [requestTimeout] time limit of plain requests (default 10,000)
  * @property {typeof fetch} [fetch] the fetch to use (default globalThis.fetch)
@@ -104,6 +106,7 @@ export class RingClient extends EventTarget {
       longPollWait: o.longPollWait ?? 30_000,
       idleTimeout: o.idleTimeout ?? 60_000,
       sseRetry: o.sseRetry ?? 300_000,
+      ownerCache: o.ownerCache ?? 0,
     };
     const ackInterval = o.ackInterval ?? 60_000;
     const requestTimeout = o.requestTimeout ?? 10_000;
@@ -119,6 +122,9 @@ export class RingClient extends EventTarget {
     }
     if (!(settings.longPollWait >= 1 && settings.longPollWait <= 300_000)) {
       throw new InvalidOptionError('the long-poll wait must be 1 ms to 5 min, the range the server accepts');
+    }
+    if (!(Number.isInteger(settings.ownerCache) && settings.ownerCache >= 0 && settings.ownerCache <= 2 ** 24)) {
+      throw new InvalidOptionError('the owner cache must hold 0 (none) to 16,777,216 keys');
     }
     if (!['auto', 'sse', 'long-poll'].includes(settings.mode)) {
       throw new InvalidOptionError(`watch mode "${settings.mode}": use auto, sse or long-poll`);

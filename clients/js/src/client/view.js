@@ -1,5 +1,6 @@
 // One verified ring version and what the client answers from it.
 
+import { OwnerCache } from '../placement/owner-cache.js';
 import { activeNodeIds } from './core.js';
 
 /** @typedef {import("./core.js").Snapshot} Snapshot */
@@ -15,10 +16,12 @@ export class RingView {
   /**
    * @param {Snapshot} snapshot
    * @param {Placement} placement
+   * @param {number} [ownerCache] string keys whose owner to remember; 0 for none
    */
-  constructor(snapshot, placement) {
+  constructor(snapshot, placement, ownerCache = 0) {
     /** @readonly */ this.snapshot = snapshot;
     /** @readonly */ this.placement = placement;
+    /** @readonly */ this.owners = ownerCache > 0 ? new OwnerCache(placement, ownerCache) : placement;
     /** @readonly @type {readonly string[]} */
     this.activeNodes = Object.freeze(activeNodeIds(snapshot));
     Object.freeze(this);
@@ -40,7 +43,7 @@ export class RingView {
    * @returns {string | null}
    */
   owner(key) {
-    return this.placement.owner(key) ?? null;
+    return this.owners.owner(key) ?? null;
   }
 
   /**

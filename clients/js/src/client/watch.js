@@ -21,6 +21,7 @@ import { RingView } from './view.js';
  * @property {number} longPollWait
  * @property {number} idleTimeout
  * @property {number} sseRetry
+ * @property {number} ownerCache string keys whose owner() each version remembers; 0 for none
  */
 
 /**
@@ -232,7 +233,7 @@ export class Watcher {
       this.rejected = 0;
       this.rejectedFP = '';
     }
-    const previous = this.shared.swap(new RingView(s, placement));
+    const previous = this.shared.swap(new RingView(s, placement, this.settings.ownerCache));
     this.shared.update((st) => {
       st.version = info.version;
       st.fingerprint = info.fingerprint;

@@ -21,6 +21,7 @@ export { fingerprint, isFingerprint } from './fingerprint.js';
 export { MAX_SERVER_ID, initialServerIds } from './haproxy.js';
 export { jumpHash, nextBucketOrder } from './jump.js';
 export { FULL_RAMP, MAX_WEIGHT, label, makeNode, parseNode, parseNodes, validateNode } from './node.js';
+export { OwnerCache } from './owner-cache.js';
 export { ownershipOf } from './ownership.js';
 export { Placement, build, decode } from './placement.js';
 export { Snapshot, parseBuckets, parseSnapshot } from './snapshot.js';

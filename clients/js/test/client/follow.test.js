@@ -14,7 +14,9 @@ test('follows a table ring through twenty changes, moves and a partitions change
   for (const id of ['a', 'b', 'c', 'd']) await api.change(upsert(id));
   /** @type {import("../../src/client/index.js").RingEvent[]} */
   const applied = [];
-  const c = new RingClient([s.url], 't', { ...FAST, clientId: 'follow', watchMode: 'sse' });
+  // An owner cache smaller than the keys checked: each version's answers
+  // must come from that version, through evictions too.
+  const c = new RingClient([s.url], 't', { ...FAST, clientId: 'follow', watchMode: 'sse', ownerCache: 25 });
   t.after(() => c.close());
   c.addEventListener('applied', (e) => applied.push(/** @type {import("../../src/client/index.js").RingEvent} */ (e)));
   const view = await c.ready({ signal: AbortSignal.timeout(20_000) });

@@ -15,6 +15,8 @@ test('malformed settings are refused with InvalidOptionError', () => {
     ['long wait', 'http://a', 'r', { longPollWait: 300_001 }],
     ['backoff', 'http://a', 'r', { backoffMin: 1000, backoffMax: 1 }],
     ['zero idle', 'http://a', 'r', { idleTimeout: 0 }],
+    ['negative owner cache', 'http://a', 'r', { ownerCache: -1 }],
+    ['fractional owner cache', 'http://a', 'r', { ownerCache: 2.5 }],
     // @ts-expect-error: a kind the types refuse, as plain JavaScript may pass
     ['kind', 'http://a', 'r', { kind: 'other' }],
     // @ts-expect-error: likewise a watch mode
