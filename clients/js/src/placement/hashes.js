@@ -1,6 +1,7 @@
 // The general hashes of spec 3.1 and the primitives of 3.2, from npm
 // packages (README, "Dependencies"), except XXH3-64 of inputs up to 240
-// bytes, which xxh3.js computes for speed: hash-wasm's WebAssembly XXH3-64,
+// bytes, every lookup's key hash, which a module of our own computes in one
+// call (xxh3.wat says why): hash-wasm's WebAssembly XXH3-64,
 // XXH64, MD5, SHA-256 and CRC-32, and @multiformats/murmur3's
 // MurmurHash3_x64_128. WebAssembly needs an asynchronous start, so
 // `loadHashes()` must have resolved before any hash is computed; every
@@ -11,7 +12,7 @@
 import { murmur364 } from '@multiformats/murmur3';
 import { createCRC32, createMD5, createSHA256, createXXHash3, createXXHash64 } from 'hash-wasm';
 import { be32, le32, r64 } from './u64.js';
-import { XXH3_SHORT_MAX, xxh3Short } from './xxh3.js';
+import { XXH3_WASM } from './xxh3-wasm.js';
 
 /** @typedef {import('hash-wasm').IHasher} IHasher */
 
@@ -27,6 +28,19 @@ import { XXH3_SHORT_MAX, xxh3Short } from './xxh3.js';
 
 /** @type {Hashers | null} */
 let hashers = null;
+
+/** The longest input xxh3.wat hashes. */
+const XXH3_SHORT_MAX = 240;
+/**
+ * xxh3.wat's memory: the input at 0, the result at 256 (two u32 words,
+ * low first). keyBytes writes short string keys straight into the input.
+ */
+export let xxh3Input = new Uint8Array(0);
+/** @type {Uint8Array[]} views of xxh3Input by length, made once each */
+let inputViews = [xxh3Input];
+let xxh3Result = new Uint32Array(2);
+/** @type {(len: number) => void} */
+let xxh3Short = () => {};
 /** @type {Promise<void> | null} */
 let loading = null;
 
@@ -36,7 +50,8 @@ let loading = null;
  */
 export function loadHashes() {
   loading ??= (async () => {
-    const [xxh3, xxh64Seed0, xxh64Seed1, md5, sha256, crc32] = await Promise.all([
+    const [short, xxh3, xxh64Seed0, xxh64Seed1, md5, sha256, crc32] = await Promise.all([
+      WebAssembly.instantiate(Uint8Array.from(atob(XXH3_WASM), (c) => c.charCodeAt(0))),
       createXXHash3(0, 0),
       createXXHash64(0, 0),
       createXXHash64(1, 0),
@@ -44,9 +59,25 @@ export function loadHashes() {
       createSHA256(),
       createCRC32(),
     ]);
+    const exports = short.instance.exports;
+    const memory = /** @type {WebAssembly.Memory} */ (exports.memory);
+    xxh3Input = new Uint8Array(memory.buffer, 0, XXH3_SHORT_MAX);
+    inputViews = Array.from({ length: XXH3_SHORT_MAX + 1 }, (_, n) => xxh3Input.subarray(0, n));
+    xxh3Result = new Uint32Array(memory.buffer, 256, 2);
+    xxh3Short = /** @type {(len: number) => void} */ (exports.xxh3);
     hashers = { xxh3, xxh64Seed0, xxh64Seed1, md5, sha256, crc32 };
   })();
   return loading;
+}
+
+/**
+ * The first n bytes (n ≤ 240) of the XXH3 module's input, where keyBytes
+ * writes a short string key: hashing it then copies nothing.
+ * @param {number} n
+ * @returns {Uint8Array}
+ */
+export function xxh3InputView(n) {
+  return inputViews[n];
 }
 
 /** @returns {Hashers} */
@@ -95,8 +126,13 @@ export function hash64(f, data) {
       return;
     }
     default: {
-      if (data.length <= XXH3_SHORT_MAX) {
-        xxh3Short(data);
+      const n = data.length;
+      if (n <= XXH3_SHORT_MAX) {
+        // Comparing views, not buffers: reading .buffer costs about 40 ns.
+        if (inputViews[n] !== data) xxh3Input.set(data);
+        xxh3Short(n);
+        r64.lo = xxh3Result[0];
+        r64.hi = xxh3Result[1];
         return;
       }
       // xxhash digests are written big-endian.

@@ -2,7 +2,7 @@
 // hash lands in r64 as halves; a 32-bit hash (ketama and the proxy modes)
 // sits in `hi` with `lo` zero, as 32-bit circles hold their positions.
 
-import { crc32, hash64, md5First32 } from './hashes.js';
+import { crc32, hash64, md5First32, xxh3Input, xxh3InputView } from './hashes.js';
 import * as proxy from './proxy-hashes.js';
 import { r64 } from './u64.js';
 
@@ -17,12 +17,15 @@ let views = [];
 /**
  * A key's bytes: a Uint8Array as it is, a string as its UTF-8, written
  * into one reused buffer (and a view of it made once per length), so that
- * a lookup of a string allocates nothing here. Valid until the next call.
+ * a lookup of a string allocates nothing here. Strings of up to 80
+ * characters (240 bytes at most) are written where the XXH3 module reads
+ * its input, which saves copying them there. Valid until the next call.
  * @param {Uint8Array | string} key
  * @returns {Uint8Array}
  */
 export function keyBytes(key) {
   if (typeof key !== 'string') return key;
+  if (key.length * 3 <= xxh3Input.length) return xxh3InputView(utf8.encodeInto(key, xxh3Input).written);
   if (key.length * 3 > scratch.length) {
     scratch = new Uint8Array(key.length * 3);
     views = [];
