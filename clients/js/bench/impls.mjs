@@ -11,7 +11,7 @@
 // and a lookup that returned no string would throw.
 
 import { createRequire } from 'node:module';
-import { build } from '../src/placement/index.js';
+import { OwnerCache, build } from '../src/placement/index.js';
 
 const require = createRequire(import.meta.url);
 
@@ -64,6 +64,30 @@ export const IMPLS = {
     loop(p, keys, mask, start, count) {
       let acc = 0;
       for (let i = start, end = start + count; i < end; i++) acc += p.owner(keys[i & mask]).length;
+      return acc;
+    },
+  },
+  // The same placements with an OwnerCache of 5,000 answers, hashring's
+  // default cache size: what RingClient does with `ownerCache: 5000`.
+  'ringd-ring-cached': {
+    name: 'ringd-ring-cached',
+    label: 'ringd `ring`, owner cache',
+    make: async (names) => new OwnerCache(await ringd('ring', names), 5000),
+    owner: (c, key) => c.owner(key),
+    loop(c, keys, mask, start, count) {
+      let acc = 0;
+      for (let i = start, end = start + count; i < end; i++) acc += c.owner(keys[i & mask]).length;
+      return acc;
+    },
+  },
+  'ringd-table-cached': {
+    name: 'ringd-table-cached',
+    label: 'ringd `table`, owner cache',
+    make: async (names) => new OwnerCache(await ringd('table', names), 5000),
+    owner: (c, key) => c.owner(key),
+    loop(c, keys, mask, start, count) {
+      let acc = 0;
+      for (let i = start, end = start + count; i < end; i++) acc += c.owner(keys[i & mask]).length;
       return acc;
     },
   },

