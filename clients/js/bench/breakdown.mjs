@@ -8,10 +8,10 @@
 // chunks of 1,024 calls, after a full collection.)
 //
 // - owner: `p.owner(key)`, all of it
-// - keyBytes: the key's UTF-8 into the core's reused buffer (TextEncoder.encodeInto)
-// - key hash: keyBytes, then section 4's key hash (hash-wasm's XXH3: init,
-//   update, digest('binary'), four calls into WebAssembly and three typed
-//   arrays allocated per key)
+// - keyBytes: the key's UTF-8 (TextEncoder.encodeInto) into the memory of
+//   the core's XXH3 module (xxh3.wat), where keys up to 80 characters go
+// - key hash: keyBytes, then section 4's key hash (one call into that
+//   module for inputs up to 240 bytes)
 // - lookup only: the placement's own search on the key hashes computed
 //   beforehand (what is left when hashing is free)
 

@@ -80,17 +80,6 @@ export const IMPLS = {
       return acc;
     },
   },
-  'ringd-table-cached': {
-    name: 'ringd-table-cached',
-    label: 'ringd `table`, owner cache',
-    make: async (names) => new OwnerCache(await ringd('table', names), 5000),
-    owner: (c, key) => c.owner(key),
-    loop(c, keys, mask, start, count) {
-      let acc = 0;
-      for (let i = start, end = start + count; i < end; i++) acc += c.owner(keys[i & mask]).length;
-      return acc;
-    },
-  },
   'ringd-maglev': {
     name: 'ringd-maglev',
     label: 'ringd `maglev`',
@@ -110,6 +99,17 @@ export const IMPLS = {
     loop(p, keys, mask, start, count) {
       let acc = 0;
       for (let i = start, end = start + count; i < end; i++) acc += p.owner(keys[i & mask]).length;
+      return acc;
+    },
+  },
+  'ringd-table-cached': {
+    name: 'ringd-table-cached',
+    label: 'ringd `table`, owner cache',
+    make: async (names) => new OwnerCache(await ringd('table', names), 5000),
+    owner: (c, key) => c.owner(key),
+    loop(c, keys, mask, start, count) {
+      let acc = 0;
+      for (let i = start, end = start + count; i < end; i++) acc += c.owner(keys[i & mask]).length;
       return acc;
     },
   },
