@@ -4,24 +4,24 @@
 // hashers and Web Crypto start so); lookups are synchronous.
 
 import { makeConfig, validateConfig } from './config.js';
-import { Continuum } from './continuum.js';
 import { decodeEncoding, encodeEncoding } from './encoding.js';
 import { fail, FingerprintMismatchError } from './errors.js';
 import { fingerprint } from './fingerprint.js';
-import { haproxyBoundaries, haproxyPoints, haproxyServerIds, initialServerIds } from './haproxy.js';
+import { haproxyPoints, haproxyServerIds, initialServerIds } from './haproxy.js';
 import { loadHashes } from './hashes.js';
 import { buildKetama } from './ketama.js';
 import { KeyHasher, keyBytes } from './key-hash.js';
-import { JumpLookup, initialJumpRuns, restoreJump, runsOf } from './jump.js';
-import { MaglevLookup, buildMaglev } from './maglev.js';
+import { initialJumpRuns, restoreJump, runsOf } from './jump.js';
+import { buildMaglev } from './maglev.js';
+import { lookupOf, placingWeights } from './lookups.js';
 import { buildNginx } from './nginx.js';
 import { makeNode } from './node.js';
 import { normalize, zoneNumbers } from './nodeset.js';
 import { ownershipOf } from './ownership.js';
 import { selectReplicas } from './preference.js';
-import { RendezvousLookup, buildRendezvous } from './rendezvous.js';
+import { buildRendezvous } from './rendezvous.js';
 import { buildRing } from './ring.js';
-import { TableLookup, restoreTableBody, tableFromRows } from './table.js';
+import { restoreTableBody, tableFromRows } from './table.js';
 import { buildTwemproxy } from './twemproxy.js';
 import { serverNames } from './addresses.js';
 import { r64, toBigInt } from './u64.js';
@@ -36,7 +36,7 @@ import { r64, toBigInt } from './u64.js';
 /** @typedef {import('./node.js').Node} Node */
 /** @typedef {import('./node.js').NodeInput} NodeInput */
 /** @typedef {import('./ownership.js').Ownership} Ownership */
-/** @typedef {import('./preference.js').Walker} Walker */
+/** @typedef {import('./lookups.js').Lookup} Lookup */
 
 /**
  * A key: bytes, or a string, which stands for its UTF-8 bytes.
@@ -60,10 +60,6 @@ import { r64, toBigInt } from './u64.js';
  * @typedef {object} Point
  * @property {bigint} position
  * @property {string} id
- */
-
-/**
- * @typedef {Walker & { ownerIndex(h: number, l: number): number }} Lookup
  */
 
 /** The ring versions of placements built from snapshots. @type {WeakMap<Placement, number>} */
@@ -237,44 +233,6 @@ export class Placement {
       Array.from(cells.subarray(p * replicas, (p + 1) * replicas), (o) => this.ids[o]),
     );
   }
-}
-
-/**
- * The lookup structure of a placement's body.
- * @param {Encoded} parts
- * @returns {Lookup}
- */
-function lookupOf(parts) {
-  const body = parts.body;
-  switch (body.algorithm) {
-    case 'ring':
-      return new Continuum(body.points, 64);
-    case 'ketama':
-    case 'nginx':
-    case 'twemproxy':
-      return new Continuum(body.points, 32);
-    case 'haproxy':
-      return new Continuum(haproxyBoundaries(body.points), 32);
-    case 'maglev':
-      return new MaglevLookup(body.table);
-    case 'jump':
-      return new JumpLookup(body.runs);
-    case 'rendezvous':
-      return new RendezvousLookup(body.hi, body.lo, placingWeights(parts.nodes, parts.ramped));
-    case 'table':
-      return new TableLookup(body);
-  }
-}
-
-/**
- * The weights maglev and rendezvous place by: weight × ramp in a ramped
- * set, else the weights (2.2).
- * @param {Node[]} active
- * @param {boolean} ramped
- * @returns {number[]}
- */
-function placingWeights(active, ramped) {
-  return active.map((n) => (ramped ? n.weight * n.ramp : n.weight));
 }
 
 /**
