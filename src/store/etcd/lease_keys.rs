@@ -8,6 +8,8 @@
 //! etcd deletes it when the lease expires, and every instance's watch
 //! hears of the expiry. Forgetting a lease deletes both.
 
+use std::time::Duration;
+
 use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 
@@ -99,6 +101,17 @@ pub(super) fn bad_value(key: &[u8], e: impl std::fmt::Display) -> StoreError {
     ))
 }
 
+/// `ttl` in whole etcd seconds, rounded up.
+pub(super) fn etcd_ttl(ttl: Duration) -> i64 {
+    let secs = ttl.as_secs() + u64::from(ttl.subsec_nanos() > 0);
+    i64::try_from(secs.max(1)).unwrap_or(i64::MAX)
+}
+
+/// `ttl` in milliseconds, as a record stores it (a TTL is at most an hour).
+pub(super) fn ttl_ms(ttl: Duration) -> u64 {
+    u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -120,5 +133,13 @@ mod tests {
         assert_eq!(keys.parse_lease_key(b"/p/leases/other/r/n"), None);
         assert_eq!(keys.parse_lease_key(b"/p/rings/r"), None);
         assert_eq!(keys.leases(), "/p/leases/");
+    }
+
+    #[test]
+    fn etcd_ttls_are_whole_seconds_rounded_up() {
+        assert_eq!(etcd_ttl(Duration::from_secs(10)), 10);
+        assert_eq!(etcd_ttl(Duration::from_millis(1_500)), 2);
+        assert_eq!(etcd_ttl(Duration::from_millis(1)), 1);
+        assert_eq!(etcd_ttl(Duration::from_secs(3600)), 3600);
     }
 }

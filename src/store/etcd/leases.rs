@@ -16,7 +16,7 @@ use etcd_client::{Compare, CompareOp, DeleteOptions, PutOptions, Txn, TxnOp};
 use time::OffsetDateTime;
 
 use super::layout::encode;
-use super::lease_keys::{Alive, LeaseKey, LeaseRecord};
+use super::lease_keys::{etcd_ttl, ttl_ms, Alive, LeaseKey, LeaseRecord};
 use super::lease_view::{apply, report, Held};
 use super::{unavailable, EtcdStore};
 use crate::placement::NodeId;
@@ -26,17 +26,6 @@ use crate::store::{new_lease_id, Lease, LeaseError, LeaseStore, StoreError};
 /// Attempts at a registration while other instances change the same
 /// node's lease under it.
 const GRANT_ATTEMPTS: usize = 4;
-
-/// `ttl` in whole etcd seconds, rounded up.
-fn etcd_ttl(ttl: Duration) -> i64 {
-    let secs = ttl.as_secs() + u64::from(ttl.subsec_nanos() > 0);
-    i64::try_from(secs.max(1)).unwrap_or(i64::MAX)
-}
-
-/// `ttl` in milliseconds, as a record stores it (a TTL is at most an hour).
-fn ttl_ms(ttl: Duration) -> u64 {
-    u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX)
-}
 
 /// Whether an etcd error says the lease is gone (expired or revoked).
 fn lease_gone(e: &etcd_client::Error) -> bool {
@@ -386,18 +375,5 @@ impl LeaseStore for EtcdStore {
 
     fn forget_ring_leases(&self, ring: &RingName) {
         self.lease_view.remove_ring(ring);
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn etcd_ttls_are_whole_seconds_rounded_up() {
-        assert_eq!(etcd_ttl(Duration::from_secs(10)), 10);
-        assert_eq!(etcd_ttl(Duration::from_millis(1_500)), 2);
-        assert_eq!(etcd_ttl(Duration::from_millis(1)), 1);
-        assert_eq!(etcd_ttl(Duration::from_secs(3600)), 3600);
     }
 }
