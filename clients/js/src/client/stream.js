@@ -58,23 +58,43 @@ export async function streamOnce(w) {
     w.connected('sse', server);
     const decoder = new SseDecoder();
     const reader = response.body.getReader();
+    // Cancel the reader itself on abort, not only the fetch: on Node.js 20
+    // a fetch can stop hearing its signal after a garbage collection
+    // (nodejs/node#55428), and a pending read would then wait for the
+    // server's next keep-alive, 15 s, before close() returns.
+    const cancel = () => {
+      reader.cancel(link.signal.reason).catch(() => {});
+    };
+    link.signal.addEventListener('abort', cancel, { once: true });
     let gotAny = false;
     try {
       for (;;) {
-        /** @type {ReadableStreamReadResult<Uint8Array>} */
-        let chunk;
+        /** @type {ReadableStreamReadResult<Uint8Array> | null} */
+        let chunk = null;
+        /** @type {unknown} */
+        let broke;
         try {
           chunk = await reader.read();
         } catch (e) {
+          broke = e;
+        }
+        // A cancelled read ends (done) rather than throwing: whether the
+        // client closed or the stream idled decides, before the chunk.
+        if (chunk === null || chunk.done || link.signal.aborted) {
           if (idled && !gotAny) {
             const why = new RingdError(`${server} sent no event within ${idleTimeout} ms (a buffering proxy?)`);
             return { unsupported: true, server, error: why };
           }
           if (idled) return { server, error: new RingdError(`${server} sent nothing for ${idleTimeout} ms`) };
           if (w.signal.aborted) return null;
-          return { server, error: new RingdError(`stream from ${server} broke: ${describe(e)}`, { cause: e }) };
+          if (chunk === null) {
+            return {
+              server,
+              error: new RingdError(`stream from ${server} broke: ${describe(broke)}`, { cause: broke }),
+            };
+          }
+          return { server, error: new RingdError(`stream from ${server} ended`) };
         }
-        if (chunk.done) return { server, error: new RingdError(`stream from ${server} ended`) };
         clearTimeout(idle);
         /** @type {import("./sse.js").SseEvent[]} */
         const events = [];
@@ -99,6 +119,7 @@ export async function streamOnce(w) {
         arm();
       }
     } finally {
+      link.signal.removeEventListener('abort', cancel);
       reader.cancel().catch(() => {});
     }
   } finally {
