@@ -1,6 +1,7 @@
 // Test helpers: a real `ringd serve` on a loopback port with a SQLite
-// store, its REST API called as an operator would, and a proxy in front
-// of it that a test can take down or make refuse event streams.
+// store (or another, such as etcd), its REST API called as an operator
+// would, and a proxy in front of it that a test can take down or make
+// refuse event streams.
 
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -37,13 +38,25 @@ export class Ringd {
   #child = null;
   #dir;
   #args;
+  #store;
 
   /**
    * @param {import("node:test").TestContext} t
    * @param {string[]} [args] extra `serve` arguments
    */
   static async start(t, args = []) {
-    const r = new Ringd(args);
+    return Ringd.startOn(t, '', args);
+  }
+
+  /**
+   * start with the store URL (`--store`) given; '' is a SQLite file in
+   * the server's temporary directory.
+   * @param {import("node:test").TestContext} t
+   * @param {string} store
+   * @param {string[]} [args] extra `serve` arguments
+   */
+  static async startOn(t, store, args = []) {
+    const r = new Ringd(args, store);
     t.after(async () => {
       await r.kill();
       r.cleanup();
@@ -52,15 +65,19 @@ export class Ringd {
     return r;
   }
 
-  /** @param {string[]} args */
-  constructor(args) {
+  /**
+   * @param {string[]} args
+   * @param {string} [store] the `--store` URL; '' (the default) is SQLite
+   */
+  constructor(args, store = '') {
     this.#dir = mkdtempSync(join(tmpdir(), 'ringd-js-'));
     this.#args = args;
+    this.#store = store;
   }
 
   /** @param {string} listen */
   async #spawn(listen) {
-    const store = `sqlite://${join(this.#dir, 'ringd.db')}`;
+    const store = this.#store || `sqlite://${join(this.#dir, 'ringd.db')}`;
     const child = spawn(RINGD_BIN, ['serve', '--listen', listen, '--store', store, ...this.#args], {
       env: childEnv(),
       stdio: ['ignore', 'pipe', 'ignore'],
