@@ -5,25 +5,13 @@
 
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { accessSync, closeSync, constants, mkdtempSync, openSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { delimiter, join } from 'node:path';
+import { join } from 'node:path';
+import { freePort, onPath } from './host.js';
 
 /** The first `etcd` on PATH, or null. */
-export const ETCD_BIN =
-  (process.env.PATH ?? '')
-    .split(delimiter)
-    .filter((dir) => dir !== '')
-    .map((dir) => join(dir, 'etcd'))
-    .find((path) => {
-      try {
-        accessSync(path, constants.X_OK);
-        return statSync(path).isFile();
-      } catch {
-        return false;
-      }
-    }) ?? null;
+export const ETCD_BIN = onPath('etcd');
 
 /**
  * false, or why the etcd tests are skipped. A skip and not a failure:
@@ -31,23 +19,6 @@ export const ETCD_BIN =
  * and the Rust etcd tests are the ones that must not pass without etcd.
  */
 export const ETCD_SKIP = ETCD_BIN === null ? 'no `etcd` on PATH: install etcd-server to run the etcd half' : false;
-
-/**
- * A loopback port nobody listens on right now. Another process could take
- * it before etcd binds it; that is rare and shows up as a start-up
- * failure naming the port, not as a wrong result.
- * @returns {Promise<number>}
- */
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = /** @type {import("node:net").AddressInfo} */ (s.address());
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 /**
  * Starts etcd, waits until it answers, and returns the store URL

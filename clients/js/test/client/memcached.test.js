@@ -6,12 +6,11 @@
 
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { accessSync, constants, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { connect, createServer } from 'node:net';
-import { delimiter, join } from 'node:path';
+import { connect } from 'node:net';
 import { test } from 'node:test';
 import { RingClient } from '../../src/client/index.js';
+import { freePort, onPath } from './host.js';
 import { FAST, Ringd, remove, SKIP, waitVersion } from './ringd.js';
 
 /** @typedef {import("./ringd.js").Api} Api */
@@ -35,31 +34,10 @@ const N_KEYS = 20_000;
 /** POST …/lookup takes at most this many keys (MAX_LOOKUP_KEYS). */
 const LOOKUP_BATCH = 10_000;
 
-/** memcached on PATH, or undefined. */
-const MEMCACHED = (process.env.PATH ?? '')
-  .split(delimiter)
-  .filter((d) => d !== '')
-  .map((d) => join(d, 'memcached'))
-  .find((p) => {
-    try {
-      accessSync(p, constants.X_OK);
-      return statSync(p).isFile();
-    } catch {
-      return false;
-    }
-  });
+/** memcached on PATH, or null. */
+const MEMCACHED = onPath('memcached');
 
-const SKIP_MC =
-  SKIP || (MEMCACHED === undefined ? 'memcached is not on PATH (Debian: apt-get install memcached)' : false);
-
-/** A loopback port nothing listened on a moment ago. */
-async function freePort() {
-  const s = createServer();
-  await new Promise((resolve) => s.listen(0, '127.0.0.1', () => resolve(undefined)));
-  const port = /** @type {import("node:net").AddressInfo} */ (s.address()).port;
-  await new Promise((resolve) => s.close(() => resolve(undefined)));
-  return port;
-}
+const SKIP_MC = SKIP || (MEMCACHED === null ? 'memcached is not on PATH (Debian: apt-get install memcached)' : false);
 
 /** @param {number} port @returns {Promise<boolean>} */
 function accepts(port) {
