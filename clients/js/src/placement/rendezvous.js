@@ -4,13 +4,15 @@
 
 import { hash64 } from './hashes.js';
 import { label } from './node.js';
-import { fmix64, mul32, r64 } from './u64.js';
+import { fmix64, r64 } from './u64.js';
 
 /** @typedef {import('./node.js').Node} Node */
 /** @typedef {import('./algorithms.js').Hash} Hash */
 
 const utf8 = new TextEncoder();
 const TWO32 = 4294967296;
+const INV16 = 1 / 65536;
+const INV32 = 1 / TWO32;
 
 /**
  * Each node's label hash nh_i, as halves.
@@ -56,18 +58,32 @@ export function log2Q32(vh, vl) {
   let ml = xl >>> 0;
   let frac = 0;
   for (let i = 0; i < 32; i++) {
-    // m × m as four words w3:w2:w1:w0.
-    mul32(ml, ml);
-    const w0h = r64.hi;
-    mul32(mh, ml);
-    const ch = r64.hi;
-    const cl = r64.lo;
-    mul32(mh, mh);
+    // m × m as four words w3:w2:w1:w0, from three u32 products written
+    // out here (a call with u32 arguments boxes them: this loop runs 32
+    // times a node and key). A product's high word: a·b = y·2^16 + x with
+    // x = a·b₀ and y = a·b₁ below 2^48, exact in binary64; y splits at
+    // 2^16 by ToInt32's modulo. Its low word is Math.imul's.
+    let x = ml * (ml & 0xffff);
+    let y = ml * (ml >>> 16);
+    let yl = y & 0xffff;
+    const w0h = (y - yl) * INV16 + Math.floor((x + yl * 65536) * INV32);
+    x = mh * (ml & 0xffff);
+    y = mh * (ml >>> 16);
+    yl = y & 0xffff;
+    const ch = (y - yl) * INV16 + Math.floor((x + yl * 65536) * INV32);
+    const cl = Math.imul(mh, ml) >>> 0;
+    x = mh * (mh & 0xffff);
+    y = mh * (mh >>> 16);
+    yl = y & 0xffff;
+    const hh = (y - yl) * INV16 + Math.floor((x + yl * 65536) * INV32);
+    const hl = Math.imul(mh, mh) >>> 0;
+    // The sums stay below 2^35, exact: ToUint32 takes them modulo 2^32,
+    // and × 2^-32 gives the carry (cheaper than % and / on doubles).
     const s1 = w0h + 2 * cl;
-    const w1 = s1 % TWO32;
-    const s2 = r64.lo + 2 * ch + Math.floor(s1 / TWO32);
-    const w2 = s2 % TWO32;
-    const w3 = r64.hi + Math.floor(s2 / TWO32);
+    const w1 = s1 >>> 0;
+    const s2 = hl + 2 * ch + (s1 - w1) * INV32;
+    const w2 = s2 >>> 0;
+    const w3 = hh + (s2 - w2) * INV32;
     // (m × m) >> 63 is (w3:w2) × 2 + (w1 >> 31), below 2^65: at or above
     // 2^64 exactly when w3's top bit is set, and then halving it leaves
     // w3:w2.
