@@ -89,6 +89,7 @@ pub async fn metrics(State(state): State<AppState>, _: Reader) -> Result<Respons
     let rings = state.service.rings().list().await?;
     let mut body = state.metrics.render(&rings);
     body.push_str(&super::metrics::render_hub(&state.service.hub().stats));
+    body.push_str(&state.admission.render_metrics());
     let health: Vec<_> = rings
         .iter()
         .map(|s| (s.ring.clone(), state.service.leases().health_counts(s)))

@@ -8,6 +8,7 @@
 //! routes and wrong methods.
 
 pub mod access;
+pub mod admission;
 pub mod auth;
 pub mod changes;
 pub mod clients;
@@ -50,6 +51,7 @@ use tower_http::catch_panic::CatchPanicLayer;
 use utoipa::OpenApi;
 use utoipa_axum::router::OpenApiRouter;
 
+use self::admission::Admission;
 use self::auth::AuthConfig;
 use self::metrics::Metrics;
 use self::problem::{ApiError, ProblemKind};
@@ -81,6 +83,8 @@ pub struct AppState {
     pub ready: Arc<AtomicBool>,
     /// Tunables of watches, long-polls and client acks.
     pub settings: Arc<Settings>,
+    /// The watchers open and the cap on them (`--max-watchers`).
+    pub admission: Arc<Admission>,
 }
 
 /// Tunables of the notification and convergence endpoints, and where the
@@ -95,6 +99,13 @@ pub struct Settings {
     /// (`--console-dir`, for work on the console).
     pub console_dir: Option<std::path::PathBuf>,
 }
+
+/// Watchers (watch streams and waiting long-polls) one instance serves at
+/// most, unless configured: a fleet's worth, with room for it on the
+/// descriptors `ringd serve` raises its limit to (see
+/// `docs/benchmarks.md`). The server lowers it to what its open-file
+/// limit leaves room for.
+pub const DEFAULT_MAX_WATCHERS: u64 = 100_000;
 
 impl Default for Settings {
     fn default() -> Self {
@@ -115,6 +126,7 @@ impl AppState {
             metrics: Arc::new(Metrics::new()),
             ready: Arc::new(AtomicBool::new(true)),
             settings: Arc::new(Settings::default()),
+            admission: Admission::new(DEFAULT_MAX_WATCHERS),
         }
     }
 }

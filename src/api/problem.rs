@@ -68,6 +68,9 @@ pub enum ProblemKind {
     UnsupportedMediaType,
     /// The store cannot serve the request right now.
     Unavailable,
+    /// The instance already serves as many watchers as it is allowed
+    /// (`--max-watchers`); another instance, or this one later, may not.
+    AtCapacity,
     /// A fault on the server side. Its detail and causes go to the log
     /// only; the client gets [`INTERNAL_DETAIL`].
     Internal,
@@ -102,6 +105,7 @@ impl ProblemKind {
             PayloadTooLarge => (StatusCode::PAYLOAD_TOO_LARGE, "payload-too-large", "Payload too large"),
             UnsupportedMediaType => (StatusCode::UNSUPPORTED_MEDIA_TYPE, "unsupported-media-type", "Unsupported media type"),
             Unavailable => (StatusCode::SERVICE_UNAVAILABLE, "unavailable", "Service unavailable"),
+            AtCapacity => (StatusCode::SERVICE_UNAVAILABLE, "at-capacity", "At capacity"),
             Internal => (StatusCode::INTERNAL_SERVER_ERROR, "internal", "Internal error"),
         }
     }
@@ -246,6 +250,14 @@ impl IntoResponse for ApiError {
             }
             ProblemKind::Unavailable => {
                 headers.insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+            }
+            // Spread over seconds, so that a storm of refused watchers
+            // does not come back in one instant.
+            ProblemKind::AtCapacity => {
+                headers.insert(
+                    header::RETRY_AFTER,
+                    HeaderValue::from(super::admission::retry_after()),
+                );
             }
             _ => {}
         }

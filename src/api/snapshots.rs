@@ -106,6 +106,7 @@ async fn long_poll(
     let mut newest = current.snapshot.clone();
     let _waiting = wait.map(|_| GaugeGuard::enter(hub.clone(), |s| &s.long_polls_waiting));
     let deadline = wait.map(|w| Instant::now() + w + crate::jitter::random_below(w / 16));
+    let mut slot = None;
     loop {
         if let Head::At(p) = &*head.borrow_and_update() {
             newest = p.snapshot.clone();
@@ -125,6 +126,11 @@ async fn long_poll(
             _ => {}
         }
         let Some(deadline) = deadline else { break };
+        // A long-poll that waits is a watcher like a stream; one that is
+        // answered at once takes no slot.
+        if slot.is_none() {
+            slot = Some(state.admission.admit()?);
+        }
         match tokio::time::timeout_at(deadline, head.changed()).await {
             Ok(Ok(())) => continue,
             _ => break,

@@ -90,6 +90,9 @@ pub struct ServeArgs {
           value_parser = |t: &str| CLIENT_TTL.parse(t),
           help = bounded_help("How long a client's ack counts after it was sent", &CLIENT_TTL))]
     pub client_ttl: Duration,
+    /// Watch streams and waiting long-polls served at most; past it a watch is answered 503 with Retry-After. Default: 100000, or the open-file limit less 1024 if that is lower.
+    #[arg(long, env = "RINGD_MAX_WATCHERS", value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_watchers: Option<u64>,
     /// Serve the web console (/ui/) from this folder instead of the copy built into the binary (for work on the console).
     #[arg(long, env = "RINGD_CONSOLE_DIR", value_name = "DIR")]
     pub console_dir: Option<PathBuf>,
@@ -182,6 +185,7 @@ impl From<ServeArgs> for ServeConfig {
                 client_ttl: a.client_ttl,
                 console_dir: a.console_dir,
             },
+            max_watchers: a.max_watchers,
             log_format: a.log_format.into(),
             election_ttl: a.election_ttl,
             instance_id: a.instance_id,

@@ -59,6 +59,10 @@ pub struct ServeConfig {
     pub log_format: LogFormat,
     /// Watch keep-alive and client ack lifetime.
     pub settings: Settings,
+    /// Watchers (watch streams and waiting long-polls) served at most;
+    /// when none, [`crate::api::DEFAULT_MAX_WATCHERS`] lowered to what the open-file
+    /// limit leaves room for.
+    pub max_watchers: Option<u64>,
     /// The decision-maker's session TTL with etcd: a dead decision-maker
     /// is replaced within twice this.
     pub election_ttl: std::time::Duration,
@@ -87,6 +91,7 @@ impl Default for ServeConfig {
             retention: DEFAULT_RETENTION,
             log_format: LogFormat::Text,
             settings: Settings::default(),
+            max_watchers: None,
             election_ttl: DEFAULT_ELECTION_TTL,
             instance_id: None,
             advertise_url: None,

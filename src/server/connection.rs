@@ -8,7 +8,7 @@
 //! aims for; hyper's request head limit keeps a client from making it
 //! more.
 
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 use std::time::Duration;
 
 use axum::Router;
@@ -18,7 +18,10 @@ use hyper_util::service::TowerToHyperService;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::{TcpListener, TcpStream};
 
+use super::descriptors::Spare;
 use super::tls::Tls;
+use crate::api::admission::RETRY_AFTER_SECONDS;
+use crate::api::problem::{ApiError, ProblemKind, PROBLEM_JSON};
 
 /// Largest request head (request line and headers) accepted. A larger one
 /// is answered with 431 and the connection is closed, before the rest of
@@ -43,6 +46,8 @@ pub(super) async fn serve(
 ) {
     let graceful = GracefulShutdown::new();
     let mut shutdown = std::pin::pin!(shutdown);
+    let mut spare = Spare::new();
+    let mut refused: u64 = 0;
     loop {
         tokio::select! {
             accepted = listener.accept() => match accepted {
@@ -54,11 +59,27 @@ pub(super) async fn serve(
                         Some(tls) => tokio::spawn(https(tcp, tls.clone(), app, watcher)),
                     };
                 }
+                Err(e) if Spare::is_exhaustion(&e) => {
+                    // Out of descriptors: the connections we have are
+                    // served on; a new one is taken off the backlog with
+                    // the spare descriptor and refused, rather than left
+                    // to hang until the client's own timeout.
+                    let plain = tls.is_none();
+                    let freed = spare.release_for(|| refuse_one(&listener, plain)).await;
+                    refused += 1;
+                    // Once per power of two, so a storm does not flood the log.
+                    if refused.is_power_of_two() {
+                        tracing::warn!(error = %e, refused, "out of file descriptors: refusing new connections");
+                    }
+                    if !freed {
+                        tokio::time::sleep(Duration::from_millis(100)).await;
+                    }
+                }
                 Err(e) => {
-                    // Out of file descriptors, typically: back off rather
-                    // than spin, and keep serving the connections we have.
+                    // A connection reset before it was accepted, or the
+                    // like: back off rather than spin.
                     tracing::warn!(error = %e, "accept failed");
-                    tokio::time::sleep(Duration::from_millis(100)).await;
+                    tokio::time::sleep(Duration::from_millis(10)).await;
                 }
             },
             () = &mut shutdown => break,
@@ -96,5 +117,40 @@ where
         .serve_connection(TokioIo::new(io), service);
     if let Err(e) = watcher.watch(conn).await {
         tracing::debug!(error = %e, "connection ended with an error");
+    }
+}
+
+/// What a connection refused for want of descriptors is told, on plain
+/// HTTP: 503 with a problem document, written once. Over TLS it is only
+/// closed, since answering would take a handshake.
+static OUT_OF_DESCRIPTORS: LazyLock<Vec<u8>> = LazyLock::new(|| {
+    let problem = ApiError::new(
+        ProblemKind::AtCapacity,
+        "this instance has no file descriptor left for a new connection; retry after the time Retry-After gives, or connect to another instance",
+    )
+    .problem();
+    let body = serde_json::to_vec(&problem).unwrap_or_default();
+    let mut out = format!(
+        "HTTP/1.1 503 Service Unavailable\r\ncontent-type: {PROBLEM_JSON}\r\nretry-after: {}\r\nconnection: close\r\ncontent-length: {}\r\n\r\n",
+        RETRY_AFTER_SECONDS.end(),
+        body.len()
+    )
+    .into_bytes();
+    out.extend_from_slice(&body);
+    out
+});
+
+/// Takes one connection off the backlog, if one is waiting, and closes
+/// it, after the 503 of [`OUT_OF_DESCRIPTORS`] when `plain`.
+async fn refuse_one(listener: &TcpListener, plain: bool) {
+    let accepted =
+        std::future::poll_fn(|cx| std::task::Poll::Ready(listener.poll_accept(cx))).await;
+    let std::task::Poll::Ready(Ok((tcp, _))) = accepted else {
+        return;
+    };
+    if plain {
+        // A fresh socket's send buffer takes it whole; if not, the client
+        // only sees the connection close.
+        let _ = tcp.try_write(&OUT_OF_DESCRIPTORS);
     }
 }

@@ -4,6 +4,8 @@
 //! - `error` holds [`ServeError`];
 //! - `startup` holds [`Server`], bound first, then run;
 //! - `connection` serves each connection through hyper;
+//! - `descriptors` raises the open-file limit and refuses connections
+//!   cleanly once it is reached;
 //! - `store_url` opens the store `--store` names;
 //! - [`tls`] serves HTTPS on the listener;
 //! - `secret` holds [`Secret`], a token or password that never prints;
@@ -14,6 +16,7 @@ use std::io::{self, Write as _};
 
 mod config;
 mod connection;
+mod descriptors;
 mod error;
 mod secret;
 mod signal;

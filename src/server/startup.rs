@@ -9,13 +9,15 @@ use std::net::SocketAddr;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use tokio::net::TcpListener;
+use tokio::net::{TcpListener, TcpSocket};
 
 use super::config::check_settings;
 use super::store_url::{open_store, parse_store_url};
 use super::tls::{self, Tls};
-use super::{connection, Secret, ServeConfig, ServeError};
+use super::{connection, descriptors, Secret, ServeConfig, ServeError};
+use crate::api::admission::Admission;
 use crate::api::auth::AuthConfig;
+use crate::api::DEFAULT_MAX_WATCHERS;
 use crate::api::{router, AppState};
 use crate::service::{Background, RingService};
 use crate::store::leadership::{Instance, InstanceId};
@@ -62,7 +64,7 @@ impl Server {
             });
         }
         let store = open_store(&config).await?;
-        let listener = bind(&addrs).await.map_err(|source| ServeError::Bind {
+        let listener = bind(&addrs).map_err(|source| ServeError::Bind {
             addr: config.listen.clone(),
             source,
         })?;
@@ -91,6 +93,10 @@ impl Server {
         );
         let mut state = AppState::new(service, auth);
         state.settings = Arc::new(config.settings.clone());
+        let open_files = descriptors::raise_open_file_limit();
+        let cap = descriptors::watcher_cap(config.max_watchers, DEFAULT_MAX_WATCHERS, open_files);
+        tracing::info!(max_watchers = cap, "watchers admitted at most");
+        state.admission = Admission::new(cap);
         Ok(Server {
             listener,
             local_addr,
@@ -181,13 +187,30 @@ async fn resolve(config: &ServeConfig) -> Result<Vec<SocketAddr>, ServeError> {
     Ok(addrs)
 }
 
-async fn bind(addrs: &[SocketAddr]) -> io::Result<TcpListener> {
+/// Connections the kernel may hold for the accept loop. When a fleet
+/// reconnects at once, a short queue (tokio's default is 1,024) overflows
+/// and the clients whose handshakes were dropped retry only after a
+/// second or more; the kernel lowers this to `net.core.somaxconn`.
+const LISTEN_BACKLOG: u32 = 65_535;
+
+fn bind(addrs: &[SocketAddr]) -> io::Result<TcpListener> {
     let mut last = None;
     for addr in addrs {
-        match TcpListener::bind(addr).await {
+        match listen(*addr) {
             Ok(l) => return Ok(l),
             Err(e) => last = Some(e),
         }
     }
     Err(last.unwrap_or_else(|| io::Error::other("no address to bind")))
+}
+
+fn listen(addr: SocketAddr) -> io::Result<TcpListener> {
+    let socket = match addr {
+        SocketAddr::V4(_) => TcpSocket::new_v4()?,
+        SocketAddr::V6(_) => TcpSocket::new_v6()?,
+    };
+    // As std's and tokio's own bind do, so a restart can bind at once.
+    socket.set_reuseaddr(true)?;
+    socket.bind(addr)?;
+    socket.listen(LISTEN_BACKLOG)
 }

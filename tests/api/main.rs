@@ -44,6 +44,7 @@ mod serve_durations;
 mod serve_tls;
 mod server_http;
 mod server_in_process;
+mod server_limits;
 mod table_rings;
 mod twemproxy_rings;
 mod versions;

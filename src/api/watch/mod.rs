@@ -22,6 +22,7 @@ use bytes::Bytes;
 use tokio::sync::{broadcast, watch};
 use tokio::time::Instant;
 
+use super::admission::WatcherSlot;
 use super::auth::Reader;
 use super::extract::{ApiPath, ApiQuery};
 use super::paths::ring_name;
@@ -142,6 +143,7 @@ pub struct Watcher {
     /// A change of currency waits to be told, after any version due.
     tell_currency: bool,
     _open: GaugeGuard,
+    _slot: WatcherSlot,
 }
 
 impl Watcher {
@@ -156,6 +158,8 @@ impl Watcher {
     ) -> Result<Watcher, ApiError> {
         let ring = ring_name(ring)?;
         let after = super::headers::last_event_id(headers)?.or(query.after);
+        // Before any work: a refused watcher costs the store nothing.
+        let slot = state.admission.admit()?;
         // Loads the ring into memory (and so into the hub), or 404s.
         state.service.rings().current_at_least(&ring, after).await?;
         let hub = state.service.hub().clone();
@@ -193,6 +197,7 @@ impl Watcher {
             told_stale,
             tell_currency: false,
             _open: GaugeGuard::enter(hub, |s| &s.open_streams),
+            _slot: slot,
         })
     }
 

@@ -17,6 +17,7 @@ use utoipa::openapi::{RefOr, Schema};
 use utoipa::ToSchema;
 
 use super::events::{event_stream, event_variant, frame};
+use crate::api::admission::WatcherSlot;
 use crate::api::auth::Reader;
 use crate::api::openapi::error_responses::{ReadTokenError, StoreUnreachable};
 use crate::api::problem::ApiError;
@@ -56,6 +57,7 @@ use crate::wire::KeepaliveEvent;
     security(("bearer" = []))
 )]
 pub async fn watch_rings(State(state): State<AppState>, _: Reader) -> Result<Response, ApiError> {
+    let slot = state.admission.admit()?;
     let hub = state.service.hub().clone();
     // Subscribed before listing, so no change after the list is missed;
     // one from before it is dropped by the versions already sent.
@@ -68,6 +70,7 @@ pub async fn watch_rings(State(state): State<AppState>, _: Reader) -> Result<Res
         queue: Vec::new(),
         closed: hub.is_closing(),
         _open: GaugeGuard::enter(hub, |s| &s.open_streams),
+        _slot: slot,
     };
     feed.queue_all(rings);
     Ok(event_stream(futures_util::stream::unfold(
@@ -89,6 +92,7 @@ struct RingsFeed {
     queue: Vec<Bytes>,
     closed: bool,
     _open: GaugeGuard,
+    _slot: WatcherSlot,
 }
 
 impl RingsFeed {
