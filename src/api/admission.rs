@@ -6,7 +6,7 @@
 //! instance restarted, a load balancer dropped its connections), the
 //! instance that answers first would take them all. Past the cap a watch is
 //! refused with 503 and a `Retry-After` drawn at random from
-//! [`RETRY_AFTER_SECONDS`], so that the refused clients go to another
+//! [`super::problem::RETRY_AFTER_SECONDS`], so that the refused clients go to another
 //! instance or come back spread out, instead of the first instance running
 //! out of descriptors or memory and failing everyone, its own writes
 //! included. Ordinary requests are never refused by the cap.
@@ -16,12 +16,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use super::problem::{ApiError, ProblemKind};
-
-/// The range `Retry-After` of a refused watch is drawn from, in whole
-/// seconds. Wide enough to spread a storm of 100,000 clients over several
-/// seconds; short enough that a client refused by a full instance with no
-/// other to try is not kept waiting long.
-pub const RETRY_AFTER_SECONDS: std::ops::RangeInclusive<u64> = 1..=10;
 
 /// The watchers of one instance: how many are open, how many were refused,
 /// and the cap.
@@ -126,14 +120,6 @@ impl Drop for WatcherSlot {
     }
 }
 
-/// The `Retry-After` of a refused watch: whole seconds, drawn uniformly
-/// from [`RETRY_AFTER_SECONDS`].
-pub fn retry_after() -> u64 {
-    let (low, high) = (*RETRY_AFTER_SECONDS.start(), *RETRY_AFTER_SECONDS.end());
-    let spread = std::time::Duration::from_secs(high - low + 1);
-    low + crate::jitter::random_below(spread).as_secs()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -167,11 +153,5 @@ mod tests {
         assert_eq!(admission.limit(), 1);
         let _a = admission.admit().unwrap();
         assert!(admission.admit().is_err());
-    }
-
-    #[test]
-    fn retry_after_stays_in_its_range_and_spreads() {
-        let drawn: std::collections::BTreeSet<u64> = (0..2000).map(|_| retry_after()).collect();
-        assert_eq!(drawn, RETRY_AFTER_SECONDS.collect());
     }
 }

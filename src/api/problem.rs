@@ -22,6 +22,20 @@ pub const PROBLEM_JSON: &str = "application/problem+json";
 /// it goes to the log and the client is pointed there.
 pub const INTERNAL_DETAIL: &str = "an internal error occurred; the server log has the details";
 
+/// The range `Retry-After` of a refused watch is drawn from, in whole
+/// seconds. Wide enough to spread a storm of 100,000 clients over several
+/// seconds; short enough that a client refused by a full instance with no
+/// other to try is not kept waiting long.
+pub const RETRY_AFTER_SECONDS: std::ops::RangeInclusive<u64> = 1..=10;
+
+/// The `Retry-After` of a refused watch: whole seconds, drawn uniformly
+/// from [`RETRY_AFTER_SECONDS`].
+pub fn retry_after() -> u64 {
+    let (low, high) = (*RETRY_AFTER_SECONDS.start(), *RETRY_AFTER_SECONDS.end());
+    let spread = std::time::Duration::from_secs(high - low + 1);
+    low + crate::jitter::random_below(spread).as_secs()
+}
+
 /// The kinds of problem the API reports. Each has a stable `type` URI
 /// (`urn:ringd:problem:<slug>`), a title and an HTTP status.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -254,10 +268,7 @@ impl IntoResponse for ApiError {
             // Spread over seconds, so that a storm of refused watchers
             // does not come back in one instant.
             ProblemKind::AtCapacity => {
-                headers.insert(
-                    header::RETRY_AFTER,
-                    HeaderValue::from(super::admission::retry_after()),
-                );
+                headers.insert(header::RETRY_AFTER, HeaderValue::from(retry_after()));
             }
             _ => {}
         }
@@ -331,5 +342,11 @@ mod tests {
             ProblemKind::Unavailable.status(),
             StatusCode::SERVICE_UNAVAILABLE
         );
+    }
+
+    #[test]
+    fn retry_after_stays_in_its_range_and_spreads() {
+        let drawn: std::collections::BTreeSet<u64> = (0..2000).map(|_| retry_after()).collect();
+        assert_eq!(drawn, RETRY_AFTER_SECONDS.collect());
     }
 }

@@ -20,7 +20,7 @@ use tokio::net::{TcpListener, TcpStream};
 
 use super::descriptors::Spare;
 use super::tls::Tls;
-use crate::api::admission::RETRY_AFTER_SECONDS;
+use crate::api::problem::RETRY_AFTER_SECONDS;
 use crate::api::problem::{ApiError, ProblemKind, PROBLEM_JSON};
 
 /// Largest request head (request line and headers) accepted. A larger one
