@@ -6,8 +6,9 @@ use axum::Json;
 
 use super::auth::Reader;
 use super::extract::{ApiJson, ApiQuery};
+use super::keys;
 use super::keys::MAX_LOOKUP_KEYS;
-use super::keys::{self, LookupKey};
+use super::lookup_answer::{BatchAnswer, SingleAnswer};
 use super::openapi::error_responses::{JsonBodyErrors, ReadTokenError, VersionedReadErrors};
 use super::openapi::schemas::RingNameSchema;
 use super::paths::{optional_version, RingPath};
@@ -16,9 +17,8 @@ use super::AppState;
 use crate::placement::config::MAX_REPLICATION_FACTOR;
 use crate::placement::{OwnershipBasis, Placement};
 use crate::wire::{
-    DiffQuery, DiffResult, DiffView, KeyPlacement, LookupBatch, LookupBatchInput,
-    LookupBatchResult, LookupQuery, LookupResult, NodeShare, OwnershipBasisName, OwnershipView,
-    VersionQuery,
+    DiffQuery, DiffResult, DiffView, LookupBatch, LookupBatchInput, LookupBatchResult, LookupQuery,
+    LookupResult, NodeShare, OwnershipBasisName, OwnershipView, VersionQuery,
 };
 
 fn replicas(placement: &Placement, requested: Option<u32>) -> Result<u32, ApiError> {
@@ -29,25 +29,6 @@ fn replicas(placement: &Placement, requested: Option<u32>) -> Result<u32, ApiErr
             "replicas",
             format!("replicas {r} is out of range: ask for 1 to {MAX_REPLICATION_FACTOR}"),
         )),
-    }
-}
-
-fn place(placement: &Placement, key: LookupKey, r: u32) -> KeyPlacement {
-    let bytes = key.bytes();
-    let hash = placement.key_hash(bytes);
-    let replicas: Vec<String> = placement
-        .preference_list(bytes, r as usize)
-        .into_iter()
-        .map(ToString::to_string)
-        .collect();
-    let owner = placement.owner(bytes).map(ToString::to_string);
-    let (key, key_b64) = key.into_echo();
-    KeyPlacement {
-        key,
-        key_b64,
-        hash: hash.to_string(),
-        owner,
-        replicas,
     }
 }
 
@@ -73,20 +54,18 @@ pub async fn lookup(
     _: Reader,
     RingPath(ring): RingPath,
     ApiQuery(query): ApiQuery<LookupQuery>,
-) -> Result<Json<LookupResult>, ApiError> {
+) -> Result<axum::response::Response, ApiError> {
     let key = keys::single(query.key, query.key_b64)?;
     let version = optional_version(query.version)?;
     let (version, placement) = state.service.rings().placement(&ring, version).await?;
     let r = replicas(&placement, query.replicas)?;
-    let p = place(&placement, key, r);
-    Ok(Json(LookupResult {
+    Ok(SingleAnswer {
         version,
-        key: p.key,
-        key_b64: p.key_b64,
-        hash: p.hash,
-        owner: p.owner,
-        replicas: p.replicas,
-    }))
+        placement: &placement,
+        replicas: r,
+        key: &key,
+    }
+    .into_response())
 }
 
 /// Look up many keys.
@@ -113,7 +92,7 @@ pub async fn lookup_batch(
     _: Reader,
     RingPath(ring): RingPath,
     ApiJson(body): ApiJson<LookupBatch>,
-) -> Result<Json<LookupBatchResult>, ApiError> {
+) -> Result<axum::response::Response, ApiError> {
     let given = [("keys", &body.keys), ("keys_b64", &body.keys_b64)];
     for (field, list) in given {
         let n = list.as_ref().map_or(0, Vec::len);
@@ -131,15 +110,13 @@ pub async fn lookup_batch(
     let version = optional_version(body.version)?;
     let (version, placement) = state.service.rings().placement(&ring, version).await?;
     let r = replicas(&placement, body.replicas)?;
-    let results = lookup_keys
-        .into_iter()
-        .map(|key| place(&placement, key, r))
-        .collect();
-    Ok(Json(LookupBatchResult {
+    Ok(BatchAnswer {
         version,
+        placement: &placement,
         replicas: r,
-        results,
-    }))
+        keys: &lookup_keys,
+    }
+    .into_response())
 }
 
 /// Read ownership.

@@ -23,6 +23,7 @@ pub mod health;
 pub mod inspection;
 pub mod keys;
 pub mod leases;
+pub mod lookup_answer;
 pub mod membership;
 pub mod metrics;
 pub mod nodes;
@@ -70,9 +71,25 @@ pub use crate::wire::schema::NODE_ID_RULES;
 /// in memory and may be stale. Absent otherwise.
 pub use crate::wire::headers::STALE_HEADER;
 
-/// What every handler shares.
+/// What every handler shares, behind one reference count: a request clones
+/// the state for each extractor and layer that takes it, and one counter
+/// is one atomic increment and decrement per clone where six were six,
+/// on cache lines every worker thread writes (dropping the six was 4% of
+/// the server's CPU under `GET …/lookup` load, the largest item outside
+/// the kernel).
 #[derive(Clone)]
-pub struct AppState {
+pub struct AppState(Arc<Shared>);
+
+impl std::ops::Deref for AppState {
+    type Target = Shared;
+
+    fn deref(&self) -> &Shared {
+        &self.0
+    }
+}
+
+/// The contents of [`AppState`].
+pub struct Shared {
     /// The ring service.
     pub service: Arc<RingService>,
     /// Which tokens are required.
@@ -120,14 +137,38 @@ impl Default for Settings {
 impl AppState {
     /// State for `service` with `auth`, ready to serve.
     pub fn new(service: Arc<RingService>, auth: AuthConfig) -> Self {
-        Self {
+        Self(Arc::new(Shared {
             service,
             auth: Arc::new(auth),
             metrics: Arc::new(Metrics::new()),
             ready: Arc::new(AtomicBool::new(true)),
             settings: Arc::new(Settings::default()),
             admission: Admission::new(DEFAULT_MAX_WATCHERS),
-        }
+        }))
+    }
+
+    /// The state with `settings` in place of the defaults.
+    ///
+    /// # Panics
+    /// Once the state has been cloned (it is set up before serving).
+    #[must_use]
+    pub fn with_settings(mut self, settings: Settings) -> Self {
+        self.setup().settings = Arc::new(settings);
+        self
+    }
+
+    /// The state with `admission` in place of the default cap.
+    ///
+    /// # Panics
+    /// Once the state has been cloned (it is set up before serving).
+    #[must_use]
+    pub fn with_admission(mut self, admission: Arc<Admission>) -> Self {
+        self.setup().admission = admission;
+        self
+    }
+
+    fn setup(&mut self) -> &mut Shared {
+        Arc::get_mut(&mut self.0).expect("the state is set up before it is shared")
     }
 }
 
@@ -255,14 +296,28 @@ async fn observe(State(state): State<AppState>, request: Request, next: Next) ->
             )
         };
     }
-    // Heartbeats are by far the most frequent request (10,000 nodes
-    // renewing every 3 s are 3,333 a second), so an accepted one is logged
-    // at debug: at the default level the log does not grow with the fleet.
-    // Their count and latency are in /metrics; refusals stay at info.
-    if status == 200 && route.ends_with("/renew") {
+    if routine(method, route, status) {
         request_line!(tracing::Level::DEBUG);
     } else {
         request_line!(tracing::Level::INFO);
     }
     response
+}
+
+/// Whether a request is routine traffic, logged at debug: an answered read
+/// (lookups above all, which a fleet routing over HTTP sends by the tens of
+/// thousands a second) or an accepted heartbeat (10,000 nodes renewing
+/// every 3 s are 3,333 a second). At the default level the log then grows
+/// with what operators and failures do, not with the fleet: one line per
+/// lookup was a `write(2)` on a worker thread per request, 14% of the
+/// lookup throughput (docs/benchmarks.md, "HTTP service"). Their counts and
+/// latencies are in /metrics; writes and every refusal stay at info, as in
+/// etcd's and Consul's logs.
+fn routine(method: &str, route: &str, status: u16) -> bool {
+    let answered = (200..400).contains(&status);
+    match method {
+        "GET" | "HEAD" => answered,
+        "POST" => answered && (route.ends_with("/lookup") || route.ends_with("/renew")),
+        _ => false,
+    }
 }

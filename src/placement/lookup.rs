@@ -86,10 +86,20 @@ impl Placement {
     /// Indices of up to `r` distinct nodes for `key`, owner first, in the
     /// algorithm's successor order (zones first when zone awareness is on).
     pub fn preference_indices(&self, key: &[u8], r: usize) -> Vec<usize> {
-        let h = self.key_hash(key);
+        self.preference_of_hash(self.key_hash(key), r)
+            .into_iter()
+            .map(|i| i as usize)
+            .collect()
+    }
+
+    /// [`Placement::preference_indices`] of a key whose
+    /// [`Placement::key_hash`] is `h`, as `u32` indices: a caller that
+    /// also needs the hash (a lookup's answer) computes it once, and gets
+    /// the list without a second allocation.
+    pub fn preference_of_hash(&self, h: u64, r: usize) -> Vec<u32> {
         let n = self.nodes.len();
         let zones = self.zones.as_ref().map(|z| (&z.of_node[..], z.count));
-        let picked = match &self.layout {
+        match &self.layout {
             Layout::Ring(c) | Layout::Ketama(c) | Layout::Nginx(c) | Layout::Twemproxy(c) => {
                 match c.successor(h) {
                     Some(start) => preference::select(c.walk(start), r, n, zones),
@@ -129,8 +139,7 @@ impl Placement {
                 let ranked = rendezvous::ranked(h, node_hashes, weights, *uniform);
                 preference::select(ranked.into_iter(), r, n, zones)
             }
-        };
-        picked.into_iter().map(|i| i as usize).collect()
+        }
     }
 
     /// Up to `r` distinct nodes for `key`: exactly `min(r, active nodes)`,

@@ -91,12 +91,11 @@ impl Server {
             config.admin_token.as_ref().map(Secret::expose),
             config.read_token.as_ref().map(Secret::expose),
         );
-        let mut state = AppState::new(service, auth);
-        state.settings = Arc::new(config.settings.clone());
+        let state = AppState::new(service, auth).with_settings(config.settings.clone());
         let open_files = descriptors::raise_open_file_limit();
         let cap = descriptors::watcher_cap(config.max_watchers, DEFAULT_MAX_WATCHERS, open_files);
         tracing::info!(max_watchers = cap, "watchers admitted at most");
-        state.admission = Admission::new(cap);
+        let state = state.with_admission(Admission::new(cap));
         Ok(Server {
             listener,
             local_addr,

@@ -112,7 +112,10 @@ async fn a_watch_with_bare_lf_line_endings_is_answered() {
 
 #[tokio::test]
 async fn a_watch_goes_through_the_router_layers() {
-    let s = Ringd::sqlite().start();
+    // A watch is routine traffic, logged at debug.
+    let s = Ringd::sqlite()
+        .env("RUST_LOG", "info,ringd::http=debug")
+        .start();
     s.ring_with("r", &["a"]).await;
     // The watch is this connection's first request.
     let response = reqwest::Client::new()
@@ -137,6 +140,77 @@ async fn a_watch_goes_through_the_router_layers() {
         .collect();
     assert_eq!(lines.len(), 1, "{log}");
     assert!(lines[0].contains("status=200"), "{}", lines[0]);
+    assert!(lines[0].contains(" DEBUG "), "{}", lines[0]);
+}
+
+#[tokio::test]
+async fn at_info_the_log_has_writes_and_refusals_but_not_answered_reads() {
+    let s = Ringd::sqlite().start();
+    s.ring_with("r", &["a"]).await;
+    let get = |path: &str| format!("{}{path}", s.url);
+    let client = reqwest::Client::new();
+    let status = |r: reqwest::Response| r.status().as_u16();
+    assert_eq!(
+        status(
+            client
+                .get(get("/v1/rings/r/lookup?key=k"))
+                .send()
+                .await
+                .unwrap()
+        ),
+        200
+    );
+    let batch = serde_json::json!({"keys": ["k"]});
+    assert_eq!(
+        status(
+            client
+                .post(get("/v1/rings/r/lookup"))
+                .json(&batch)
+                .send()
+                .await
+                .unwrap()
+        ),
+        200
+    );
+    assert_eq!(
+        status(
+            client
+                .get(get("/v1/rings/nope/lookup?key=k"))
+                .send()
+                .await
+                .unwrap()
+        ),
+        404
+    );
+    assert_eq!(
+        status(
+            client
+                .post(get("/v1/rings/nope/lookup"))
+                .json(&batch)
+                .send()
+                .await
+                .unwrap()
+        ),
+        404
+    );
+    let log = s.log();
+    let lines = |path: &str| -> Vec<String> {
+        log.lines()
+            .filter(|l| l.contains(" request ") && l.contains(&format!("path={path} ")))
+            .map(|l| l.split_once(" request ").unwrap().1.to_owned())
+            .collect()
+    };
+    assert_eq!(lines("/v1/rings/r/lookup"), Vec::<String>::new(), "{log}");
+    let refused = lines("/v1/rings/nope/lookup");
+    assert_eq!(refused.len(), 2, "{log}");
+    assert!(refused[0].starts_with("method=\"GET\" route=\"/v1/rings/{ring}/lookup\" path=/v1/rings/nope/lookup status=404"), "{log}");
+    assert!(refused[1].starts_with("method=\"POST\" route=\"/v1/rings/{ring}/lookup\" path=/v1/rings/nope/lookup status=404"), "{log}");
+    // The ring's creation and its change, writes, are there.
+    let writes: Vec<&str> = log
+        .lines()
+        .filter(|l| l.contains(" INFO ringd::http: request method=\"P"))
+        .collect();
+    assert!(writes.len() >= 2, "{log}");
 }
 
 #[tokio::test]

