@@ -176,26 +176,26 @@ mod tests {
             .collect()
     }
 
+    /// One key's owned entry, as the handlers built it before.
+    fn owned_entry(p: &Placement, r: u32, k: &LookupKey) -> KeyPlacement {
+        let bytes = k.bytes();
+        let (key, key_b64) = k.clone().into_echo();
+        KeyPlacement {
+            key,
+            key_b64,
+            hash: p.key_hash(bytes).to_string(),
+            owner: p.owner(bytes).map(ToString::to_string),
+            replicas: p
+                .preference_list(bytes, r as usize)
+                .into_iter()
+                .map(ToString::to_string)
+                .collect(),
+        }
+    }
+
     /// The owned encoding, as the handler built it before.
     fn owned(version: u64, p: &Placement, r: u32, keys: &[LookupKey]) -> Vec<u8> {
-        let results = keys
-            .iter()
-            .map(|k| {
-                let bytes = k.bytes();
-                let (key, key_b64) = k.clone().into_echo();
-                KeyPlacement {
-                    key,
-                    key_b64,
-                    hash: p.key_hash(bytes).to_string(),
-                    owner: p.owner(bytes).map(ToString::to_string),
-                    replicas: p
-                        .preference_list(bytes, r as usize)
-                        .into_iter()
-                        .map(ToString::to_string)
-                        .collect(),
-                }
-            })
-            .collect();
+        let results = keys.iter().map(|k| owned_entry(p, r, k)).collect();
         let result = LookupBatchResult {
             version,
             replicas: r,
@@ -272,19 +272,14 @@ mod tests {
                         }
                         .into_response(),
                     );
-                    let bytes = key.bytes();
-                    let (k, k_b64) = key.clone().into_echo();
+                    let e = owned_entry(&p, r, &key);
                     let want = serde_json::to_vec(&LookupResult {
                         version: 7,
-                        key: k,
-                        key_b64: k_b64,
-                        hash: p.key_hash(bytes).to_string(),
-                        owner: p.owner(bytes).map(ToString::to_string),
-                        replicas: p
-                            .preference_list(bytes, r as usize)
-                            .into_iter()
-                            .map(ToString::to_string)
-                            .collect(),
+                        key: e.key,
+                        key_b64: e.key_b64,
+                        hash: e.hash,
+                        owner: e.owner,
+                        replicas: e.replicas,
                     })
                     .unwrap();
                     assert_eq!(
