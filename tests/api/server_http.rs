@@ -147,52 +147,14 @@ async fn a_watch_goes_through_the_router_layers() {
 async fn at_info_the_log_has_writes_and_refusals_but_not_answered_reads() {
     let s = Ringd::sqlite().start();
     s.ring_with("r", &["a"]).await;
-    let get = |path: &str| format!("{}{path}", s.url);
-    let client = reqwest::Client::new();
-    let status = |r: reqwest::Response| r.status().as_u16();
-    assert_eq!(
-        status(
-            client
-                .get(get("/v1/rings/r/lookup?key=k"))
-                .send()
-                .await
-                .unwrap()
-        ),
-        200
-    );
     let batch = serde_json::json!({"keys": ["k"]});
+    assert_eq!(s.get("/v1/rings/r/lookup?key=k").await.status(), 200);
     assert_eq!(
-        status(
-            client
-                .post(get("/v1/rings/r/lookup"))
-                .json(&batch)
-                .send()
-                .await
-                .unwrap()
-        ),
+        s.post("/v1/rings/r/lookup", batch.clone()).await.status(),
         200
     );
-    assert_eq!(
-        status(
-            client
-                .get(get("/v1/rings/nope/lookup?key=k"))
-                .send()
-                .await
-                .unwrap()
-        ),
-        404
-    );
-    assert_eq!(
-        status(
-            client
-                .post(get("/v1/rings/nope/lookup"))
-                .json(&batch)
-                .send()
-                .await
-                .unwrap()
-        ),
-        404
-    );
+    assert_eq!(s.get("/v1/rings/nope/lookup?key=k").await.status(), 404);
+    assert_eq!(s.post("/v1/rings/nope/lookup", batch).await.status(), 404);
     let log = s.log();
     let lines = |path: &str| -> Vec<String> {
         log.lines()
