@@ -243,6 +243,8 @@ impl ApiError {
             field: self.field.clone(),
             current_version: self.current_version,
             reason: self.reason.map(str::to_owned),
+            // The header is the carrier (set in `into_response`).
+            retry_after: None,
         }
     }
 }

@@ -215,8 +215,13 @@ impl ClientBuilder {
                 confirmed: self.ack_on_confirm,
             };
             tasks.push(tokio::spawn(
-                ack::Acker::new(shared.clone(), endpoints.clone(), client_id, settings)
-                    .run(reports_rx),
+                ack::Acker::new(
+                    shared.clone(),
+                    endpoints.without_keep_alive(),
+                    client_id,
+                    settings,
+                )
+                .run(reports_rx),
             ));
         }
         Ok(RingClient {

@@ -24,12 +24,17 @@ pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
 #[derive(Clone)]
 pub struct Endpoints {
     inner: Arc<Inner>,
+    /// Requests go through [`Inner::one_shot`]: see
+    /// [`Endpoints::without_keep_alive`].
+    one_shot: bool,
 }
 
 struct Inner {
     urls: Vec<String>,
     token: Option<String>,
     http: reqwest::Client,
+    /// The same settings, keeping no idle connection.
+    one_shot: reqwest::Client,
     /// Index into `urls` of the server that answered last.
     preferred: AtomicUsize,
     timeout: Duration,
@@ -104,23 +109,31 @@ impl EndpointsBuilder {
     /// Checks the URLs and builds the connection pool.
     pub fn build(self) -> Result<Endpoints, ClientError> {
         let urls = parse_urls(&self.urls)?;
-        let http = reqwest::Client::builder()
-            .connect_timeout(Duration::from_secs(3))
-            .tcp_nodelay(true);
-        #[cfg(feature = "tls")]
-        let http = self.tls.apply(http)?;
-        let http = http.build().map_err(|e| {
-            ClientError::InvalidSetting(format!("HTTP client: {}", error_chain(&e)))
-        })?;
+        let http = self.client(usize::MAX)?;
+        let one_shot = self.client(0)?;
         Ok(Endpoints {
             inner: Arc::new(Inner {
                 urls,
                 token: self.token.filter(|t| !t.is_empty()),
                 http,
+                one_shot,
                 preferred: AtomicUsize::new(0),
                 timeout: self.timeout,
             }),
+            one_shot: false,
         })
+    }
+
+    /// An HTTP client keeping at most `idle` idle connections per server.
+    fn client(&self, idle: usize) -> Result<reqwest::Client, ClientError> {
+        let http = reqwest::Client::builder()
+            .connect_timeout(Duration::from_secs(3))
+            .tcp_nodelay(true)
+            .pool_max_idle_per_host(idle);
+        #[cfg(feature = "tls")]
+        let http = self.tls.apply(http)?;
+        http.build()
+            .map_err(|e| ClientError::InvalidSetting(format!("HTTP client: {}", error_chain(&e))))
     }
 }
 
@@ -155,6 +168,21 @@ impl Endpoints {
     /// The servers, in the order given.
     pub fn urls(&self) -> &[String] {
         &self.inner.urls
+    }
+
+    /// The same servers (sharing which is preferred), through connections
+    /// closed after each request. For requests made about once a minute
+    /// beside a watch, acks above all: on HTTP/1.1 the watch holds its
+    /// connection, so an ack opens a second one, which a pool would keep
+    /// open. Across a fleet that doubles the server's connections (and
+    /// its descriptors: 10,000 watchers held 20,000, and a restarted
+    /// instance ran out of them while the fleet came back). A fresh
+    /// connection a minute costs the client one handshake.
+    pub fn without_keep_alive(&self) -> Endpoints {
+        Endpoints {
+            inner: self.inner.clone(),
+            one_shot: true,
+        }
     }
 
     /// The server tried first: the one that answered last.
@@ -206,7 +234,12 @@ impl Endpoints {
         for i in 0..urls.len() {
             let idx = (start + i) % urls.len();
             let url = format!("{}{}", urls[idx], path);
-            let mut req = self.inner.http.request(method.clone(), &url);
+            let http = if self.one_shot {
+                &self.inner.one_shot
+            } else {
+                &self.inner.http
+            };
+            let mut req = http.request(method.clone(), &url);
             let limit = timeout.unwrap_or(self.inner.timeout);
             if !limit.is_zero() {
                 req = req.timeout(limit);
@@ -308,13 +341,14 @@ pub(crate) async fn decode_snapshot(resp: Response, url: &str) -> Result<Snapsho
 /// Turns an error response into a [`ClientError`].
 async fn problem_of(resp: Response, url: &str) -> ClientError {
     let status = resp.status().as_u16();
+    let retry_after = retry_after_of(resp.headers());
     match resp
         .bytes()
         .await
         .ok()
         .and_then(|b| serde_json::from_slice::<Problem>(&b).ok())
     {
-        Some(p) => ClientError::Problem(Box::new(p)),
+        Some(p) => ClientError::Problem(Box::new(Problem { retry_after, ..p })),
         None => ClientError::Status {
             status,
             url: url.to_owned(),
@@ -322,9 +356,36 @@ async fn problem_of(resp: Response, url: &str) -> ClientError {
     }
 }
 
+/// A `Retry-After` in delta-seconds, the form ringd sends; the HTTP-date
+/// form and anything unreadable count as none.
+fn retry_after_of(headers: &reqwest::header::HeaderMap) -> Option<u64> {
+    headers
+        .get(reqwest::header::RETRY_AFTER)?
+        .to_str()
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn retry_after_is_read_in_seconds_only() {
+        let of = |v: &str| {
+            let mut h = reqwest::header::HeaderMap::new();
+            h.insert(reqwest::header::RETRY_AFTER, v.parse().unwrap());
+            retry_after_of(&h)
+        };
+        assert_eq!(of("7"), Some(7));
+        assert_eq!(of(" 12 "), Some(12));
+        assert_eq!(of("Wed, 21 Oct 2015 07:28:00 GMT"), None);
+        assert_eq!(of("-1"), None);
+        assert_eq!(of("1.5"), None);
+        assert_eq!(retry_after_of(&reqwest::header::HeaderMap::new()), None);
+    }
 
     #[test]
     fn urls_are_split_trimmed_and_checked() {

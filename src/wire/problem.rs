@@ -40,6 +40,12 @@ pub struct Problem {
     /// example `zone_too_light`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// Not a member of the document: the whole seconds of the response's
+    /// `Retry-After` header, which a refused watch carries (503 at
+    /// capacity) and the client reads into here, so that whoever handles
+    /// the problem knows when to come back.
+    #[serde(skip)]
+    pub retry_after: Option<u64>,
 }
 
 /// The prefix of every problem type URI.

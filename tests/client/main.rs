@@ -9,6 +9,7 @@
 mod support;
 
 mod bounded;
+mod capacity;
 mod handoff;
 mod health_events;
 mod member;

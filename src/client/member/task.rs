@@ -288,6 +288,7 @@ mod tests {
             field: None,
             current_version: None,
             reason: None,
+            retry_after: None,
         }))
     }
 

@@ -33,6 +33,12 @@ enum Failure {
         server: Option<String>,
         error: String,
     },
+    /// Every server refused for now and said when to come back (a 503 at
+    /// capacity, or a 429, with `Retry-After`): wait at least that long.
+    Refused {
+        error: String,
+        retry_after: Duration,
+    },
 }
 
 pub(crate) struct Watch {
@@ -93,7 +99,7 @@ impl Watch {
             } else {
                 self.long_poll().await
             };
-            let (server, error) = match outcome {
+            let (server, error, wait) = match outcome {
                 Ok(()) => continue,
                 // Only a stream falls back; a long-poll that is refused
                 // backs off like any other failure.
@@ -104,8 +110,11 @@ impl Watch {
                     self.set_error(error);
                     continue;
                 }
-                Err(Failure::Unsupported(error)) => (None, error),
-                Err(Failure::Retry { server, error }) => (server, error),
+                Err(Failure::Unsupported(error)) => (None, error, self.backoff.next_wait()),
+                Err(Failure::Retry { server, error }) => (server, error, self.backoff.next_wait()),
+                Err(Failure::Refused { error, retry_after }) => {
+                    (None, error, self.backoff.after_refusal(retry_after))
+                }
             };
             tracing::debug!(ring = %self.shared.ring, %error, "watch attempt failed");
             if let Some(server) = server {
@@ -116,7 +125,7 @@ impl Watch {
                 s.server = None;
                 s.last_error = Some(error);
             });
-            tokio::time::sleep(self.backoff.next_wait()).await;
+            tokio::time::sleep(wait).await;
         }
     }
 
@@ -156,6 +165,12 @@ impl Watch {
                 self.mark_deleted();
             }
             ClientError::Problem(p) if p.slug() == "ring-not-found" => {}
+            ClientError::Problem(p) if matches!(p.status, 429 | 503) && p.retry_after.is_some() => {
+                return Failure::Refused {
+                    retry_after: Duration::from_secs(p.retry_after.unwrap_or(0)),
+                    error,
+                }
+            }
             ClientError::Problem(p) if matches!(p.status, 404 | 405 | 406 | 501) => {
                 return Failure::Unsupported(error)
             }
