@@ -22,6 +22,10 @@ type ackBody struct {
 // --client-ttl.
 func (c *Client) ackLoop(ctx context.Context) {
 	path := fmt.Sprintf("/v1/rings/%s/clients/%s/ack", c.ring, c.clientID)
+	// Beside the watch's connection, an ack's would stay open in a
+	// keep-alive pool: acks close theirs once answered (see
+	// endpoints.withoutKeepAlive for why).
+	eps := c.eps.withoutKeepAlive()
 	b := newBackoff(c.s.backoffMin, c.s.backoffMax)
 	for {
 		wait := c.s.ackInterval
@@ -30,7 +34,7 @@ func (c *Client) ackLoop(ctx context.Context) {
 			if c.s.kind != KindLibrary {
 				body.Kind = c.s.kind
 			}
-			_, err := c.eps.sendJSON(ctx, "POST", path, body, nil, 0)
+			_, err := eps.sendJSON(ctx, "POST", path, body, nil, 0)
 			if ctx.Err() != nil {
 				return
 			}

@@ -25,6 +25,32 @@ func (b *backoff) next() time.Duration {
 	return step/2 + jitter(step/2)
 }
 
+// afterRefusal is the next wait after a watch or long-poll attempt was
+// refused with 503 or 429 and a Retry-After of retryAfter (every server
+// tried: endpoints.open moves on to the next server after a 503 within
+// the attempt). The backoff advances as after any failure; the wait is
+// retryAfterWait of its next wait.
+func (b *backoff) afterRefusal(retryAfter time.Duration) time.Duration {
+	return retryAfterWait(b.next(), retryAfter, b.max, jitter(time.Second))
+}
+
+// retryAfterWait is the rule every ringd client follows when a watch or
+// long-poll is answered 503 or 429 with a Retry-After in delta-seconds:
+// wait
+//
+//	max(next, min(retryAfter, maxWait) + jitter)
+//
+// where next is the backoff's next wait, maxWait the backoff's maximum
+// and jitter uniform in [0, 1 s). So a refused client never comes back
+// sooner than its backoff would, nor sooner than the server asked; the
+// ask is cut to the maximum, so a server cannot park a client for long;
+// and the jitter spreads the clients that were told the same whole
+// second (ringd draws it from 1..=10 s for a refusal at capacity) over
+// that second instead of bringing them back in one instant.
+func retryAfterWait(next, retryAfter, maxWait, jitter time.Duration) time.Duration {
+	return max(next, min(retryAfter, maxWait)+jitter)
+}
+
 // jitter is a uniform duration in [0, d).
 func jitter(d time.Duration) time.Duration {
 	if d <= 0 {

@@ -5,10 +5,11 @@
 // A Client follows one ring: it watches it over a Server-Sent Events
 // stream (resuming with Last-Event-ID after any break), or long-polls
 // when streams cannot get through; it fails over between equivalent
-// servers with jittered backoff; it rebuilds each version's placement
-// and refuses any whose fingerprint does not match; it swaps verified
-// versions in atomically, so lookups never lock and never touch the
-// network; and it acks each version it routes on.
+// servers with jittered backoff, and waits about as long as a refusing
+// server's Retry-After asks (see WithBackoff); it rebuilds each
+// version's placement and refuses any whose fingerprint does not match;
+// it swaps verified versions in atomically, so lookups never lock and
+// never touch the network; and it acks each version it routes on.
 //
 //	c, err := ringd.NewClient([]string{"http://10.0.0.1:7420", "http://10.0.0.2:7420"}, "cache",
 //		ringd.WithToken(os.Getenv("RINGD_TOKEN")))

@@ -23,11 +23,20 @@ const maxBody = 256 << 20
 // instance in front of the same store answers the same. The last one that
 // answered is tried first; the others follow in the order given.
 type endpoints struct {
-	urls      []string
-	token     string
-	http      *http.Client
-	timeout   time.Duration
-	preferred atomic.Int64
+	urls    []string
+	token   string
+	http    *http.Client
+	timeout time.Duration
+	// preferred is shared with the copy withoutKeepAlive makes, so acks
+	// and watches agree on which server answers.
+	preferred *atomic.Int64
+	// oneShot is the client withoutKeepAlive sends through: for the
+	// library's own client, a clone of its transport (same TLS) with
+	// keep-alives off; a client given with WithHTTPClient is used as it
+	// is.
+	oneShot *http.Client
+	// closeConn sets Request.Close on every request (withoutKeepAlive).
+	closeConn bool
 }
 
 // parseURLs splits comma-separated lists (as RINGD_ADDR is), trims, checks
@@ -67,7 +76,7 @@ func newEndpoints(urls []string, s *settings) (*endpoints, error) {
 	if s.requestTimeout <= 0 {
 		return nil, invalidOption("the request timeout must be more than zero")
 	}
-	client := s.httpClient
+	client, oneShot := s.httpClient, s.httpClient
 	if client == nil {
 		t := http.DefaultTransport.(*http.Transport).Clone()
 		if s.tls != nil {
@@ -76,8 +85,41 @@ func newEndpoints(urls []string, s *settings) (*endpoints, error) {
 		// Timeouts are per request (contexts), never on the client: a
 		// watch stream stays open for hours.
 		client = &http.Client{Transport: t}
+		// The same settings (TLS, client certificate, proxy, dialer), no
+		// pool: see withoutKeepAlive.
+		once := t.Clone()
+		once.DisableKeepAlives = true
+		oneShot = &http.Client{Transport: once}
 	}
-	return &endpoints{urls: parsed, token: s.token, http: client, timeout: s.requestTimeout}, nil
+	return &endpoints{
+		urls: parsed, token: s.token, http: client, timeout: s.requestTimeout,
+		preferred: new(atomic.Int64), oneShot: oneShot,
+	}, nil
+}
+
+// withoutKeepAlive is the same servers (sharing which one is preferred)
+// through connections closed as soon as each request is answered. It is
+// for requests made about once a minute beside a watch: acks. On HTTP/1.1
+// a following client's watch stream holds its connection, so each ack
+// (after each applied version, and again every ack interval, 60 s by
+// default) opens a second one, which a keep-alive pool would then keep
+// open until ringd's 30 s header-read timeout closes it. Across a fleet
+// that doubles the server's connections and descriptors: 10,000 watchers
+// held 20,000, and a restarted instance ran out of descriptors while the
+// fleet reconnected. A fresh connection a minute costs the client one
+// handshake. Watches, long-polls (each reuses the connection of the one
+// before), snapshot and table fetches, and a Member's renewals (no watch
+// beside them) keep the pooled connections.
+//
+// Each request also carries Request.Close, so that a client given with
+// WithHTTPClient, whose transport this package does not own, closes the
+// ack's connection too: an *http.Transport honours it (it sends
+// "Connection: close" and drops the connection after the answer; over
+// HTTP/2 the request gets a connection of its own, closed after it).
+func (e *endpoints) withoutKeepAlive() *endpoints {
+	c := *e
+	c.http, c.closeConn = e.oneShot, true
+	return &c
 }
 
 // first is the server tried first: the one that answered last.
@@ -98,8 +140,11 @@ func (e *endpoints) demote(url string) {
 
 // open sends a request to the preferred server, then to each other one
 // while the failure says nothing about the request itself: no connection,
-// or 502, 503, 504. A request that reached a server but got no answer is
-// tried elsewhere only if it is a GET, since it may have taken effect.
+// or 502, 503, 504 (a 503 at-capacity included, so a watch refused by a
+// full instance is tried on the others at once; only when the last one
+// tried refuses too does its Retry-After hold the next attempt back). A
+// request that reached a server but got no answer is tried elsewhere
+// only if it is a GET, since it may have taken effect.
 // It returns the open response for 2xx and 304, with the server that
 // gave it; the caller closes its body. Other statuses are *APIError.
 func (e *endpoints) open(ctx context.Context, method, path string, body []byte, header http.Header) (*http.Response, string, error) {
@@ -125,6 +170,7 @@ func (e *endpoints) open(ctx context.Context, method, path string, body []byte, 
 		if e.token != "" {
 			req.Header.Set("Authorization", "Bearer "+e.token)
 		}
+		req.Close = e.closeConn
 		resp, err := e.http.Do(req)
 		if err != nil {
 			if ctx.Err() != nil {
@@ -161,6 +207,7 @@ func isDialError(err error) bool {
 func problemOf(resp *http.Response, url string) *APIError {
 	defer resp.Body.Close()
 	e := &APIError{Status: resp.StatusCode, URL: url}
+	e.retryAfter, e.hasRetryAfter = parseRetryAfter(resp.Header.Get("Retry-After"))
 	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	var p struct {
 		Type   string `json:"type"`

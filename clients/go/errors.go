@@ -3,7 +3,10 @@ package ringd
 import (
 	"errors"
 	"fmt"
+	"math"
+	"strconv"
 	"strings"
+	"time"
 )
 
 // Sentinels matched with errors.Is. Each typed error below matches one
@@ -54,6 +57,41 @@ type APIError struct {
 	Detail string
 	// Field names the offending input, if any.
 	Field string
+
+	// retryAfter is the answer's Retry-After in delta-seconds, when
+	// hasRetryAfter; see RetryAfter.
+	retryAfter    time.Duration
+	hasRetryAfter bool
+}
+
+// RetryAfter is the wait the answer's Retry-After header asks for, and
+// whether it had one in delta-seconds ("7"); the HTTP-date form and
+// anything else unreadable count as none. ringd sends one with a watch
+// or long-poll refused because the instance serves its --max-watchers
+// (503 at-capacity, 1 to 10 s drawn at random) and with a 503
+// unavailable (1 s); the watch honours it (see WithBackoff).
+func (e *APIError) RetryAfter() (time.Duration, bool) {
+	return e.retryAfter, e.hasRetryAfter
+}
+
+// parseRetryAfter reads a Retry-After header in delta-seconds (RFC 9110
+// section 10.2.3: digits only, here with surrounding spaces allowed); the
+// HTTP-date form, a sign, a fraction or garbage count as none (false). A
+// wait too long for a time.Duration is the longest one; it is cut to the
+// backoff's maximum anyway.
+func parseRetryAfter(v string) (time.Duration, bool) {
+	v = strings.TrimSpace(v)
+	if v == "" || strings.Trim(v, "0123456789") != "" {
+		return 0, false
+	}
+	secs, err := strconv.ParseUint(v, 10, 64)
+	if err != nil {
+		return 0, false // more than 2^64 s: garbage rather than a wait
+	}
+	if secs > uint64(math.MaxInt64/int64(time.Second)) {
+		return time.Duration(math.MaxInt64), true
+	}
+	return time.Duration(secs) * time.Second, true
 }
 
 // Slug is the last part of Type ("ring-not-found"), "" without one.

@@ -99,6 +99,15 @@ func WithWatchMode(m WatchMode) Option { return func(s *settings) { s.mode = m }
 // WithBackoff sets the wait after a failed attempt: it starts at min and
 // doubles up to max, each wait drawn from the upper half of the step
 // (defaults 100 ms and 10 s).
+//
+// A watch or long-poll answered 503 or 429 with a Retry-After in
+// delta-seconds (a ringd at its --max-watchers answers 503 at-capacity
+// with 1-10 s drawn at random) holds the next attempt back: it waits
+// max(the backoff's next wait, min(Retry-After, max) + a jitter uniform
+// in [0, 1 s)), and the backoff advances as after any failure. A 503 is
+// first tried on every other server within the attempt, so only a
+// refusal by the last one tried waits. A max below 10 s thus also cuts
+// what a server at capacity can ask for.
 func WithBackoff(min, max time.Duration) Option {
 	return func(s *settings) { s.backoffMin, s.backoffMax = min, max }
 }
@@ -127,6 +136,17 @@ func WithRequestTimeout(d time.Duration) Option {
 // WithHTTPClient sends every request through c (its Transport, and its
 // TLS settings); its Timeout must be zero, since streams stay open. TLS
 // options are ignored with it.
+//
+// Acks go through c too, with Request.Close set: an *http.Transport
+// then closes each ack's connection once it is answered instead of
+// keeping it idle beside the watch's until the server's 30 s timeout (a
+// fleet would hold twice its size in server connections), and watches,
+// long-polls and fetches keep c's pool. A RoundTripper of your
+// own that ignores Request.Close keeps whatever it keeps. Without this
+// option each Client (and Member) makes its own transport, a clone of
+// http.DefaultTransport, and sends acks through a clone of that with
+// keep-alives off; there is no need to share one http.Client between
+// Clients.
 func WithHTTPClient(c *http.Client) Option { return func(s *settings) { s.httpClient = c } }
 
 // WithObserver calls f with every Event (a version applied or refused, a

@@ -17,6 +17,11 @@ type failure struct {
 	// server is the server to move behind the next one, "" for none.
 	server string
 	err    error
+	// retryAfter is the wait a 503 or 429 asked for with Retry-After,
+	// when hasRetryAfter: the next attempt waits at least about that
+	// long (backoff.afterRefusal).
+	retryAfter    time.Duration
+	hasRetryAfter bool
 }
 
 // watcher is the goroutine that follows the ring.
@@ -64,7 +69,13 @@ func (w *watcher) run(ctx context.Context) {
 			s.Reconnects++
 		})
 		c.notify(Event{Kind: EventDisconnected, Server: f.server, Err: f.err})
-		if !sleep(ctx, w.backoff.next()) {
+		var wait time.Duration
+		if f.hasRetryAfter {
+			wait = w.backoff.afterRefusal(f.retryAfter)
+		} else {
+			wait = w.backoff.next()
+		}
+		if !sleep(ctx, wait) {
 			return
 		}
 	}
@@ -99,6 +110,11 @@ func (w *watcher) connected(t Transport, server string) {
 }
 
 // refused turns a failed request into a failure, noting a deleted ring.
+// A 503 or 429 with a Retry-After (a server at its --max-watchers) asks
+// the next attempt to wait (backoff.afterRefusal). It names no server to
+// demote: after a 503, endpoints.open has already tried every other
+// server within the attempt (a 429 is not tried elsewhere, as for any
+// request), and the next attempt starts again from the preferred one.
 func (w *watcher) refused(err error) *failure {
 	var api *APIError
 	if errors.As(err, &api) {
@@ -106,6 +122,10 @@ func (w *watcher) refused(err error) *failure {
 		case api.Slug() == "ring-not-found":
 			if w.held() > 0 {
 				w.markDeleted()
+			}
+		case api.Status == 503 || api.Status == 429:
+			if d, ok := api.RetryAfter(); ok {
+				return &failure{err: err, retryAfter: d, hasRetryAfter: true}
 			}
 		case api.Status == 404 || api.Status == 405 || api.Status == 406 || api.Status == 501:
 			return &failure{unsupported: true, err: err}

@@ -7,7 +7,9 @@
 // It is a module of its own (its go.mod replaces the client module with
 // ../) so that the libraries it compares against never become
 // dependencies of github.com/ringd/ringd/clients/go. Everything is in its
-// _test.go files; this package has no API. Results: RESULTS.md.
+// _test.go files; this package has no API. Results: RESULTS.md. The
+// command in ./followers is the Go client's fleet for the reconnect-storm
+// benchmark (benches/load/reconnect_storm), which spawns it.
 //
 //	go test -run '^$' -bench 'Owner|Build1000' -benchmem -count 5
 //	go test -run '^$' -bench Propagation -benchtime 100x
