@@ -191,3 +191,48 @@ async fn shutdown_ends_watch_streams_cleanly_and_waits_for_them() {
     let stopped = log.find("stopped").expect("stop logged");
     assert!(stopping < stopped, "{log}");
 }
+
+#[tokio::test]
+async fn an_ack_closes_its_connection_once_answered() {
+    // A following client's watch holds one connection; its ack, once a
+    // minute, must not keep a second one idle on the server.
+    let s = Ringd::sqlite().in_process().start();
+    s.ring_with("r", &["a"]).await;
+    let ring: serde_json::Value = s.get("/v1/rings/r").await.json().await.unwrap();
+    let body = serde_json::json!({
+        "version": ring["version"],
+        "fingerprint": ring["fingerprint"],
+    })
+    .to_string();
+    let a = addr(&s);
+    let raw = tokio::task::spawn_blocking(move || {
+        let mut conn = TcpStream::connect(&a).unwrap();
+        let head = format!(
+            "POST /v1/rings/r/clients/web-1/ack HTTP/1.1\r\nHost: {a}\r\n\
+             Content-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        );
+        conn.write_all(head.as_bytes()).unwrap();
+        // Kept alive, the server would hold it until its 30 s header-read
+        // timeout.
+        read_until_closed(&mut conn, Duration::from_secs(5))
+    })
+    .await
+    .unwrap();
+    assert!(raw.starts_with("HTTP/1.1 200 OK\r\n"), "{raw}");
+    let head = raw.split("\r\n\r\n").next().unwrap().to_ascii_lowercase();
+    assert!(head.contains("\r\nconnection: close\r\n"), "{raw}");
+    assert!(raw.contains("\"client_id\":\"web-1\""), "{raw}");
+    // Other answers keep their connection: a lookup's stays open.
+    let a = addr(&s);
+    tokio::task::spawn_blocking(move || {
+        let mut conn = TcpStream::connect(&a).unwrap();
+        for _ in 0..2 {
+            conn.write_all(format!("GET /healthz HTTP/1.1\r\nHost: {a}\r\n\r\n").as_bytes())
+                .unwrap();
+            read_until(&mut conn, "\r\n\r\n");
+        }
+    })
+    .await
+    .unwrap();
+}
