@@ -34,7 +34,18 @@ export async function ackLoop(o) {
       /** @type {Error | null} */
       let error = null;
       try {
-        await o.eps.call('POST', path, { body: JSON.stringify(body), signal: o.signal });
+        // Connection: close, so the ack's connection ends with its answer
+        // instead of idling in the pool beside the watch's (which holds
+        // its own): a fleet would hold twice its size in server
+        // connections. Node's fetch honours it; a browser drops the
+        // header (it is forbidden there) and keeps its own pool. ringd
+        // closes an ack's connection anyway; this covers a proxy in front
+        // that does not.
+        await o.eps.call('POST', path, {
+          body: JSON.stringify(body),
+          headers: { Connection: 'close' },
+          signal: o.signal,
+        });
       } catch (e) {
         error = asError(e);
       }

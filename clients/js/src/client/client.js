@@ -26,8 +26,14 @@ import { Watcher } from './watch.js';
  * @property {"library" | "proxy"} [kind] what kind of client acks (default "library")
  * @property {import("./state.js").WatchMode} [watchMode] "auto" streams and long-polls while
  *   the stream is unusable; "sse" and "long-poll" pin one transport (default "auto")
- * @property {number} [backoffMin] first wait after a failure (default 100)
- * @property {number} [backoffMax] longest wait (default 10,000)
+ * @property {number} [backoffMin] first wait after a failure (default 100); it doubles
+ *   up to backoffMax, each wait drawn from the upper half of the step
+ * @property {number} [backoffMax] longest wait (default 10,000). A watch or long-poll
+ *   answered 503 or 429 with a `Retry-After` in delta-seconds (a ringd at its
+ *   --max-watchers answers 503 `at-capacity` with 1 to 10 s drawn at random), once every
+ *   server was tried, waits max(the backoff's next wait, min(Retry-After, backoffMax) +
+ *   a jitter uniform in [0, 1 s)) before the next attempt, and the backoff advances as
+ *   after any failure: so a backoffMax below 10,000 also cuts what a full server asks for
  * @property {number} [longPollWait] each long-poll's wait, 1 to 300,000 (default 30,000)
  * @property {number} [idleTimeout] reopen a stream silent this long; also the wait for a
  *   stream's first event before "auto" takes it for unusable (default 60,000)

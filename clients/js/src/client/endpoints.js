@@ -80,7 +80,10 @@ export class Endpoints {
   /**
    * Sends a request to the preferred server, then to each other one while
    * the failure says nothing about the request itself: no connection, or
-   * 502, 503, 504. A request that reached a server but got no answer is
+   * 502, 503, 504 (a 503 `at-capacity` included, so a watch refused by a
+   * full instance is tried on the others at once; only when the last one
+   * tried refuses too does its Retry-After hold the next attempt back,
+   * and the ApiError thrown is that last one's). A request that reached a server but got no answer is
    * tried elsewhere only if it is a GET, since it may have taken effect.
    * Resolves with the open response for 2xx and 304 and the server that
    * gave it; other statuses reject with an ApiError.
@@ -226,6 +229,8 @@ export async function readAll(response, limit) {
 export async function problemOf(response, url) {
   /** @type {import("./errors.js").Problem} */
   const problem = { status: response.status, url };
+  const retryAfter = parseRetryAfter(response.headers.get('retry-after'));
+  if (retryAfter !== undefined) problem.retryAfter = retryAfter;
   try {
     const raw = JSON.parse(new TextDecoder().decode(await readAll(response, 1 << 20)));
     if (typeof raw === 'object' && raw !== null && typeof raw.type === 'string' && raw.type.startsWith('urn:')) {
@@ -238,4 +243,23 @@ export async function problemOf(response, url) {
     // A proxy's error page, or a body cut short: the status says enough.
   }
   return apiError(problem);
+}
+
+/** The longest Retry-After read: 2^64 - 1 s, as the Rust and Go clients do. */
+const MAX_RETRY_AFTER = 2n ** 64n - 1n;
+
+/**
+ * Reads a `Retry-After` header in delta-seconds (RFC 9110 section 10.2.3:
+ * digits only; spaces around them allowed) as milliseconds. The HTTP-date
+ * form, a sign, a fraction, anything else, or more than 2^64 - 1 s counts
+ * as none (undefined). The wait is cut to the backoff's maximum anyway
+ * (retryAfterWait).
+ * @param {string | null} value the header, null when absent
+ * @returns {number | undefined}
+ */
+export function parseRetryAfter(value) {
+  if (value === null) return undefined;
+  const v = value.replace(/^[ \t]+|[ \t]+$/g, '');
+  if (!/^[0-9]+$/.test(v) || BigInt(v) > MAX_RETRY_AFTER) return undefined;
+  return Number(v) * 1000;
 }

@@ -34,6 +34,8 @@ export class ClosedError extends RingdError {
  * @property {string} [title]
  * @property {string} [detail] what went wrong and how to fix it
  * @property {string} [field] the offending input, if any
+ * @property {number} [retryAfter] the answer's `Retry-After` in delta-seconds, as
+ *   milliseconds; absent without one, or in the HTTP-date form, or unreadable
  */
 
 /**
@@ -56,6 +58,15 @@ export class ApiError extends RingdError {
     /** @readonly @type {string | undefined} */ this.title = problem.title;
     /** @readonly @type {string | undefined} */ this.detail = problem.detail;
     /** @readonly @type {string | undefined} */ this.field = problem.field;
+    /**
+     * The wait the answer's `Retry-After` asks for, in milliseconds, when
+     * it has one in delta-seconds ("7"); undefined for none, the HTTP-date
+     * form or garbage. ringd sends one with a watch or long-poll refused
+     * because the instance serves its `--max-watchers` (503 `at-capacity`,
+     * 1 to 10 s drawn at random); the watch honours it (retryAfterWait).
+     * @readonly @type {number | undefined}
+     */
+    this.retryAfter = problem.retryAfter;
   }
 
   /** The last part of `type` ("ring-not-found"), "" without one. */

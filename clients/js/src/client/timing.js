@@ -32,6 +32,40 @@ export class Backoff {
     this.step = Math.min(2 * this.step, this.max);
     return step / 2 + this.random() * (step / 2);
   }
+
+  /**
+   * The next wait after a watch or long-poll attempt refused with 503 or
+   * 429 and a `Retry-After` of retryAfter milliseconds: retryAfterWait of
+   * the backoff's next wait (so the backoff advances as after any
+   * failure), its maximum and a jitter uniform in [0, 1 s).
+   * @param {number} retryAfter milliseconds
+   */
+  afterRefusal(retryAfter) {
+    return retryAfterWait(this.next(), retryAfter, this.max, this.random() * 1000);
+  }
+}
+
+/**
+ * The wait before the next watch or long-poll attempt after one was
+ * answered 503 or 429 with a `Retry-After` in delta-seconds, the rule of
+ * every ringd client (milliseconds throughout):
+ *
+ *     max(next, min(retryAfter, max) + jitter)
+ *
+ * So a refused client comes back no sooner than its backoff would, nor
+ * sooner than the server asked; the ask is cut to the backoff's maximum,
+ * so a server cannot park a client for long; and the jitter spreads the
+ * clients told the same whole second (ringd draws it from 1 to 10 s when
+ * at its `--max-watchers`) over that second instead of bringing them back
+ * in one instant.
+ * @param {number} next the backoff's next wait
+ * @param {number} retryAfter what Retry-After asked for
+ * @param {number} max the backoff's maximum
+ * @param {number} jitter uniform in [0, 1000)
+ * @returns {number}
+ */
+export function retryAfterWait(next, retryAfter, max, jitter) {
+  return Math.max(next, Math.min(retryAfter, max) + jitter);
 }
 
 /**

@@ -31,6 +31,9 @@ import { RingView } from './view.js';
  *   this server or a proxy in front of it (the route is missing, refused,
  *   or delivers nothing), so "auto" long-polls instead
  * @property {string} [server] the server to move behind the next one
+ * @property {number} [retryAfter] the wait a 503 or 429 asked for with
+ *   `Retry-After`, in milliseconds: the next attempt waits
+ *   Backoff.afterRefusal of it rather than the backoff's next wait
  * @property {Error} error
  */
 
@@ -98,7 +101,8 @@ export class Watcher {
         s.reconnects++;
       });
       this.shared.emit('disconnected', { server: f.server ?? '', error });
-      await sleep(this.backoff.next(), this.signal);
+      const wait = f.retryAfter === undefined ? this.backoff.next() : this.backoff.afterRefusal(f.retryAfter);
+      await sleep(wait, this.signal);
     }
   }
 
@@ -127,7 +131,13 @@ export class Watcher {
   }
 
   /**
-   * Turns a failed request into a failure, noting a deleted ring.
+   * Turns a failed request into a failure, noting a deleted ring. A 503
+   * or 429 with a `Retry-After` (a ringd at its --max-watchers answers
+   * 503 `at-capacity`) holds the next attempt back (Backoff.afterRefusal).
+   * It names no server to demote: after a 503, Endpoints.open has already
+   * tried every other server within the attempt (a 429 is not tried
+   * elsewhere, as for any request), and the next attempt starts again
+   * from the preferred one.
    * @param {unknown} e
    * @returns {Failure}
    */
@@ -136,6 +146,8 @@ export class Watcher {
     if (error instanceof ApiError) {
       if (error.slug === 'ring-not-found') {
         if (this.held() > 0) this.markDeleted();
+      } else if ((error.status === 503 || error.status === 429) && error.retryAfter !== undefined) {
+        return { error, retryAfter: error.retryAfter };
       } else if ([404, 405, 406, 501].includes(error.status)) {
         return { unsupported: true, error };
       }

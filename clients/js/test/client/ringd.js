@@ -40,6 +40,13 @@ export class Ringd {
   #args;
   #store;
 
+  /** The server's process id, while it runs. */
+  get pid() {
+    const pid = this.#child?.pid;
+    assert.ok(pid !== undefined, 'ringd is not running');
+    return pid;
+  }
+
   /**
    * @param {import("node:test").TestContext} t
    * @param {string[]} [args] extra `serve` arguments
@@ -148,7 +155,10 @@ export class Api {
    */
   async do(method, path, body, want) {
     /** @type {Record<string, string>} */
-    const headers = { 'Content-Type': 'application/json' };
+    // Connection: close, so the test's own requests leave no connection
+    // in the pool for the client under test to reuse, nor one open on
+    // the server for a test counting its sockets.
+    const headers = { 'Content-Type': 'application/json', Connection: 'close' };
     if (this.token !== undefined) headers.Authorization = `Bearer ${this.token}`;
     const res = await fetch(`${this.server.url}/v1/rings/${this.ring}${path}`, {
       method,
