@@ -21,7 +21,7 @@ import httpx
 
 from .client import Reader, Settings
 from .errors import ApiError, ClientClosed, RingdError
-from .http import AsyncApi, Urls
+from .http import CLOSE, AsyncApi, Urls
 from .sse import SseDecoder
 from .watch_state import Backoff, Change, Event, Failure, Steps, View, WatchCore, delivers
 
@@ -213,18 +213,18 @@ class AsyncRingClient(Reader):
                     use_stream, again_at = False, time.monotonic() + self.settings.sse_retry
                     self._core.status.last_error = str(f)
                     continue
-                server, error = f.server, str(f)
+                server, error, retry_after = f.server, str(f), f.retry_after
             except asyncio.CancelledError:
                 raise
             # The watch task must outlive any failure: a surprise is
             # recorded as the last error and retried after a backoff.
             except Exception as e:  # noqa: BLE001
-                server, error = None, f"{type(e).__name__}: {e}"
+                server, error, retry_after = None, f"{type(e).__name__}: {e}", None
             if server:
                 self.settings.endpoints.demote(server)
             self._core.disconnected(error)
             self._deliver([])
-            await asyncio.sleep(self._backoff.next_wait())
+            await asyncio.sleep(self._wait_after(retry_after))
 
     async def _open(self, path: str, **kw: Any) -> tuple[httpx.Response, str]:
         try:
@@ -301,6 +301,11 @@ class AsyncRingClient(Reader):
                         "POST",
                         self.settings.ack_path,
                         json={"version": target[0], "fingerprint": target[1]},
+                        # The ack's connection ends with its answer instead of idling in
+                        # the pool beside the watch's: a fleet would hold twice its size
+                        # in server connections (ringd closes it too; this covers a proxy
+                        # in front that does not).
+                        headers=CLOSE,
                     )
                     self._core.acked(target)
                     self._deliver([])

@@ -17,7 +17,7 @@ from typing import Any, Callable, Generic, TypeVar
 import httpx
 
 from .errors import ApiError, ClientClosed, RingdError
-from .http import Api, Endpoints, Urls
+from .http import CLOSE, Api, Endpoints, Urls
 from .placement import Key, Placement
 from .sse import SseDecoder
 from .watch_state import (
@@ -83,9 +83,11 @@ class Settings:
 
 
 class Reader:
-    """The lookups both flavours answer from the current view."""
+    """The lookups both flavours answer from the current view, and the
+    little else they share."""
 
     _core: WatchCore
+    _backoff: Backoff
     _on_change: Callable[[Change], None] | None
     _on_event: Callable[[Event], None] | None
 
@@ -120,6 +122,16 @@ class Reader:
     def status(self) -> Status:
         s = self._core.status
         return Status(**vars(s))
+
+    def _wait_after(self, retry_after: float | None) -> float:
+        """The wait before the next watch attempt after a failed one: the
+        backoff's next wait or, when the attempt was refused with 503 or 429
+        and a `Retry-After` (`Failure.retry_after`), `retry_after_wait` of
+        it: at least what the server asked, cut to the backoff's maximum,
+        plus a jitter in [0, 1 s). The backoff advances either way."""
+        if retry_after is None:
+            return self._backoff.next_wait()
+        return self._backoff.after_refusal(retry_after)
 
     def _callbacks(self, events: list[Event]) -> None:
         for ev in events:
@@ -176,7 +188,9 @@ class Subscription(Generic[E]):
 class RingClient(Reader):
     """Follows `ring` on the servers `urls` in a daemon thread: SSE resumed by
     `Last-Event-ID`, long-polls when streams fail (`mode="auto"`) or when
-    asked (`"long_poll"`), failover between URLs with backoff. Every
+    asked (`"long_poll"`), failover between URLs with backoff (after a 503
+    or 429 with `Retry-After`, at least about what it asks:
+    `ringd.watch_state.retry_after_wait`). Every
     snapshot is verified before use and each applied version acked under
     `client_id` (default `<hostname>-<pid>`). Use as a context manager or
     call `close()`."""
@@ -307,18 +321,18 @@ class RingClient(Reader):
                     use_stream, again_at = False, time.monotonic() + self.settings.sse_retry
                     self._core.status.last_error = str(f)
                     continue
-                server, error = f.server, str(f)
+                server, error, retry_after = f.server, str(f), f.retry_after
             # The watch thread must outlive any failure: a surprise is
             # recorded as the last error and retried after a backoff.
             except Exception as e:  # noqa: BLE001
                 if self._closed.is_set():
                     return
-                server, error = None, f"{type(e).__name__}: {e}"
+                server, error, retry_after = None, f"{type(e).__name__}: {e}", None
             if server:
                 self.settings.endpoints.demote(server)
             self._core.disconnected(error)
             self._deliver([])
-            self._closed.wait(self._backoff.next_wait())
+            self._closed.wait(self._wait_after(retry_after))
 
     def _fetch(self, path: str) -> bytes:
         return self._api.get_bytes(path)
@@ -404,6 +418,11 @@ class RingClient(Reader):
                     "POST",
                     self.settings.ack_path,
                     json={"version": target[0], "fingerprint": target[1]},
+                    # The ack's connection ends with its answer instead of idling in
+                    # the pool beside the watch's: a fleet would hold twice its size
+                    # in server connections (ringd closes it too; this covers a proxy
+                    # in front that does not).
+                    headers=CLOSE,
                 )
                 self._core.acked(target)
                 self._deliver([])

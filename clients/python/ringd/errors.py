@@ -9,6 +9,7 @@ Two kinds have no variant because Rust refuses them while parsing JSON:
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -74,7 +75,12 @@ class ApiError(RingdError):
     """ringd refused a request. With an `application/problem+json` body
     (RFC 9457) `type`, `title`, `detail` and `field` are the server's; a
     response without one (a proxy's error page) has `type` "about:blank"
-    and `problem` False. `body` is the whole problem document."""
+    and `problem` False. `body` is the whole problem document.
+    `retry_after` is the answer's `Retry-After` in seconds when it had one
+    in delta-seconds (`parse_retry_after`), else None: ringd sends one with
+    a watch or long-poll refused at its `--max-watchers` (503
+    `at-capacity`, 1 to 10 s drawn at random), and the watching clients
+    honour it (`ringd.watch_state.retry_after_wait`)."""
 
     def __init__(
         self,
@@ -86,6 +92,7 @@ class ApiError(RingdError):
         body: Mapping[str, Any] | None = None,
         url: str | None = None,
         problem: bool = True,
+        retry_after: float | None = None,
     ) -> None:
         super().__init__(f"{status} {type}: {detail}" + (f" (field `{field}`)" if field else ""))
         self.status = status
@@ -96,6 +103,7 @@ class ApiError(RingdError):
         self.body: Mapping[str, Any] = body or {}
         self.url = url
         self.problem = problem
+        self.retry_after = retry_after
 
     @property
     def slug(self) -> str:
@@ -166,10 +174,42 @@ _BY_STATUS: dict[int, type[ApiError]] = {
 }
 
 
+#: Retry-After in delta-seconds (RFC 9110 section 10.2.3): ASCII digits only.
+_DELTA_SECONDS = re.compile(r"[0-9]+\Z")
+#: The longest Retry-After read, 2^64 − 1 s, as the Go client's; more is
+#: garbage rather than a wait (any wait is cut to the backoff's maximum).
+_MAX_RETRY_AFTER = (1 << 64) - 1
+
+
+def parse_retry_after(value: str | None) -> float | None:
+    """A `Retry-After` header in delta-seconds ("7", spaces and tabs around
+    it allowed) as seconds; None for no header, the HTTP-date form, a sign,
+    a fraction, a unit, or anything else (as the Go client reads it)."""
+    if value is None:
+        return None
+    v = value.strip(" \t")
+    if not _DELTA_SECONDS.match(v):
+        return None
+    # Counted before int(): thousands of digits are slow to convert (and
+    # refused past 4,300 on recent Pythons).
+    digits = v.lstrip("0") or "0"
+    if len(digits) > 20:
+        return None
+    secs = int(digits)
+    return float(secs) if secs <= _MAX_RETRY_AFTER else None
+
+
 def api_error(
-    status: int, content_type: str, content: bytes, url: str, reason_phrase: str = ""
+    status: int,
+    content_type: str,
+    content: bytes,
+    url: str,
+    reason_phrase: str = "",
+    retry_after: str | None = None,
 ) -> ApiError:
-    """The typed exception for an error response."""
+    """The typed exception for an error response; `retry_after` is its
+    `Retry-After` header, if any (read by `parse_retry_after`)."""
+    wait = parse_retry_after(retry_after)
     cls = _BY_STATUS.get(status, ServerError if status >= 500 else ApiError)
     body: Any = None
     if "json" in content_type:
@@ -187,6 +227,7 @@ def api_error(
             field if isinstance(field, str) else None,
             body,
             url,
+            retry_after=wait,
         )
     text = content[:200].decode("utf-8", "replace")
     return cls(
@@ -198,4 +239,5 @@ def api_error(
         None,
         url,
         problem=False,
+        retry_after=wait,
     )

@@ -5,6 +5,7 @@ exceptions of `ringd.errors`."""
 
 from __future__ import annotations
 
+import ssl
 import threading
 from collections.abc import Mapping, Sequence
 from typing import Any, Union
@@ -78,6 +79,29 @@ class Endpoints:
         return h
 
 
+#: The header of a request whose connection should end with its answer:
+#: acks, sent about once a minute beside a watch's own connection.
+CLOSE: Mapping[str, str] = {"Connection": "close"}
+
+_tls_lock = threading.Lock()
+_tls: ssl.SSLContext | None = None
+
+
+def _tls_context() -> ssl.SSLContext:
+    """The one TLS context of every client in the process: httpx's default
+    (its CA bundle, `SSL_CERT_FILE` and `SSL_CERT_DIR` honoured), made once.
+    Left to itself, each `httpx.Client` loads the CA bundle into a context
+    of its own, some 20 ms and 0.8 MB each: a process that follows
+    thousands of rings (one client each) would spend minutes and gigabytes
+    on copies of one context. A context is safe to share between
+    connections and threads."""
+    global _tls
+    with _tls_lock:
+        if _tls is None:
+            _tls = httpx.create_ssl_context()
+        return _tls
+
+
 def _replayable(method: str, headers: Headers | None) -> bool:
     # A request that reached a server but got no answer may have taken
     # effect; only a GET or an idempotent change is safe to send elsewhere.
@@ -86,7 +110,12 @@ def _replayable(method: str, headers: Headers | None) -> bool:
 
 def _failed(resp: httpx.Response, url: str, content: bytes) -> ApiError:
     return api_error(
-        resp.status_code, resp.headers.get("content-type", ""), content, url, resp.reason_phrase
+        resp.status_code,
+        resp.headers.get("content-type", ""),
+        content,
+        url,
+        resp.reason_phrase,
+        resp.headers.get("retry-after"),
     )
 
 
@@ -110,7 +139,7 @@ class Api:
     ) -> None:
         self.endpoints = endpoints or Endpoints(urls, token)
         self.timeout = timeout
-        self.http = httpx.Client()
+        self.http = httpx.Client(verify=_tls_context())
 
     def request(
         self,
@@ -123,8 +152,11 @@ class Api:
         stream: bool = False,
     ) -> tuple[httpx.Response, str]:
         """Sends to the preferred server, then to each other one while the
-        failure says nothing about the request: unreachable, or 502-504.
-        Returns the response and the base URL of the server that gave it."""
+        failure says nothing about the request: unreachable, or 502-504 (a
+        503 `at-capacity`, a watch refused by a full instance, included:
+        the others are tried at once). Only the last server's refusal is
+        raised, with its `retry_after`. Returns the response and the base
+        URL of the server that gave it."""
         limit = self.timeout if timeout == -1.0 else timeout
         last: Exception | None = None
         for index, base in self.endpoints.order():
@@ -180,7 +212,7 @@ class AsyncApi:
     ) -> None:
         self.endpoints = endpoints or Endpoints(urls, token)
         self.timeout = timeout
-        self.http = httpx.AsyncClient()
+        self.http = httpx.AsyncClient(verify=_tls_context())
 
     async def request(
         self,

@@ -60,6 +60,30 @@ class Backoff:
         self.step = min(step * 2, self.max)
         return step * self._rand()
 
+    def after_refusal(self, retry_after: float) -> float:
+        """The wait after a watch or long-poll refused with 503 or 429 and a
+        `Retry-After` of `retry_after` seconds: `retry_after_wait` of the
+        backoff's next wait (so the backoff advances as after any failure)
+        and a jitter drawn uniformly from [0, 1 s)."""
+        return retry_after_wait(self.next_wait(), retry_after, self.max, self._rand())
+
+
+def retry_after_wait(next_wait: float, retry_after: float, max_wait: float, jitter: float) -> float:
+    """The rule every ringd client follows when a watch or long-poll attempt
+    is answered 503 or 429 with a `Retry-After` in delta-seconds (the
+    HTTP-date form and garbage are ignored): the next attempt waits
+
+        max(next_wait, min(retry_after, max_wait) + jitter)
+
+    seconds, where `next_wait` is the backoff's next wait, `max_wait` its
+    maximum and `jitter` uniform in [0, 1). So a refused client comes back
+    neither sooner than its backoff would nor sooner than the server asked;
+    the ask is cut to the maximum, so a server cannot park a client for
+    long; and the jitter spreads the clients told the same whole second
+    (ringd draws it from 1 to 10 s at `--max-watchers`) over that second
+    instead of bringing them back in one instant."""
+    return max(next_wait, min(retry_after, max_wait) + jitter)
+
 
 # -- what readers see -----------------------------------------------------------
 
@@ -140,11 +164,19 @@ Event = Union[Change, Rejected, Deleted]
 
 class Failure(Exception):
     """One watch attempt ended. `unsupported`: the stream cannot get
-    through this server or a proxy before it (fall back to long-polls)."""
+    through this server or a proxy before it (fall back to long-polls).
+    `retry_after`: the attempt was refused with 503 or 429 and this
+    `Retry-After` in seconds; the next one waits `Backoff.after_refusal`."""
 
-    def __init__(self, error: str, server: str | None = None, unsupported: bool = False) -> None:
+    def __init__(
+        self,
+        error: str,
+        server: str | None = None,
+        unsupported: bool = False,
+        retry_after: float | None = None,
+    ) -> None:
         super().__init__(error)
-        self.server, self.unsupported = server, unsupported
+        self.server, self.unsupported, self.retry_after = server, unsupported, retry_after
 
 
 def default_client_id() -> str:
@@ -218,6 +250,12 @@ class WatchCore:
             elif e.status in (404, 405, 406, 501):
                 # Missing or refused route, or a proxy's error page.
                 return Failure(str(e), server, unsupported=True), events
+            elif e.status in (429, 503) and e.retry_after is not None:
+                # Refused for now (a 503 `at-capacity` from a server at its
+                # --max-watchers), told when to come back. After a 503 the
+                # other servers were already tried within the attempt
+                # (`Api.request`); a 429 is not tried elsewhere.
+                return Failure(str(e), server, retry_after=e.retry_after), events
         return Failure(str(e), server), events
 
     def connected(self, transport: str, server: str) -> None:

@@ -16,6 +16,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Callable
 
@@ -98,13 +99,20 @@ class Etcd:
 
 
 class Ringd:
-    """`ringd serve` on 127.0.0.1, its URL read from what it prints."""
+    """`ringd serve` on 127.0.0.1, its URL read from what it prints; `args`
+    are more flags of `serve` (e.g. `--max-watchers 1`)."""
 
     def __init__(
-        self, store: str, workdir: Path, port: int = 0, env: dict[str, str] | None = None
+        self,
+        store: str,
+        workdir: Path,
+        port: int = 0,
+        env: dict[str, str] | None = None,
+        args: Sequence[str] = (),
     ) -> None:
         self.store, self.workdir, self.port = store, workdir, port
         self.env = dict(os.environ, **(env or {}))
+        self.args = list(args)
         self.proc: subprocess.Popen[bytes] | None = None
         self.url = ""
         self.start()
@@ -123,6 +131,7 @@ class Ringd:
                     self.store,
                     "--watch-keepalive",
                     "1s",
+                    *self.args,
                 ],
                 stdin=subprocess.DEVNULL,
                 stdout=o,
@@ -145,6 +154,13 @@ class Ringd:
             self.proc.kill()
             self.proc.wait()
             self.proc = None
+
+    def metric(self, name: str) -> float:
+        """One unlabelled sample of `GET /metrics`, e.g. `ringd_watchers`."""
+        text = httpx.get(f"{self.url}/metrics", timeout=10).text
+        m = re.search(rf"^{re.escape(name)} (\S+)$", text, re.M)
+        assert m is not None, f"{name} is not in /metrics"
+        return float(m.group(1))
 
 
 class _Server(http.server.ThreadingHTTPServer):

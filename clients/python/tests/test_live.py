@@ -1,7 +1,8 @@
 """The watching client against the real `ringd serve`, on SQLite and, when
 `etcd` is on PATH, on a real etcd: convergence of both flavours to the
 server's lookups, resume after a restart, long-poll, refusal of a tampered
-snapshot, acks and problem details."""
+snapshot, acks, problem details, and a server at its `--max-watchers`
+(Retry-After honoured, the other servers tried first)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from live_support import (
     KEYS,
@@ -21,9 +23,11 @@ from live_support import (
     Etcd,
     Ringd,
     ScriptedWatch,
+    Stub,
     change,
     check_lookups,
     free_port,
+    reply,
     server_lookups,
     unique,
     up,
@@ -531,3 +535,145 @@ def test_close_is_prompt_and_ends_iterators(server: Ringd) -> None:
         assert list(it) == []
         with pytest.raises(ClientClosed):
             c.wait_for_version(99, 1)
+
+
+# -- a server at its --max-watchers -------------------------------------------------
+
+
+class Follower:
+    """A `RingClient`, or an `AsyncRingClient` on an event loop of its own
+    thread, behind one blocking interface, so one test body drives both."""
+
+    def __init__(self, flavour: str, urls: list[str], ring: str, mode: str) -> None:
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.client: RingClient | AsyncRingClient
+        if flavour == "sync":
+            self.client = RingClient(urls, ring, mode=mode, ack=False)
+            return
+        loop = self.loop = asyncio.new_event_loop()
+        threading.Thread(target=loop.run_forever, daemon=True).start()
+
+        async def start() -> AsyncRingClient:
+            return await AsyncRingClient(urls, ring, mode=mode, ack=False).start()
+
+        self.client = self._run(start())
+
+    def _run(self, coro: Any) -> Any:
+        assert self.loop is not None
+        return asyncio.run_coroutine_threadsafe(coro, self.loop).result(60)
+
+    def status(self) -> Any:
+        return self.client.status()
+
+    def wait_for_version(self, version: int, timeout: float) -> None:
+        if isinstance(self.client, RingClient):
+            self.client.wait_for_version(version, timeout)
+        else:
+            self._run(self.client.wait_for_version(version, timeout))
+
+    def close(self) -> None:
+        if isinstance(self.client, RingClient):
+            self.client.close()
+            return
+        assert self.loop is not None
+        self._run(self.client.close())
+        self.loop.call_soon_threadsafe(self.loop.stop)
+
+
+AT_CAPACITY = (
+    b'{"type":"urn:ringd:problem:at-capacity","title":"At capacity","status":503,'
+    b'"detail":"this instance already serves 1 watchers, its limit (--max-watchers)"}'
+)
+
+
+@pytest.mark.parametrize(("flavour", "mode"), [("sync", "sse"), ("async", "long_poll")])
+def test_a_refused_watch_comes_back_after_retry_after(
+    tmp_path: Path, flavour: str, mode: str
+) -> None:
+    """ringd at `--max-watchers 1`, its slot held by a raw watch: the client
+    is refused (503 at-capacity, Retry-After of 1 to 10 s), does not come
+    back before 1 s, reports the refusal, and follows once the slot frees."""
+    srv = Ringd(f"sqlite://{tmp_path}/ringd.db", tmp_path, args=("--max-watchers", "1"))
+    api, ring = Api(srv.url), unique("full")
+    raw = httpx.Client(timeout=httpx.Timeout(None, connect=5))
+    follower: Follower | None = None
+    try:
+        api.json("PUT", f"/v1/rings/{ring}", {"algorithm": "jump"})
+        change(api, ring, up("a"))
+        held = raw.send(
+            raw.build_request(
+                "GET", f"{srv.url}/v1/rings/{ring}/watch", headers={"accept": "text/event-stream"}
+            ),
+            stream=True,
+        )
+        assert held.status_code == 200
+        wait_until(lambda: srv.metric("ringd_watchers") == 1, 10, "the held watch admitted")
+        assert srv.metric("ringd_watchers_refused_total") == 0
+        follower = Follower(flavour, [srv.url], ring, mode)
+        # `before`: when the last /metrics that still read 0 was sent. The
+        # refusal came after it, so the client, told to wait at least 1 s,
+        # cannot be refused again before `before + 1 s`: a read that
+        # returned before then must still see 1.
+        before, deadline = time.monotonic(), time.monotonic() + 30
+        while True:
+            sent = time.monotonic()
+            refused = srv.metric("ringd_watchers_refused_total")
+            if refused:
+                break
+            before = sent
+            assert time.monotonic() < deadline, "the client was never refused"
+            time.sleep(0.01)
+        assert refused == 1 or time.monotonic() >= before + 1
+        time.sleep(max(0.0, before + 0.9 - time.monotonic()))
+        refused = srv.metric("ringd_watchers_refused_total")
+        read_by = time.monotonic()
+        # Only a client that ignored Retry-After can fail this; on a machine
+        # so loaded that the read took past `before + 1 s`, it proves nothing.
+        assert refused == 1 or read_by >= before + 1, f"{refused} refusals within 1 s"
+        st = follower.status()
+        assert st.last_error is not None
+        assert st.last_error.startswith("503 urn:ringd:problem:at-capacity"), st.last_error
+        assert st.transport == "connecting"
+        held.close()
+        v = change(api, ring, up("b"))
+        follower.wait_for_version(v, 30)
+        assert follower.status().transport == mode
+        assert api.json("GET", f"/v1/rings/{ring}")["version"] == v
+    finally:
+        if follower is not None:
+            follower.close()
+        raw.close()
+        srv.stop()
+
+
+@pytest.mark.parametrize(("flavour", "mode"), [("sync", "sse"), ("async", "long_poll")])
+def test_a_full_server_sends_the_watch_to_the_next_one(
+    tmp_path: Path, flavour: str, mode: str
+) -> None:
+    """A server listed first that refuses every request at capacity, with
+    `Retry-After: 10`: the client follows through the next one at once,
+    as for any 503, instead of waiting out the ask."""
+    full_hits = []
+
+    def at_capacity(h: Any, body: bytes) -> None:
+        full_hits.append(h.path)
+        reply(h, 503, AT_CAPACITY, "application/problem+json", (("retry-after", "10"),))
+
+    full = Stub(at_capacity)
+    srv = Ringd(f"sqlite://{tmp_path}/ringd.db", tmp_path)
+    api, ring = Api(srv.url), unique("next")
+    follower: Follower | None = None
+    try:
+        api.json("PUT", f"/v1/rings/{ring}", {"algorithm": "ring"})
+        v = change(api, ring, up("a"))
+        follower = Follower(flavour, [full.url, srv.url], ring, mode)
+        follower.wait_for_version(v, 8)  # well under the 10 s asked
+        assert full_hits
+        assert follower.status().server == srv.url
+        v = change(api, ring, up("b"))
+        follower.wait_for_version(v, 8)
+    finally:
+        if follower is not None:
+            follower.close()
+        full.close()
+        srv.stop()

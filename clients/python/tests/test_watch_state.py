@@ -1,4 +1,5 @@
-"""The watch's logic without a server: event-stream decoding, backoff, the
+"""The watch's logic without a server: event-stream decoding, backoff and
+the Retry-After rule (the Go client's test values), the
 bounded-load rule (the Rust client's test values), applying, refusing and
 resuming, long-poll gaps, handoff and the mapping of problem details."""
 
@@ -29,9 +30,9 @@ from ringd import (
     Unauthorized,
     Unprocessable,
 )
-from ringd.errors import api_error
+from ringd.errors import api_error, parse_retry_after
 from ringd.sse import SseDecoder, SseEvent
-from ringd.watch_state import Backoff, WatchCore, drive_sync, handoff_of
+from ringd.watch_state import Backoff, WatchCore, drive_sync, handoff_of, retry_after_wait
 
 
 def test_events_survive_any_chunking_and_line_ending() -> None:
@@ -72,6 +73,126 @@ def test_backoff_doubles_with_full_jitter_and_resets() -> None:
     b.next_wait(), b.next_wait()
     b.reset()
     assert b.next_wait() == pytest.approx(0.0999)
+
+
+#: Just under 1 s, the largest jitter these tests draw: dyadic, so every sum
+#: below is exact in binary floating point.
+UNDER_1 = 1 - 2**-20
+
+
+@pytest.mark.parametrize(
+    ("next_wait", "retry_after", "max_wait", "jitter", "want"),
+    [
+        # What the server asked, plus the jitter, at both ends of [0, 1).
+        (0.05, 3, 10, 0, 3),
+        (0.05, 3, 10, UNDER_1, 3 + UNDER_1),
+        (0.05, 1, 10, 0.25, 1.25),
+        # Cut to the backoff's maximum, the jitter still added.
+        (0.05, 3600, 10, 0, 10),
+        (0.05, 3600, 10, UNDER_1, 10 + UNDER_1),
+        (0.05, 10, 10, 0, 10),
+        (0.05, float((1 << 64) - 1), 10, UNDER_1, 10 + UNDER_1),
+        (0.1, 5, 0.25, 0.25, 0.5),
+        # The backoff's own wait wins when it is the longer one.
+        (6, 1, 10, UNDER_1, 6),
+        (6, 5, 10, UNDER_1, 6),
+        (5.5, 5, 10, 0.5, 5.5),
+        (6, 5, 10, 1.125, 6.125),  # (a jitter past the range, to show the sum)
+        # Retry-After: 0 still waits the jitter.
+        (0.01, 0, 10, 0.375, 0.375),
+        (0.01, 0, 10, 0, 0.01),
+    ],
+)
+def test_retry_after_wait_rule(
+    next_wait: float, retry_after: float, max_wait: float, jitter: float, want: float
+) -> None:
+    got = retry_after_wait(next_wait, retry_after, max_wait, jitter)
+    assert got == want  # exactly: every value above is exact in binary
+    # The bounds: [min(ask, max), that + 1 s) or the backoff's own wait.
+    floor = min(retry_after, max_wait)
+    if jitter < 1:
+        assert got == next_wait or floor <= got < floor + 1
+
+
+def test_backoff_after_refusal_advances_and_honours_retry_after() -> None:
+    # Constant draws: the backoff's full jitter and the rule's jitter are
+    # both half their range.
+    b = Backoff(0.1, 10.0, rand=constant(0.5))
+    assert b.after_refusal(3) == 3.5  # max(0.1 × 0.5, 3 + 0.5)
+    assert b.after_refusal(3600) == 10.5  # max(0.2 × 0.5, 10 + 0.5)
+    assert b.after_refusal(0) == 0.5  # max(0.4 × 0.5, 0 + 0.5)
+    # Three refusals advanced the step 0.1 → 0.2 → 0.4 → 0.8, as failures do.
+    assert b.step == 0.1 * 8
+    assert b.next_wait() == 0.1 * 8 * 0.5
+    # The backoff wins when longer: steps of 8 and 16 s drawn at 0.75.
+    b = Backoff(8.0, 64.0, rand=constant(0.75))
+    assert b.after_refusal(1) == 6.0
+    assert b.after_refusal(1) == 12.0
+    b.reset()
+    assert b.step == 8.0
+    # Real draws stay within the bounds.
+    for _ in range(2000):
+        b = Backoff(0.1, 10.0)
+        assert 3 <= b.after_refusal(3) < 4
+        assert 10 <= b.after_refusal(3600) < 11
+        assert 0 <= b.after_refusal(0) < 1
+        assert b.step == 0.1 * 8
+
+
+@pytest.mark.parametrize(
+    ("header", "want"),
+    [
+        ("1", 1.0),
+        ("10", 10.0),
+        (" 7 ", 7.0),
+        ("\t7", 7.0),
+        ("0", 0.0),
+        ("007", 7.0),
+        ("3600", 3600.0),
+        ("0" * 30 + "5", 5.0),
+        (str((1 << 64) - 1), float((1 << 64) - 1)),  # the longest wait read
+        (str(1 << 64), None),  # past 2^64 − 1 s: garbage
+        ("9" * 5000, None),
+        (None, None),
+        ("", None),
+        ("   ", None),
+        ("-1", None),
+        ("+5", None),
+        ("1.5", None),
+        ("5s", None),
+        ("1 2", None),
+        ("\u0661", None),  # ARABIC-INDIC DIGIT ONE: a digit, not ASCII
+        ("Wed, 21 Oct 2015 07:28:00 GMT", None),
+        ("soon", None),
+    ],
+)
+def test_parse_retry_after_reads_delta_seconds_only(header: str | None, want: float | None) -> None:
+    assert parse_retry_after(header) == want
+
+
+def test_a_refusal_with_retry_after_holds_the_next_attempt_back() -> None:
+    core = WatchCore("r")
+    body = json.dumps(
+        {"type": "urn:ringd:problem:at-capacity", "title": "At capacity", "status": 503}
+    ).encode()
+    ctype = "application/problem+json"
+    full = api_error(503, ctype, body, "http://x/watch", "", "4")
+    assert (type(full), full.slug, full.retry_after) == (ServerError, "at-capacity", 4.0)
+    failure, events = core.refused(full)
+    assert (failure.retry_after, failure.unsupported, events) == (4.0, False, [])
+    assert "at-capacity" in str(failure)
+    # A 429, even from a proxy without a problem document.
+    failure, _ = core.refused(api_error(429, "text/plain", b"slow down", "http://x", "", "2"))
+    assert (failure.retry_after, failure.unsupported) == (2.0, False)
+    # No Retry-After, an HTTP date, or another status: an ordinary failure.
+    for status, header in ((503, None), (503, "Wed, 21 Oct 2015 07:28:00 GMT"), (500, "3")):
+        e = api_error(status, ctype, body, "http://x/watch", "", header)
+        failure, _ = core.refused(e)
+        assert (failure.retry_after, failure.unsupported) == (None, False)
+    # A 404 keeps its meaning with a Retry-After: the route is missing.
+    failure, _ = core.refused(api_error(404, "text/plain", b"nope", "http://x", "", "3"))
+    assert failure.unsupported
+    assert failure.retry_after is None
 
 
 def test_bounded_load_bound_is_the_ceiling_of_factor_times_average() -> None:
