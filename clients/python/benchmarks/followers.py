@@ -22,8 +22,9 @@ every 10 s) go to stderr. It runs until killed (SIGTERM, SIGINT, SIGKILL)
 or until stdin reaches EOF.
 
 Connections: every follower has the client's own HTTP client
-(`httpx.AsyncClient`), which opens one connection for its watch and one
-for its acks, far below httpx's limit of 100 per client, so nothing needs
+(`httpx.AsyncClient`), which holds one connection for its watch and
+opens one for each ack, closed with its answer (`Connection: close`), far
+below httpx's limit of 100 per client, so nothing needs
 configuring for 10,000 streams but the open-file limit (the driver raises
 it; so does this program, to its hard limit). One `httpx.AsyncClient`
 shared by all would be no better: its pool (httpcore) rescans every
