@@ -4,7 +4,6 @@
 // held stays, and nothing becomes an unhandled rejection.
 
 import assert from 'node:assert/strict';
-import { createServer } from 'node:http';
 import { after, test } from 'node:test';
 import {
   MalformedError,
@@ -13,7 +12,7 @@ import {
   UnauthorizedError,
   WaitError,
 } from '../../src/client/index.js';
-import { FAST, KEYS, remove, Ringd, SKIP, upsert, waitVersion } from './ringd.js';
+import { FAST, fakeServer, KEYS, remove, Ringd, SKIP, upsert, waitVersion } from './ringd.js';
 
 /** @type {unknown[]} */
 const unhandled = [];
@@ -62,7 +61,7 @@ async function fakeRingd(t, { scripts = [], polls = [] }) {
   /** @type {string[]} */
   const resumes = [];
   let pollCount = 0;
-  const server = createServer((req, res) => {
+  const url = await fakeServer(t, (req, res) => {
     if (req.url === '/v1/rings/r/watch' && scripts.length > 0) {
       resumes.push(String(req.headers['last-event-id'] ?? ''));
       const body = scripts[Math.min(resumes.length, scripts.length) - 1];
@@ -79,15 +78,6 @@ async function fakeRingd(t, { scripts = [], polls = [] }) {
       .writeHead(404, { 'Content-Type': 'application/problem+json' })
       .end('{"type":"urn:ringd:problem:not-found","title":"Not found","status":404,"detail":"no route"}');
   });
-  await new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(undefined)));
-  t.after(
-    () =>
-      new Promise((resolve) => {
-        server.closeAllConnections();
-        server.close(resolve);
-      }),
-  );
-  const url = `http://127.0.0.1:${/** @type {import("node:net").AddressInfo} */ (server.address()).port}`;
   return { url, resumes };
 }
 

@@ -7,11 +7,11 @@
 // does not.
 
 import assert from 'node:assert/strict';
-import { createServer, request } from 'node:http';
+import { request } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { test } from 'node:test';
 import { ApiError, RingClient } from '../../src/client/index.js';
-import { Ringd, SKIP, upsert, waitUntil } from './ringd.js';
+import { fakeServer, Ringd, SKIP, upsert, waitUntil } from './ringd.js';
 
 /**
  * The value of an unlabelled sample in ringd's /metrics.
@@ -115,7 +115,7 @@ test('a full first URL sends the client to the second at once, not after its Ret
   const hits = [];
   // What a ringd at capacity answers to everything, with the longest
   // Retry-After it draws.
-  const full = await fake(t, (req, res) => {
+  const fullUrl = await fakeServer(t, (req, res) => {
     hits.push(`${req.method} ${req.url}`);
     const problem = { type: 'urn:ringd:problem:at-capacity', title: 'At capacity', status: 503, detail: 'full' };
     res
@@ -123,7 +123,7 @@ test('a full first URL sends the client to the second at once, not after its Ret
       .end(JSON.stringify(problem));
   });
   const start = performance.now();
-  const c = new RingClient([full.url, s.url], 'r', { clientId: 'full-first' });
+  const c = new RingClient([fullUrl, s.url], 'r', { clientId: 'full-first' });
   t.after(() => c.close());
   const st = await c.waitForVersion(v, { signal: AbortSignal.timeout(30_000) });
   const took = performance.now() - start;
@@ -131,25 +131,6 @@ test('a full first URL sends the client to the second at once, not after its Ret
   assert.deepEqual([st.server, st.transport, st.reconnects], [s.url, 'sse', 0]);
   assert.deepEqual(hits, ['GET /v1/rings/r/watch']);
 });
-
-/**
- * A fake server answering every request with handler; closed after the test.
- * @param {import("node:test").TestContext} t
- * @param {import("node:http").RequestListener} handler
- */
-async function fake(t, handler) {
-  const server = createServer(handler);
-  await new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(undefined)));
-  t.after(
-    () =>
-      new Promise((resolve) => {
-        server.closeAllConnections();
-        server.close(resolve);
-      }),
-  );
-  const url = `http://127.0.0.1:${/** @type {import("node:net").AddressInfo} */ (server.address()).port}`;
-  return { url };
-}
 
 /** @type {[mode: "sse" | "long-poll", status: number, retryAfter: string, honoured: boolean][]} */
 const REFUSALS = [
@@ -167,7 +148,7 @@ for (const [mode, status, retryAfter, honoured] of REFUSALS) {
     /** @type {number[]} */
     const at = [];
     const path = mode === 'sse' ? '/v1/rings/r/watch' : '/v1/rings/r/snapshot';
-    const server = await fake(t, (req, res) => {
+    const serverUrl = await fakeServer(t, (req, res) => {
       if (req.url?.split('?')[0] === path) at.push(performance.now());
       res
         .writeHead(status, { 'Content-Type': 'application/problem+json', 'Retry-After': retryAfter })
@@ -175,7 +156,7 @@ for (const [mode, status, retryAfter, honoured] of REFUSALS) {
     });
     // The default backoff: 100 ms doubling to 10 s, so its first waits
     // are 50-100 and 100-200 ms.
-    const c = new RingClient(server.url, 'r', { watchMode: mode, ack: false });
+    const c = new RingClient(serverUrl, 'r', { watchMode: mode, ack: false });
     t.after(() => c.close());
     await waitUntil('two attempts', () => at.length >= 2, 15_000);
     await c.close();

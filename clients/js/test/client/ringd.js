@@ -299,6 +299,25 @@ export async function waitVersion(c, v) {
   return st;
 }
 
+/**
+ * A fake server on a loopback port answering every request with handler,
+ * closed (its connections too) when the test ends; resolves with its URL.
+ * @param {import("node:test").TestContext} t
+ * @param {import("node:http").RequestListener} handler
+ */
+export async function fakeServer(t, handler) {
+  const server = createServer(handler);
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(undefined)));
+  t.after(
+    () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(resolve);
+      }),
+  );
+  return `http://127.0.0.1:${/** @type {import("node:net").AddressInfo} */ (server.address()).port}`;
+}
+
 /** A loopback URL nothing listens on. */
 export async function deadUrl() {
   const s = createServer();
