@@ -173,6 +173,12 @@ fn pct(d: &[Duration], p: f64) -> Duration {
     d.get(rank - 1).copied().unwrap_or_default()
 }
 
+/// A value as its flag spells it (`long-poll`, `js`), for the table.
+fn flag<T: ValueEnum>(v: T) -> String {
+    v.to_possible_value()
+        .map_or_else(String::new, |p| p.get_name().to_owned())
+}
+
 fn secs(d: Duration) -> String {
     format!("{:.2} s", d.as_secs_f64())
 }
@@ -219,9 +225,9 @@ fn storm(args: &Args) -> bool {
         return false;
     };
     eprintln!(
-        "{} {:?} followers on their rings' version in {}",
+        "{} {} followers on their rings' version in {}",
         args.followers,
-        args.client,
+        flag(args.client),
         secs(started.elapsed())
     );
 
@@ -275,10 +281,10 @@ fn storm(args: &Args) -> bool {
         ok &= !failing && errors == 0;
         let summary: Vec<String> = by_status.iter().map(|(s, n)| format!("{s}: {n}")).collect();
         println!(
-            "| {:?} | {:?} | {:?} | {} × {} | {kill} | {} | {} | {} / {} | {} | {errors} | {}, {} |",
-            args.client,
-            args.protocol,
-            args.store,
+            "| {} | {} | {} | {} × {} | {kill} | {} | {} | {} / {} | {} | {errors} | {}, {} |",
+            flag(args.client),
+            flag(args.protocol),
+            flag(args.store),
             args.rings,
             args.followers / args.rings,
             secs(up.duration_since(killed)),
