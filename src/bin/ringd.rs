@@ -4,8 +4,8 @@
 
 use std::process::ExitCode;
 
-use clap::Parser;
-use ringd::cli::{output, run, Cli};
+use ringd::cli::config_file::{self, Failure};
+use ringd::cli::{output, run};
 
 // jemalloc leaves the untouched parts of each connection's buffers out of
 // the resident set; see the dependency's note in Cargo.toml.
@@ -13,8 +13,17 @@ use ringd::cli::{output, run, Cli};
 static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
 fn main() -> ExitCode {
-    // clap prints usage errors itself and exits with 2.
-    let cli = Cli::parse();
+    let cli = match config_file::parse_from(std::env::args_os()) {
+        Ok(cli) => cli,
+        // clap prints usage errors itself and exits with 2.
+        Err(Failure::Usage(e)) => e.exit(),
+        // One line, for the journal, and 2 as for any usage error (the
+        // unit does not restart on it).
+        Err(Failure::File(e)) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

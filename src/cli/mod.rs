@@ -13,6 +13,7 @@
 pub mod change;
 pub mod clients;
 pub mod cluster;
+pub mod config_file;
 mod context;
 mod describe;
 mod error;
@@ -21,6 +22,7 @@ mod flags;
 pub mod follow;
 pub mod inspect;
 pub mod join;
+pub mod manual;
 pub mod node;
 pub mod output;
 mod policy;
@@ -158,6 +160,10 @@ pub enum Command {
     /// Keep a proxy's configuration on the ring's latest version: write,
     /// check and reload it for each version, and ack once it is loaded.
     Sync(sync::SyncArgs),
+    /// Print the shell completion script for bash, zsh or fish.
+    Completions(manual::CompletionsArgs),
+    /// Print the man page (roff), e.g. `ringd man | man -l -`.
+    Man,
 }
 
 /// Runs a parsed command line. Output goes to stdout; the caller prints
@@ -166,11 +172,15 @@ pub enum Command {
 pub async fn run(cli: Cli) -> Result<(), CliError> {
     let command = match cli.command {
         Command::Serve(args) => return Ok(serve::run(args).await?),
+        Command::Completions(a) => return manual::completions(&a),
+        Command::Man => return manual::man_page(),
         other => other,
     };
     let ctx = Context::new(&cli.client)?;
     match command {
-        Command::Serve(_) => unreachable!("handled above"),
+        Command::Serve(_) | Command::Completions(_) | Command::Man => {
+            unreachable!("handled above")
+        }
         Command::Ring(c) => ring::run(&ctx, c).await,
         Command::Node(c) => node::run(&ctx, c).await,
         Command::Change(c) => change::run(&ctx, c).await,

@@ -20,6 +20,9 @@ use crate::store::leadership::InstanceId;
 /// Flags of `ringd serve`.
 #[derive(Debug, Args)]
 pub struct ServeArgs {
+    /// TOML file of these settings, one key per flag without its dashes (e.g. listen = "127.0.0.1:7420"); the command line and RINGD_* variables win over it.
+    #[arg(long, env = "RINGD_CONFIG", value_name = "PATH")]
+    pub config: Option<PathBuf>,
     /// Address to serve on (host:port; port 0 picks a free one).
     #[arg(long, env = "RINGD_LISTEN", default_value = DEFAULT_LISTEN)]
     pub listen: String,
