@@ -58,12 +58,14 @@ pub(super) const EXIT_UNREACHABLE: u8 = 3;
 
 impl CliError {
     /// The process exit code: 1 for a refusal or any other failure, 2 for
-    /// a usage error, 3 when no server could be reached.
+    /// a usage error (`serve`'s settings included), 3 when no server could
+    /// be reached.
     pub fn exit_code(&self) -> u8 {
         match self {
             Self::Usage(_) => EXIT_USAGE,
             Self::Client(ClientError::Unreachable { .. }) => EXIT_UNREACHABLE,
             Self::Client(ClientError::InvalidUrl(_)) => EXIT_USAGE,
+            Self::Serve(e) if e.is_configuration() => EXIT_USAGE,
             _ => EXIT_REFUSED,
         }
     }

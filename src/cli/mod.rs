@@ -20,6 +20,7 @@ mod error;
 pub mod export;
 mod flags;
 pub mod follow;
+pub mod health;
 pub mod inspect;
 pub mod join;
 pub mod manual;
@@ -160,6 +161,8 @@ pub enum Command {
     /// Keep a proxy's configuration on the ring's latest version: write,
     /// check and reload it for each version, and ack once it is loaded.
     Sync(sync::SyncArgs),
+    /// Whether a server is alive (or, with --ready, serving): exit code 0 if so.
+    Health(health::HealthArgs),
     /// Print the shell completion script for bash, zsh or fish.
     Completions(manual::CompletionsArgs),
     /// Print the man page (roff), e.g. `ringd man | man -l -`.
@@ -195,6 +198,7 @@ pub async fn run(cli: Cli) -> Result<(), CliError> {
         Command::Cluster(a) => cluster::run(&ctx, a).await,
         Command::Export(a) => export::run(&ctx, a).await,
         Command::Sync(a) => sync::run(&ctx, a).await,
+        Command::Health(a) => health::run(&ctx, a).await,
     }
 }
 

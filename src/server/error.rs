@@ -56,3 +56,21 @@ pub enum ServeError {
     #[error("server I/O error: {0}")]
     Io(#[from] io::Error),
 }
+
+impl ServeError {
+    /// Whether the settings themselves are wrong, so that starting again
+    /// unchanged fails the same way (exit code 2; the packaged unit does
+    /// not restart on it). A store that cannot be reached or a port in use
+    /// may pass, and are not.
+    pub fn is_configuration(&self) -> bool {
+        matches!(
+            self,
+            Self::InvalidListen { .. }
+                | Self::Insecure { .. }
+                | Self::UnsupportedStore(_)
+                | Self::EtcdAccess(_)
+                | Self::Setting(_)
+                | Self::Tls(_)
+        )
+    }
+}

@@ -53,16 +53,14 @@ impl Server {
         // leaves nothing behind.
         let mut background = Background::new();
         // SIGHUP's handler is in place before the server says it listens.
-        if let Some(tls) = &tls {
-            // Called here, not in the task: the call installs the handler.
-            let reload = tls::reload_on_hangup(tls.clone());
-            background.spawn("tls reload", |stop| async move {
-                tokio::select! {
-                    () = stop.cancelled() => {}
-                    () = reload => {}
-                }
-            });
-        }
+        // Called here, not in the task: the call installs the handler.
+        let reload = tls::reload_on_hangup(tls.clone());
+        background.spawn("tls reload", |stop| async move {
+            tokio::select! {
+                () = stop.cancelled() => {}
+                () = reload => {}
+            }
+        });
         let store = open_store(&config).await?;
         let listener = bind(&addrs).map_err(|source| ServeError::Bind {
             addr: config.listen.clone(),

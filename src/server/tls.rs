@@ -174,11 +174,15 @@ impl Tls {
 }
 
 /// Reloads `tls` on every SIGHUP, logging the outcome, until the task is
-/// aborted. The handler is installed before this returns, so a SIGHUP
+/// aborted. Without TLS a SIGHUP is logged and changes nothing: the
+/// handler is installed all the same, so `systemctl reload` never ends
+/// the process with SIGHUP's default action. The handler is installed before this returns, so a SIGHUP
 /// that arrives as soon as the server says it is listening reloads rather
 /// than ends the process.
 #[cfg(unix)]
-pub fn reload_on_hangup(tls: Arc<Tls>) -> impl std::future::Future<Output = ()> + Send + 'static {
+pub fn reload_on_hangup(
+    tls: Option<Arc<Tls>>,
+) -> impl std::future::Future<Output = ()> + Send + 'static {
     use tokio::signal::unix::{signal, SignalKind};
     let hangups = signal(SignalKind::hangup());
     async move {
@@ -190,6 +194,10 @@ pub fn reload_on_hangup(tls: Arc<Tls>) -> impl std::future::Future<Output = ()> 
             }
         };
         while hangups.recv().await.is_some() {
+            let Some(tls) = &tls else {
+                tracing::info!("SIGHUP: no TLS files to reload; other settings take a restart");
+                continue;
+            };
             match tls.reload() {
                 Ok(()) => tracing::info!(
                     cert = %tls.files.cert.display(),
@@ -206,7 +214,9 @@ pub fn reload_on_hangup(tls: Arc<Tls>) -> impl std::future::Future<Output = ()> 
 
 /// Without SIGHUP there is nothing to wait for.
 #[cfg(not(unix))]
-pub fn reload_on_hangup(tls: Arc<Tls>) -> impl std::future::Future<Output = ()> + Send + 'static {
+pub fn reload_on_hangup(
+    tls: Option<Arc<Tls>>,
+) -> impl std::future::Future<Output = ()> + Send + 'static {
     drop(tls);
     std::future::pending::<()>()
 }

@@ -354,7 +354,7 @@ fn bad_tls_files_stop_the_start() {
     let out = crate::support::ringd::Ringd::sqlite()
         .args(&["--tls-cert", &cert, "--tls-key", &key])
         .run_to_exit();
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2));
     assert!(out.stdout.is_empty(), "must not claim to listen");
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains(&format!("--tls-key {key}")), "{err}");

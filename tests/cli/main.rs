@@ -13,6 +13,7 @@ mod cluster;
 mod commands;
 mod errors;
 mod follow;
+mod health;
 mod node_join;
 mod rollout_followers;
 mod rollouts;
