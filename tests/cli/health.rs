@@ -9,7 +9,10 @@ fn health_answers_ok_and_ready_and_3_when_nothing_answers() {
     let s = Ringd::sqlite().start();
     assert_eq!(ok(&s.url, &["health"]), "ok\n");
     assert_eq!(ok(&s.url, &["health", "--ready"]), "ready\n");
-    assert_eq!(ok(&s.url, &["-o", "json", "health"]), "{\n  \"status\": \"ok\"\n}\n");
+    assert_eq!(
+        ok(&s.url, &["-o", "json", "health"]),
+        "{\n  \"status\": \"ok\"\n}\n"
+    );
     let out = ringd("http://127.0.0.1:1", &["health"]);
     assert_eq!(out.status.code(), Some(3));
 }
