@@ -34,6 +34,7 @@ mod events;
 mod handoff;
 pub mod http;
 mod member;
+mod problem;
 mod router;
 mod settings;
 mod shared;

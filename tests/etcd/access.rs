@@ -119,7 +119,7 @@ async fn tls_with_a_client_certificate() {
     assert!(stderr.contains("store unavailable"), "{stderr}");
     // A half-given identity is refused before connecting.
     let (code, stderr) = serve_fails(&["--store", &store, "--etcd-cert", &cert], &[]);
-    assert_eq!(code, Some(1), "{stderr}");
+    assert_eq!(code, Some(2), "{stderr}");
     assert!(
         stderr.contains(
             "etcd credentials: --etcd-cert needs --etcd-key (the certificate's private key)"
@@ -130,7 +130,7 @@ async fn tls_with_a_client_certificate() {
         &["--store", &store, "--etcd-ca-cert", "/nonexistent/ca.pem"],
         &[],
     );
-    assert_eq!(code, Some(1), "{stderr}");
+    assert_eq!(code, Some(2), "{stderr}");
     assert!(
         stderr.contains("etcd credentials: cannot read /nonexistent/ca.pem"),
         "{stderr}"
@@ -190,7 +190,7 @@ async fn user_and_password() {
         "{stderr}"
     );
     let (code, stderr) = serve_fails(&["--store", &store, "--etcd-user", "root"], &[]);
-    assert_eq!(code, Some(1), "{stderr}");
+    assert_eq!(code, Some(2), "{stderr}");
     assert!(
         stderr.contains(
             "etcd credentials: --etcd-user needs --etcd-password (or RINGD_ETCD_PASSWORD)"
