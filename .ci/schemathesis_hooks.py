@@ -163,8 +163,11 @@ def nearest_prime(n):
 
 
 # The algorithms that reproduce a proxy, and the hashes the others take.
-PROXY_MODES = {"nginx", "haproxy", "twemproxy"}
+PROXY_MODES = {"nginx", "haproxy", "twemproxy", "envoy_ring_hash"}
 GENERAL_HASHES = {"xxh3", "md5", "sha256", "murmur3"}
+
+# The largest ring size of envoy_ring_hash.
+MAX_RING_SIZE = 1 << 23
 
 # Most replica slots a table may have: partitions × replicas.
 MAX_TABLE_CELLS = 1 << 23
@@ -188,7 +191,8 @@ def follow_config_rules(config, complete=False):
         # A proxy's mode asks of the nodes a ring already holds what no
         # schema can say (nginx: an address of its form on every active
         # node; haproxy: weights up to 256; twemproxy: addresses and
-        # distinct server names); tests/api checks those refusals.
+        # distinct server names; envoy_ring_hash: IP addresses); tests/api
+        # checks those refusals.
         config["algorithm"] = "ring"
     # Only haproxy rings take `avalanche`, and only twemproxy rings a
     # `hash_tag`; none is left here.
@@ -203,6 +207,13 @@ def follow_config_rules(config, complete=False):
     elif "hash" in config and config["hash"] not in GENERAL_HASHES:
         # A proxy's hash goes with its own mode only.
         config["hash"] = "xxh3"
+    # The ring sizes go as a pair with the minimum at most the maximum,
+    # so that neither can meet a ring's other one set lower or higher.
+    low, high = config.get("minimum_ring_size"), config.get("maximum_ring_size")
+    if isinstance(low, int) or isinstance(high, int):
+        low = low if isinstance(low, int) and not isinstance(low, bool) else 1
+        high = high if isinstance(high, int) and not isinstance(high, bool) else MAX_RING_SIZE
+        config["minimum_ring_size"], config["maximum_ring_size"] = min(low, high), max(low, high)
     size = config.get("table_size")
     if isinstance(size, int) and not isinstance(size, bool) and not is_prime(size):
         config["table_size"] = nearest_prime(size)

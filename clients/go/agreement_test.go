@@ -23,7 +23,7 @@ import (
 
 // Key counts of the agreement test. Every algorithm's default hash gets
 // the 100,000 keys; each other (algorithm, hash) pair gets fewer,
-// so that the 38 rings on each of two stores stay well under a minute on
+// so that the 40 rings on each of two stores stay well under a minute on
 // two cores, under -race too. The hash functions themselves are checked bit for bit on every
 // shared vector (package placement); what the smaller count still covers
 // is each pair's lookup path end to end against the server.
@@ -91,8 +91,9 @@ func (c agreementCase) name() string {
 }
 
 // config is the ring's config. The odd-numbered variant of each
-// algorithm (zone_aware off) also turns off haproxy's avalanche and gives
-// twemproxy the hash tag {}, so both sides of each switch are compared.
+// algorithm (zone_aware off) also turns off haproxy's avalanche, gives
+// twemproxy the hash tag {} and envoy_ring_hash ring sizes other than the
+// defaults, so both sides of each switch are compared.
 func (c agreementCase) config() map[string]any {
 	cfg := map[string]any{"algorithm": c.alg.String(), "hash": c.hash.String(), "zone_aware": c.zoneAware}
 	switch c.alg {
@@ -105,6 +106,10 @@ func (c agreementCase) config() map[string]any {
 	case placement.Twemproxy:
 		if !c.zoneAware {
 			cfg["hash_tag"] = "{}"
+		}
+	case placement.EnvoyRingHash:
+		if !c.zoneAware {
+			cfg["minimum_ring_size"], cfg["maximum_ring_size"] = 2000, 20_000
 		}
 	}
 	return cfg
@@ -132,16 +137,27 @@ func agreementCases() []agreementCase {
 	return cases
 }
 
-// agreementNode is node i of the set every ring gets: three zones of
-// equal weight (so a zone-aware table passes check 7 of spec 2.4),
-// weights 1 to 4, and an address each proxy mode takes (nginx and
-// twemproxy place by it).
-func agreementNode(i int, state string) map[string]any {
+// agreementNode is node i of the set every ring of algorithm alg gets:
+// three zones of equal weight (so a zone-aware table passes check 7 of
+// spec 2.4), weights 1 to 4, and an address each proxy mode takes (nginx
+// and twemproxy place by it); envoy_ring_hash's xDS endpoints, which need
+// an IP address but are placed by their labels, also get IPv6 addresses
+// and an IPv4-mapped one.
+func agreementNode(i int, state string, alg placement.Algorithm) map[string]any {
+	address := fmt.Sprintf("10.0.%d.%d:11211", i/3, 10+i)
+	if alg == placement.EnvoyRingHash {
+		switch {
+		case i == 5:
+			address = "[::ffff:10.9.0.5]:8080"
+		case i%4 == 1:
+			address = fmt.Sprintf("[2001:db8::a:%x]:8080", i)
+		}
+	}
 	n := map[string]any{
 		"id":      fmt.Sprintf("node-%02d", i),
 		"weight":  1 + (i/3)%4,
 		"zone":    fmt.Sprintf("zone-%c", 'a'+i%3),
-		"address": fmt.Sprintf("10.0.%d.%d:11211", i/3, 10+i),
+		"address": address,
 		"state":   state,
 	}
 	if i == 7 {
@@ -160,7 +176,7 @@ func agreementNode(i int, state string) map[string]any {
 // the first differing keys.
 func TestAgreesWithServerLookup(t *testing.T) {
 	if testing.Short() {
-		t.Skip("-short: places 1.3 million keys per store")
+		t.Skip("-short: places 1.6 million keys per store")
 	}
 	ringdtest.Binary(t) // skip before starting etcd when there is no server
 	stores := []struct {
@@ -191,13 +207,13 @@ func checkAgreement(t *testing.T, base string, c agreementCase) {
 	a.create(c.config())
 	ops := make([]map[string]any, 0, 21)
 	for i := 0; i < 21; i++ {
-		ops = append(ops, map[string]any{"op": "upsert", "node": agreementNode(i, "active")})
+		ops = append(ops, map[string]any{"op": "upsert", "node": agreementNode(i, "active", c.alg)})
 	}
 	a.change(ops...)
 	// node-21 takes node-03's zone and weight: zone weights stay equal.
 	v := a.change(remove("node-03"),
-		map[string]any{"op": "upsert", "node": agreementNode(21, "active")},
-		map[string]any{"op": "upsert", "node": agreementNode(22, "draining")})
+		map[string]any{"op": "upsert", "node": agreementNode(21, "active", c.alg)},
+		map[string]any{"op": "upsert", "node": agreementNode(22, "draining", c.alg)})
 
 	cl, err := NewClient([]string{base}, c.name(), append(fast("agree-"+c.name()), WithAck(false))...)
 	if err != nil {
@@ -286,7 +302,7 @@ func serverLookup(t *testing.T, a api, keys [][]byte, v uint64) []keyPlacement {
 func TestServerRefusesOtherPairs(t *testing.T) {
 	s := startServer(t)
 	for _, alg := range placement.Algorithms() {
-		for h := placement.Xxh3; h <= placement.Hsieh; h++ {
+		for h := placement.Xxh3; h <= placement.Xxh64; h++ {
 			if slices.Contains(alg.AcceptedHashes(), h) {
 				continue
 			}

@@ -33,7 +33,8 @@ pub(super) fn split_membership(
 /// The fields of the placement config, as serde lists them when it
 /// refuses an unknown one (those of `RingConfigSpec`, in its order).
 const PLACEMENT_FIELDS: &str = "`algorithm`, `hash`, `vnodes_per_weight`, `table_size`, \
-                                `replication_factor`, `zone_aware`, `partitions`, `avalanche`, `hash_tag`";
+                                `replication_factor`, `zone_aware`, `partitions`, `avalanche`, `hash_tag`, \
+                                `minimum_ring_size`, `maximum_ring_size`";
 
 /// `err`, a refusal of the placement part of a config body, with
 /// `membership` added to the fields it lists when it refuses an unknown
@@ -74,7 +75,8 @@ mod tests {
             listing_membership(err).detail,
             "invalid value at `colour`: unknown field `colour`, expected one of `algorithm`, \
              `hash`, `vnodes_per_weight`, `table_size`, `replication_factor`, `zone_aware`, \
-             `partitions`, `avalanche`, `hash_tag`, `membership`"
+             `partitions`, `avalanche`, `hash_tag`, `minimum_ring_size`, `maximum_ring_size`, \
+             `membership`"
         );
         let other = ApiError::invalid(
             "hash",

@@ -21,14 +21,18 @@ impl From<PlacementError> for ApiError {
             | MissingAddress { .. }
             | AddressNotServer { .. }
             | DuplicateAddress { .. } => "address",
-            WeightOutOfRange { .. } | WeightTooHighForProxy { .. } => "weight",
+            WeightOutOfRange { .. } | WeightTooHighForProxy { .. } | WeightShareTooSmall { .. } => {
+                "weight"
+            }
+            RingSizeOutOfRange { field, .. } => field,
+            RingSizesInverted { .. } => "minimum_ring_size",
             RampOutOfRange { .. } | RampNotSupported { .. } => "ramp",
             UnknownAlgorithm(_) => "algorithm",
             UnknownHash(_) | HashNotSupported { .. } | HashNotAccepted { .. } => "hash",
             AvalancheNotSupported(_) => "avalanche",
             InvalidHashTag { .. } | HashTagNotSupported { .. } => "hash_tag",
             InvalidServerName { .. } => "hash_key",
-            ServerNameTaken { field, .. } => field,
+            ServerNameTaken { field, .. } | EndpointKeyTaken { field, .. } => field,
             TableSizeNotPrime(_) | TableSizeOutOfRange { .. } => "table_size",
             VnodesOutOfRange { .. } | TooManyPoints { .. } => "vnodes_per_weight",
             ReplicationOutOfRange { .. } => "replication_factor",

@@ -244,6 +244,14 @@ fn hash_tag(c: &RingConfigView) -> String {
     c.hash_tag.as_deref().map_or_else(|| "-".to_owned(), escape)
 }
 
+/// `envoy_ring_hash`'s ring sizes, or "-" for a ring that shows none.
+fn ring_sizes(c: &RingConfigView) -> String {
+    match (c.minimum_ring_size, c.maximum_ring_size) {
+        (Some(min), Some(max)) => format!("{min} to {max}"),
+        _ => "-".to_owned(),
+    }
+}
+
 /// The configuration fields a change alters, old value against new, so a
 /// change of algorithm or hash is never a surprise.
 fn config_change(from: &RingConfigView, to: &RingConfigView) -> String {
@@ -276,6 +284,7 @@ fn config_change(from: &RingConfigView, to: &RingConfigView) -> String {
         ("zone aware", yes_no(from.zone_aware), yes_no(to.zone_aware)),
         ("avalanche", avalanche(from), avalanche(to)),
         ("hash tag", hash_tag(from), hash_tag(to)),
+        ("ring size", ring_sizes(from), ring_sizes(to)),
     ];
     let changed: Vec<(&str, String)> = pairs
         .into_iter()

@@ -51,6 +51,9 @@ fn algorithm_parser() -> impl TypedValueParser<Value = Algorithm> {
         Algorithm::Nginx => "nginx's hash $key consistent (nodes placed by address)",
         Algorithm::Haproxy => "HAProxy 2.6 hash-type consistent, by stable server ids",
         Algorithm::Twemproxy => "twemproxy's distribution: ketama (nodes placed by server name)",
+        Algorithm::EnvoyRingHash => {
+            "Envoy's and gRPC's ring_hash through xDS (nodes need an ip:port)"
+        }
     };
     PossibleValuesParser::new(Algorithm::ALL.map(|a| PossibleValue::new(a.name()).help(help(a))))
         .try_map(|name| name.parse::<Algorithm>())
@@ -73,6 +76,7 @@ fn hash_parser() -> impl TypedValueParser<Value = HashFunction> {
         HashFunction::Jenkins => "Twemproxy's jenkins (lookup3)",
         HashFunction::Hsieh => "Twemproxy's hsieh (SuperFastHash)",
         HashFunction::Crc32 => "CRC-32 (nginx's only hash; also haproxy's)",
+        HashFunction::Xxh64 => "XXH64 (envoy_ring_hash's only hash)",
         HashFunction::Sdbm => "sdbm (haproxy's default)",
         HashFunction::Djb2 => "djb2 (haproxy)",
         HashFunction::Wt6 => "wt6 (haproxy)",
@@ -119,6 +123,14 @@ pub struct CreateArgs {
     /// none].
     #[arg(long, value_name = "XY")]
     pub hash_tag: Option<String>,
+    /// `envoy_ring_hash`: the least number of ring entries, as Envoy's and
+    /// gRPC's `minimum_ring_size` [server default: 1024].
+    #[arg(long, value_name = "N")]
+    pub minimum_ring_size: Option<u64>,
+    /// `envoy_ring_hash`: the most ring entries, as Envoy's and gRPC's
+    /// `maximum_ring_size` [server default: 4096, gRPC's cap].
+    #[arg(long, value_name = "N")]
+    pub maximum_ring_size: Option<u64>,
     /// The membership policy.
     #[command(flatten)]
     pub policy: PolicyArgs,
@@ -199,6 +211,8 @@ async fn create(ctx: &Context, a: CreateArgs) -> Result<(), CliError> {
         partitions: a.partitions,
         avalanche: a.avalanche,
         hash_tag: a.hash_tag,
+        minimum_ring_size: a.minimum_ring_size,
+        maximum_ring_size: a.maximum_ring_size,
         membership: a.policy.input(),
     };
     let body = to_body(&input);
@@ -242,6 +256,9 @@ fn config_fields(c: &RingConfigView) -> Vec<(&'static str, String)> {
     }
     if let Some(t) = &c.hash_tag {
         fields.push(("hash tag", escape(t)));
+    }
+    if let (Some(min), Some(max)) = (c.minimum_ring_size, c.maximum_ring_size) {
+        fields.push(("ring size", format!("{min} to {max} entries")));
     }
     fields
 }

@@ -31,11 +31,14 @@ pub enum Algorithm {
     /// twemproxy's (nutcracker's) `distribution: ketama`, servers placed
     /// by name (`placement::twemproxy`).
     Twemproxy,
+    /// Envoy's and gRPC's `ring_hash` load balancer, endpoints placed by
+    /// their xDS hash key (`placement::envoy_ring_hash`).
+    EnvoyRingHash,
 }
 
 impl Algorithm {
     /// All algorithms, in their canonical code order.
-    pub const ALL: [Algorithm; 9] = [
+    pub const ALL: [Algorithm; 10] = [
         Algorithm::Ring,
         Algorithm::Ketama,
         Algorithm::Maglev,
@@ -45,6 +48,7 @@ impl Algorithm {
         Algorithm::Nginx,
         Algorithm::Haproxy,
         Algorithm::Twemproxy,
+        Algorithm::EnvoyRingHash,
     ];
 
     /// The name used in JSON and on the command line.
@@ -59,6 +63,7 @@ impl Algorithm {
             Algorithm::Nginx => "nginx",
             Algorithm::Haproxy => "haproxy",
             Algorithm::Twemproxy => "twemproxy",
+            Algorithm::EnvoyRingHash => "envoy_ring_hash",
         }
     }
 
@@ -74,6 +79,7 @@ impl Algorithm {
             Algorithm::Nginx => 7,
             Algorithm::Haproxy => 8,
             Algorithm::Twemproxy => 9,
+            Algorithm::EnvoyRingHash => 10,
         }
     }
 
@@ -91,11 +97,22 @@ impl Algorithm {
             | Algorithm::Rendezvous
             | Algorithm::Table
             // HAProxy places a server by its numeric id (5.8).
-            | Algorithm::Haproxy => false,
+            | Algorithm::Haproxy
+            // ringd gives every endpoint its label as EDS metadata
+            // `envoy.lb` `hash_key`, which Envoy and gRPC hash instead of
+            // the address.
+            | Algorithm::EnvoyRingHash => false,
             // nutcracker connects to each server's `host:port` and, unless
             // a name is given (the node's `hash_key`), places it by it.
             Algorithm::Nginx | Algorithm::Twemproxy => true,
         }
+    }
+
+    /// Whether every active node needs an `address`: those placed by it,
+    /// and `envoy_ring_hash`, whose nodes are xDS endpoints (an address
+    /// to connect to) placed by their label.
+    pub fn needs_address(self) -> bool {
+        self.places_by_address() || self == Algorithm::EnvoyRingHash
     }
 
     /// The hash an algorithm uses when none is given.
@@ -105,6 +122,7 @@ impl Algorithm {
             Algorithm::Nginx => HashFunction::Crc32,
             Algorithm::Haproxy => HashFunction::Sdbm,
             Algorithm::Twemproxy => HashFunction::Fnv1a64,
+            Algorithm::EnvoyRingHash => HashFunction::Xxh64,
             _ => HashFunction::Xxh3,
         }
     }
@@ -117,6 +135,9 @@ impl Algorithm {
             Algorithm::Nginx => &[HashFunction::Crc32],
             Algorithm::Haproxy => &HashFunction::HAPROXY,
             Algorithm::Twemproxy => &HashFunction::TWEMPROXY,
+            // A header hash policy is xxHash64 in Envoy, and the only
+            // hash gRPC has.
+            Algorithm::EnvoyRingHash => &[HashFunction::Xxh64],
             _ => &HashFunction::GENERAL,
         }
     }
@@ -190,11 +211,14 @@ pub enum HashFunction {
     Djb2,
     /// HAProxy's `wt6` (32 bits).
     Wt6,
+    /// XXH64 with seed 0: Envoy's and gRPC's hash of request headers and
+    /// ring entries.
+    Xxh64,
 }
 
 impl HashFunction {
     /// All hash functions, in their canonical code order.
-    pub const ALL: [HashFunction; 17] = [
+    pub const ALL: [HashFunction; 18] = [
         HashFunction::Xxh3,
         HashFunction::Md5,
         HashFunction::Sha256,
@@ -212,6 +236,7 @@ impl HashFunction {
         HashFunction::Murmur,
         HashFunction::Jenkins,
         HashFunction::Hsieh,
+        HashFunction::Xxh64,
     ];
 
     /// The hashes of the general algorithms (`ring`, `maglev`, `jump`,
@@ -267,6 +292,7 @@ impl HashFunction {
             HashFunction::Sdbm => "sdbm",
             HashFunction::Djb2 => "djb2",
             HashFunction::Wt6 => "wt6",
+            HashFunction::Xxh64 => "xxh64",
         }
     }
 
@@ -290,6 +316,7 @@ impl HashFunction {
             HashFunction::Sdbm => 6,
             HashFunction::Djb2 => 7,
             HashFunction::Wt6 => 8,
+            HashFunction::Xxh64 => 18,
         }
     }
 }

@@ -8,7 +8,9 @@ use super::jump::runs::{BucketRuns, RunsBuilder, HOLE};
 use super::nodeset::{active_sorted, zones_of};
 use std::collections::BTreeMap;
 
-use super::{config, haproxy, hash, jump, ketama, maglev, nginx, twemproxy, vnode};
+use super::{
+    config, envoy_ring_hash, haproxy, hash, jump, ketama, maglev, nginx, twemproxy, vnode,
+};
 use super::{Algorithm, Layout, Node, NodeId, Placement, PlacementError, RingConfig};
 
 impl Placement {
@@ -28,6 +30,11 @@ impl Placement {
             Algorithm::Table => return Self::table_from(config, active, None),
             Algorithm::Nginx => Layout::Nginx(nginx::build(&active)),
             Algorithm::Twemproxy => Layout::Twemproxy(twemproxy::build(&active)?),
+            Algorithm::EnvoyRingHash => Layout::EnvoyRingHash(envoy_ring_hash::build(
+                &active,
+                config.minimum_ring_size,
+                config.maximum_ring_size,
+            )),
             Algorithm::Haproxy => {
                 return Self::build_with_server_ids(config, nodes, &haproxy::initial_ids(nodes))
             }

@@ -209,7 +209,8 @@ impl Placement {
             }
         }
         match &self.layout {
-            Layout::Ring(c) => {
+            // Envoy's ring is written as `ring`'s: its entries and owners.
+            Layout::Ring(c) | Layout::EnvoyRingHash(c) => {
                 out.extend_from_slice(&(c.len() as u32).to_le_bytes());
                 for p in c.points() {
                     out.extend_from_slice(&p.pos.to_le_bytes());
@@ -265,7 +266,7 @@ impl Placement {
 
     fn body_len(&self) -> usize {
         match &self.layout {
-            Layout::Ring(c) => c.len() * 12,
+            Layout::Ring(c) | Layout::EnvoyRingHash(c) => c.len() * 12,
             Layout::Ketama(c) | Layout::Nginx(c) => c.len() * 8,
             Layout::Twemproxy(c) => 3 + c.len() * 8,
             Layout::Maglev(t) => t.len() * 4,

@@ -71,10 +71,12 @@ pub enum PlacementError {
         /// The ring's algorithm.
         algorithm: &'static str,
     },
-    /// Two active nodes share an address under an algorithm that places by
-    /// address: the proxy would take them for one server.
-    #[error("nodes `{first}` and `{second}` share the address `{address}`, but an nginx ring places nodes by address: give each its own")]
+    /// Two active nodes share an address under an algorithm whose proxy
+    /// would take them for one server (or, for gRPC, one endpoint).
+    #[error("nodes `{first}` and `{second}` share the address `{address}`, but an {algorithm} ring's proxies would take them for one server: give each its own")]
     DuplicateAddress {
+        /// The ring's algorithm.
+        algorithm: &'static str,
         /// The address.
         address: String,
         /// The first node with it, in id order.
@@ -159,6 +161,19 @@ pub enum PlacementError {
         /// `address`.
         field: &'static str,
     },
+    /// Two active nodes of an `envoy_ring_hash` ring have one label, so
+    /// Envoy and gRPC would hash both endpoints alike.
+    #[error("nodes `{first}` and `{second}` would both be hashed as `{key}` by Envoy and gRPC (an endpoint is hashed by its hash_key, else its id): give one a distinct {field}")]
+    EndpointKeyTaken {
+        /// The shared hash key.
+        key: String,
+        /// The first node, in key order then id order.
+        first: String,
+        /// The second node.
+        second: String,
+        /// The field to change: always `hash_key`, since ids are unique.
+        field: &'static str,
+    },
     /// An active node's weight is above what the ring's proxy accepts.
     #[error("node `{node}` has weight {weight}, but {algorithm} takes weights from 1 to {max}")]
     WeightTooHighForProxy {
@@ -186,6 +201,36 @@ pub enum PlacementError {
         nodes: usize,
         /// The largest accepted size.
         max: u64,
+    },
+    /// An `envoy_ring_hash` ring size outside Envoy's range.
+    #[error("{field} {value} is out of range: it must be from 1 to {max}")]
+    RingSizeOutOfRange {
+        /// `minimum_ring_size` or `maximum_ring_size`.
+        field: &'static str,
+        /// The rejected value.
+        value: u64,
+        /// The largest accepted value.
+        max: u64,
+    },
+    /// `minimum_ring_size` above `maximum_ring_size`, which Envoy and gRPC
+    /// refuse.
+    #[error("minimum_ring_size {minimum} is above maximum_ring_size {maximum}: Envoy and gRPC refuse such a cluster")]
+    RingSizesInverted {
+        /// The minimum given.
+        minimum: u64,
+        /// The maximum given.
+        maximum: u64,
+    },
+    /// An active node's share of an `envoy_ring_hash` ring is below one
+    /// part in 2^31, the unit of the weights its xDS endpoints carry.
+    #[error("node `{node}` has {weight} of the {total} total weight (weight × ramp), less than one part in 2^31, the smallest share an envoy_ring_hash endpoint can have: raise its weight or ramp, or lower the others'")]
+    WeightShareTooSmall {
+        /// The first such node in id order.
+        node: String,
+        /// Its weight × ramp.
+        weight: u64,
+        /// The active nodes' weight × ramp.
+        total: u64,
     },
     /// Points per weight unit outside the accepted range.
     #[error("vnodes_per_weight {value} is out of range: it must be from 1 to {max}")]

@@ -21,6 +21,8 @@ pub fn hash64(f: HashFunction, bytes: &[u8]) -> u64 {
         HashFunction::Md5 => md5_64(bytes),
         HashFunction::Sha256 => sha256_64(bytes),
         HashFunction::Murmur3 => murmur3_x64_128(bytes, 0).0,
+        // Only `envoy_ring_hash` rings accept it (`RingConfig::validate`).
+        HashFunction::Xxh64 => xxh64(bytes, 0),
         // twemproxy's 32-bit hashes, zero-extended; only `twemproxy` rings
         // accept them (RingConfig::validate).
         HashFunction::Fnv1a64 => u64::from(hashes::fnv1a_64(bytes)),

@@ -60,9 +60,11 @@ impl Placement {
     #[inline]
     pub fn owner_of_hash(&self, h: u64) -> Option<usize> {
         let i = match &self.layout {
-            Layout::Ring(c) | Layout::Ketama(c) | Layout::Nginx(c) | Layout::Twemproxy(c) => {
-                c.owner(h)?
-            }
+            Layout::Ring(c)
+            | Layout::Ketama(c)
+            | Layout::Nginx(c)
+            | Layout::Twemproxy(c)
+            | Layout::EnvoyRingHash(c) => c.owner(h)?,
             Layout::Haproxy(c) => c.boundaries.owner(h)?,
             Layout::Maglev(t) => *t.get((h % self.config.table_size) as usize)?,
             Layout::Jump(b) if !b.is_empty() => b.owner(b.lookup(h)),
@@ -100,12 +102,14 @@ impl Placement {
         let n = self.nodes.len();
         let zones = self.zones.as_ref().map(|z| (&z.of_node[..], z.count));
         match &self.layout {
-            Layout::Ring(c) | Layout::Ketama(c) | Layout::Nginx(c) | Layout::Twemproxy(c) => {
-                match c.successor(h) {
-                    Some(start) => preference::select(c.walk(start), r, n, zones),
-                    None => Vec::new(),
-                }
-            }
+            Layout::Ring(c)
+            | Layout::Ketama(c)
+            | Layout::Nginx(c)
+            | Layout::Twemproxy(c)
+            | Layout::EnvoyRingHash(c) => match c.successor(h) {
+                Some(start) => preference::select(c.walk(start), r, n, zones),
+                None => Vec::new(),
+            },
             // The nearest point, then the points after it: the servers
             // HAProxy falls back to, in order, when it must avoid one.
             Layout::Haproxy(c) => match c.boundaries.successor(h) {

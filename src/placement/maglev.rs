@@ -10,7 +10,12 @@
 //! starts at 0 and grows by the largest weight on every turn taken; so the
 //! heaviest nodes claim a slot every round and a node of half that weight
 //! every other round. Integer arithmetic replaces Envoy's normalized
-//! doubles: it is exact, and gives the same tables.
+//! doubles, which is not quite Envoy's table: where a turn ties exactly
+//! (`round × w = turns × W`), Envoy's rounded `round × (w / Σ)` can fall
+//! just below its summed target and skip the turn that this takes. That
+//! happens for small weight sets (weights 5 and 1 at M = 7; about a tenth
+//! of tables with weights from 1 to 10), never with equal weights (spec
+//! 5.3).
 
 use super::hash::xxh64_seeded;
 use super::node::Node;

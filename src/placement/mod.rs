@@ -13,6 +13,7 @@ pub mod config;
 mod continuum;
 mod diff;
 mod encoding;
+pub mod envoy_ring_hash;
 pub mod error;
 pub mod haproxy;
 pub mod hash;
@@ -66,6 +67,9 @@ enum Layout {
     /// nutcracker's continuum, equal points in server-name order; the key
     /// hash also needs the config's `hash_tag`.
     Twemproxy(Continuum),
+    /// Envoy's and gRPC's ring: 64-bit positions, equal ones in hash-key
+    /// order.
+    EnvoyRingHash(Continuum),
 }
 
 /// An immutable, materialized placement: who owns every key.
@@ -127,12 +131,17 @@ impl Placement {
         }
     }
 
-    /// For `ring`, `ketama`, `nginx` and `twemproxy`, the points on the
+    /// For `ring`, `ketama`, `nginx`, `twemproxy` and `envoy_ring_hash`,
+    /// the points on the
     /// circle in ascending order with their owners (ties in the documented
     /// order).
     pub fn points(&self) -> Option<impl Iterator<Item = (u64, &NodeId)> + '_> {
         match &self.layout {
-            Layout::Ring(c) | Layout::Ketama(c) | Layout::Nginx(c) | Layout::Twemproxy(c) => Some(
+            Layout::Ring(c)
+            | Layout::Ketama(c)
+            | Layout::Nginx(c)
+            | Layout::Twemproxy(c)
+            | Layout::EnvoyRingHash(c) => Some(
                 c.points()
                     .iter()
                     .map(|p| (p.pos, &self.nodes[p.owner as usize].id)),

@@ -98,6 +98,7 @@ pub(crate) fn check_nodes(nodes: &[Node]) -> Result<(), PlacementError> {
     seen.sort_by(|a, b| a.0.cmp(b.0).then(a.1.id.cmp(&b.1.id)));
     if let Some(w) = seen.windows(2).find(|w| w[0].0 == w[1].0) {
         return Err(PlacementError::DuplicateAddress {
+            algorithm: "nginx",
             address: super::error::excerpt(w[0].0),
             first: w[0].1.id.to_string(),
             second: w[1].1.id.to_string(),

@@ -3,7 +3,7 @@
 use super::config::{self, Algorithm, RingConfig};
 use super::error::PlacementError;
 use super::node::{Node, Zone};
-use super::{haproxy, ketama, nginx, twemproxy, vnode};
+use super::{envoy_ring_hash, haproxy, ketama, nginx, twemproxy, vnode};
 
 /// Zone number of each node (numbered by zone name order) and the number of
 /// distinct zones; present only when zone awareness is on.
@@ -41,7 +41,7 @@ pub(crate) fn active_sorted(
             return Err(PlacementError::MissingZone(n.id.to_string()));
         }
     }
-    if config.algorithm.places_by_address() {
+    if config.algorithm.needs_address() {
         if let Some(n) = active.iter().find(|n| n.address.is_none()) {
             return Err(PlacementError::MissingAddress {
                 node: n.id.to_string(),
@@ -60,6 +60,9 @@ pub(crate) fn active_sorted(
             twemproxy::server_name(n)?;
         }
         twemproxy::names(&active)?;
+    }
+    if config.algorithm == Algorithm::EnvoyRingHash {
+        envoy_ring_hash::check_nodes(&all, &active)?;
     }
     if matches!(
         config.algorithm,
@@ -93,6 +96,11 @@ pub(crate) fn active_sorted(
         Algorithm::Ketama => ketama::point_count(&active),
         Algorithm::Nginx => nginx::point_count(&active),
         Algorithm::Twemproxy => twemproxy::total_points(&active),
+        Algorithm::EnvoyRingHash => envoy_ring_hash::total_entries(
+            &active,
+            config.minimum_ring_size,
+            config.maximum_ring_size,
+        ),
         Algorithm::Jump => active.iter().map(|n| u64::from(n.weight.get())).sum(),
         Algorithm::Haproxy => active
             .iter()

@@ -68,6 +68,7 @@ impl Placement {
             | Layout::Ketama(c)
             | Layout::Nginx(c)
             | Layout::Twemproxy(c)
+            | Layout::EnvoyRingHash(c)
             | Layout::Haproxy(haproxy::Circle { boundaries: c, .. }) => {
                 for arc in c.arcs() {
                     units[arc.owner as usize] += arc.len();

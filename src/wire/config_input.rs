@@ -12,7 +12,8 @@ use super::membership::MembershipPolicyInput;
 use super::rings::{AlgorithmName, HashName};
 #[cfg(feature = "server")]
 use super::schema::{
-    PartitionsSchema, ReplicationFactorSchema, TableSizeSchema, VnodesPerWeightSchema,
+    MaximumRingSizeSchema, MinimumRingSizeSchema, PartitionsSchema, ReplicationFactorSchema,
+    TableSizeSchema, VnodesPerWeightSchema,
 };
 
 /// A complete configuration, as `set_config` takes it: every field, as
@@ -62,6 +63,17 @@ pub struct CompleteConfigInput {
         schema(pattern = r#"^[!#-&(-\[\]-~]{2}$"#, required = false)
     )]
     pub hash_tag: Option<String>,
+    /// `envoy_ring_hash`: the least number of ring entries. Required when
+    /// `algorithm` is `envoy_ring_hash`; for other algorithms optional and
+    /// unused.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "server", schema(value_type = MinimumRingSizeSchema, required = false))]
+    pub minimum_ring_size: Option<u64>,
+    /// `envoy_ring_hash`: the most ring entries. Required when `algorithm`
+    /// is `envoy_ring_hash`; for other algorithms optional and unused.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "server", schema(value_type = MaximumRingSizeSchema, required = false))]
+    pub maximum_ring_size: Option<u64>,
     /// The membership policy: omitted, the ring's stays as it is; given,
     /// it replaces it, with defaults for the fields it omits.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -108,6 +120,12 @@ pub struct ConfigPatchInput {
         schema(pattern = r#"^[!#-&(-\[\]-~]{2}$"#, required = false)
     )]
     pub hash_tag: Option<String>,
+    /// `envoy_ring_hash`: the least number of ring entries.
+    #[cfg_attr(feature = "server", schema(value_type = MinimumRingSizeSchema, required = false))]
+    pub minimum_ring_size: Option<u64>,
+    /// `envoy_ring_hash`: the most ring entries.
+    #[cfg_attr(feature = "server", schema(value_type = MaximumRingSizeSchema, required = false))]
+    pub maximum_ring_size: Option<u64>,
     /// Policy fields to change; the others keep the ring's values.
     #[cfg_attr(feature = "server", schema(value_type = MembershipPolicyInput, required = false))]
     pub membership: Option<MembershipPolicyInput>,
@@ -158,6 +176,15 @@ pub struct RingConfigInput {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "server", schema(pattern = r#"^[!#-&(-\[\]-~]{2}$"#))]
     pub hash_tag: Option<String>,
+    /// `envoy_ring_hash`: the least number of ring entries, at most
+    /// `maximum_ring_size`; defaults to 1024.
+    #[cfg_attr(feature = "server", schema(value_type = Option<MinimumRingSizeSchema>))]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub minimum_ring_size: Option<u64>,
+    /// `envoy_ring_hash`: the most ring entries; defaults to 4096.
+    #[cfg_attr(feature = "server", schema(value_type = Option<MaximumRingSizeSchema>))]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub maximum_ring_size: Option<u64>,
     /// The membership policy; omitted fields take their defaults.
     #[cfg_attr(feature = "server", schema(value_type = Option<MembershipPolicyInput>))]
     #[serde(skip_serializing_if = "Option::is_none")]

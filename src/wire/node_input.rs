@@ -141,6 +141,8 @@ mod tests {
             partitions: None,
             avalanche: None,
             hash_tag: None,
+            minimum_ring_size: None,
+            maximum_ring_size: None,
             membership: None,
         };
         assert_eq!(

@@ -35,6 +35,9 @@ pub enum AlgorithmName {
     Haproxy,
     /// twemproxy's (nutcracker's) `distribution: ketama`, by server name.
     Twemproxy,
+    /// Envoy's and gRPC's `ring_hash`, endpoints placed by hash key.
+    #[serde(rename = "envoy_ring_hash")]
+    EnvoyRingHash,
 }
 
 impl AlgorithmName {
@@ -50,6 +53,7 @@ impl AlgorithmName {
             Self::Nginx => "nginx",
             Self::Haproxy => "haproxy",
             Self::Twemproxy => "twemproxy",
+            Self::EnvoyRingHash => "envoy_ring_hash",
         }
     }
 }
@@ -66,6 +70,7 @@ impl From<Algorithm> for AlgorithmName {
             Algorithm::Nginx => Self::Nginx,
             Algorithm::Haproxy => Self::Haproxy,
             Algorithm::Twemproxy => Self::Twemproxy,
+            Algorithm::EnvoyRingHash => Self::EnvoyRingHash,
         }
     }
 }
@@ -118,6 +123,8 @@ pub enum HashName {
     Djb2,
     /// wt6 (haproxy).
     Wt6,
+    /// XXH64, seed 0 (`envoy_ring_hash`'s only hash).
+    Xxh64,
 }
 
 impl HashName {
@@ -141,6 +148,7 @@ impl HashName {
             Self::Sdbm => "sdbm",
             Self::Djb2 => "djb2",
             Self::Wt6 => "wt6",
+            Self::Xxh64 => "xxh64",
         }
     }
 }
@@ -165,6 +173,7 @@ impl From<HashFunction> for HashName {
             HashFunction::Sdbm => Self::Sdbm,
             HashFunction::Djb2 => Self::Djb2,
             HashFunction::Wt6 => Self::Wt6,
+            HashFunction::Xxh64 => Self::Xxh64,
         }
     }
 }
@@ -202,6 +211,16 @@ pub struct RingConfigView {
     /// (nutcracker's `hash_tag`). Shown only when set.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hash_tag: Option<String>,
+    /// `envoy_ring_hash`: Envoy's `minimum_ring_size` (1–8388608). Shown
+    /// for `envoy_ring_hash` rings (and for others only if set to other
+    /// than 1024).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub minimum_ring_size: Option<u64>,
+    /// `envoy_ring_hash`: Envoy's `maximum_ring_size` (1–8388608). Shown
+    /// for `envoy_ring_hash` rings (and for others only if set to other
+    /// than 4096).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub maximum_ring_size: Option<u64>,
     /// The membership policy (not placement: it never enters the
     /// fingerprint). Always present in a ring's or a snapshot's config; in
     /// a recorded `set_config` op, present only if the op set it.
@@ -222,6 +241,8 @@ impl From<&RingConfig> for RingConfigView {
             partitions: c.partitions_written().then_some(c.partitions),
             avalanche: (c.algorithm == Algorithm::Haproxy).then_some(c.avalanche),
             hash_tag: c.hash_tag.map(|t| t.to_string()),
+            minimum_ring_size: c.ring_sizes_written().then_some(c.minimum_ring_size),
+            maximum_ring_size: c.ring_sizes_written().then_some(c.maximum_ring_size),
             membership: None,
         }
     }

@@ -21,8 +21,8 @@ mod versions;
 use utoipa::openapi::schema::{ObjectBuilder, Type};
 
 pub use config::{
-    ChangeRateSchema, PartitionsSchema, ReplicationFactorSchema, TableSizeSchema,
-    UnhealthyFractionSchema, VnodesPerWeightSchema,
+    ChangeRateSchema, MaximumRingSizeSchema, MinimumRingSizeSchema, PartitionsSchema,
+    ReplicationFactorSchema, TableSizeSchema, UnhealthyFractionSchema, VnodesPerWeightSchema,
 };
 pub use durations::{
     GateTimeoutSchema, LeaseTtlSchema, MinDwellSchema, PolicyDelaySchema, WaitSchema,

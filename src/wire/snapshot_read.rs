@@ -94,6 +94,8 @@ fn config_of(
         partitions: c.partitions.map(Into::into),
         avalanche: c.avalanche,
         hash_tag: Some(c.hash_tag.as_deref().map(HashTag::new).transpose()?),
+        minimum_ring_size: c.minimum_ring_size,
+        maximum_ring_size: c.maximum_ring_size,
     })?;
     Ok((config, c.membership.map(policy_of).transpose()?))
 }
@@ -120,6 +122,7 @@ fn algorithm_of(a: AlgorithmName) -> Algorithm {
         AlgorithmName::Nginx => Algorithm::Nginx,
         AlgorithmName::Haproxy => Algorithm::Haproxy,
         AlgorithmName::Twemproxy => Algorithm::Twemproxy,
+        AlgorithmName::EnvoyRingHash => Algorithm::EnvoyRingHash,
     }
 }
 
@@ -142,6 +145,7 @@ fn hash_of(h: HashName) -> HashFunction {
         HashName::Sdbm => HashFunction::Sdbm,
         HashName::Djb2 => HashFunction::Djb2,
         HashName::Wt6 => HashFunction::Wt6,
+        HashName::Xxh64 => HashFunction::Xxh64,
     }
 }
 

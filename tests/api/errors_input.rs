@@ -96,7 +96,8 @@ async fn unknown_algorithm_or_field() {
     // The refusal lists every field a config accepts, `membership` too.
     const ACCEPTED: &str = "expected one of `algorithm`, `hash`, `vnodes_per_weight`, \
                             `table_size`, `replication_factor`, `zone_aware`, `partitions`, \
-                            `avalanche`, `hash_tag`, `membership`";
+                            `avalanche`, `hash_tag`, `minimum_ring_size`, `maximum_ring_size`, \
+                            `membership`";
     let r = s
         .put(
             "/v1/rings/new",

@@ -19,6 +19,7 @@ mod config_change;
 mod console_package;
 mod console_serving;
 mod convergence;
+mod envoy_rings;
 mod errors;
 mod errors_input;
 mod errors_text;

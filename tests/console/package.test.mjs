@@ -10,7 +10,7 @@ import {
   launchBrowser, legendShares, nodeRows, openRing, seedRing, startRingd, withConsole,
 } from './support.mjs';
 
-const CIRCLES = ['nginx', 'haproxy', 'twemproxy'];
+const CIRCLES = ['nginx', 'haproxy', 'twemproxy', 'envoy_ring_hash'];
 let server;
 let browser;
 

@@ -4,6 +4,13 @@
 
 use ringd::placement::{Address, Algorithm, Node, NodeId, Placement, RingConfig, Weight};
 
+/// The `i`th of distinct IPv4 addresses, written as Envoy writes them
+/// (which `envoy_ring_hash` requires) and taken by every algorithm that
+/// places by address.
+pub(crate) fn address_number(i: usize) -> Address {
+    Address::new(format!("10.0.{}.{}:11211", i / 256, i % 256)).unwrap()
+}
+
 fn nodes(with_addresses: bool) -> Vec<Node> {
     (0..6u64)
         .map(|i| {
@@ -20,16 +27,32 @@ fn nodes(with_addresses: bool) -> Vec<Node> {
 
 #[test]
 fn addresses_leave_the_other_algorithms_encodings_unchanged() {
-    for algorithm in Algorithm::ALL
-        .into_iter()
-        .filter(|a| !a.places_by_address())
-    {
+    for algorithm in Algorithm::ALL.into_iter().filter(|a| !a.needs_address()) {
         let config = RingConfig::new(algorithm);
         let without = Placement::build(&config, &nodes(false)).unwrap();
         let with = Placement::build(&config, &nodes(true)).unwrap();
         assert_eq!(without.encode(), with.encode(), "{algorithm}");
         assert_eq!(without.fingerprint(), with.fingerprint(), "{algorithm}");
     }
+}
+
+#[test]
+fn envoy_ring_hash_needs_addresses_but_is_not_placed_by_them() {
+    let config = RingConfig::new(Algorithm::EnvoyRingHash);
+    let err = Placement::build(&config, &nodes(false)).unwrap_err();
+    assert!(
+        matches!(err, ringd::placement::PlacementError::MissingAddress { ref node, algorithm: "envoy_ring_hash" } if node == "n0"),
+        "{err:?}"
+    );
+    let here = Placement::build(&config, &nodes(true)).unwrap();
+    let moved: Vec<Node> = nodes(true)
+        .into_iter()
+        .enumerate()
+        .map(|(i, n)| n.with_address(Address::new(format!("10.9.0.{i}:80")).unwrap()))
+        .collect();
+    let there = Placement::build(&config, &moved).unwrap();
+    assert_eq!(here.encode(), there.encode());
+    assert_eq!(here.fingerprint(), there.fingerprint());
 }
 
 #[test]

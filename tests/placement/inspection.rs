@@ -3,15 +3,14 @@
 use std::collections::BTreeMap;
 
 use ringd::placement::{
-    Address, Algorithm, DiffBasis, HashFunction, Node, NodeId, Placement, PlacementDiff,
-    RingConfig, Weight,
+    Algorithm, DiffBasis, HashFunction, Node, NodeId, Placement, PlacementDiff, RingConfig, Weight,
 };
 
 /// A node, with an address for the algorithms that place by it.
 fn node(id: &str, weight: u64) -> Node {
     Node::new(NodeId::new(id).unwrap())
         .with_weight(Weight::new(weight).unwrap())
-        .with_address(Address::new(format!("{id}.svc:11211")).unwrap())
+        .with_address(crate::addresses::address_number(id[1..].parse().unwrap()))
 }
 
 fn cluster() -> Vec<Node> {

@@ -9,7 +9,7 @@ use crate::vectors::{address, node};
 
 /// The small files beyond the shapes above, each pinning one input the
 /// shapes leave at its default: `(file name, algorithm)`.
-pub(crate) const EXTRAS: [(&str, Algorithm); 27] = [
+pub(crate) const EXTRAS: [(&str, Algorithm); 32] = [
     ("ring-md5-vnodes", Algorithm::Ring),
     ("rendezvous-sha256", Algorithm::Rendezvous),
     ("maglev-murmur3-table-size", Algorithm::Maglev),
@@ -37,6 +37,11 @@ pub(crate) const EXTRAS: [(&str, Algorithm); 27] = [
     ("twemproxy-fnv1_64", Algorithm::Twemproxy),
     ("twemproxy-fnv1a_32", Algorithm::Twemproxy),
     ("twemproxy-fnv1_32", Algorithm::Twemproxy),
+    ("envoy_ring_hash-no-active", Algorithm::EnvoyRingHash),
+    ("envoy_ring_hash-six-hosts", Algorithm::EnvoyRingHash),
+    ("envoy_ring_hash-hash-keys", Algorithm::EnvoyRingHash),
+    ("envoy_ring_hash-two-hosts", Algorithm::EnvoyRingHash),
+    ("envoy_ring_hash-forty", Algorithm::EnvoyRingHash),
 ];
 
 /// The config, nodes and placement of one of [`EXTRAS`].
@@ -132,6 +137,62 @@ pub(crate) fn extra(name: &str, algorithm: Algorithm) -> (RingConfig, Vec<Node>,
             config.hash = name["twemproxy-".len()..].parse().unwrap();
             four()
         }
+        // The inputs of Envoy's own tests (ring_hash_lb_test.cc): `Basic`,
+        // hosts 127.0.0.1:90 to :95 at minimum_ring_size 12, hashed by
+        // their addresses (here their hash_keys); `BasicWithMetadataHashKey`,
+        // the same hosts hashed by hash_keys "90" to "95"; `UnevenHosts`,
+        // :80 and :81 at minimum 3. Only the last is Envoy's table entry
+        // for entry: six shares of 2^31 are not equal (spec 5.10.1).
+        "envoy_ring_hash-six-hosts" | "envoy_ring_hash-hash-keys" => {
+            config.minimum_ring_size = 12;
+            (90..96)
+                .map(|port| {
+                    let address = format!("127.0.0.1:{port}");
+                    let key = if name.ends_with("hash-keys") {
+                        port.to_string()
+                    } else {
+                        address.clone()
+                    };
+                    node(&format!("e-{port}"), 1)
+                        .with_address(Address::new(address).unwrap())
+                        .with_hash_key(HashKey::new(key).unwrap())
+                })
+                .collect()
+        }
+        "envoy_ring_hash-two-hosts" => {
+            config.minimum_ring_size = 3;
+            (80..82)
+                .map(|port| {
+                    let address = format!("127.0.0.1:{port}");
+                    node(&format!("e-{port}"), 1)
+                        .with_hash_key(HashKey::new(address.as_str()).unwrap())
+                        .with_address(Address::new(address).unwrap())
+                })
+                .collect()
+        }
+        "envoy_ring_hash-forty" => {
+            // 40 endpoints, weights 1 to 10, on a larger ring than the
+            // default: IPv4 and IPv6 addresses (which place nothing), some
+            // with a hash_key.
+            config.minimum_ring_size = 2000;
+            config.maximum_ring_size = 20_000;
+            (0..40)
+                .map(|i| {
+                    let a = match i {
+                        _ if i % 5 == 0 => format!("[2001:db8::{:x}]:8080", i + 1),
+                        7 => "10.3.0.7:9090".to_owned(),
+                        _ => format!("10.3.{}.{i}:8080", i % 3),
+                    };
+                    let n = node(&format!("s-{i:02}"), i as u64 % 10 + 1)
+                        .with_address(Address::new(a).unwrap());
+                    if i % 7 == 3 {
+                        n.with_hash_key(HashKey::new(format!("backend-{i}")).unwrap())
+                    } else {
+                        n
+                    }
+                })
+                .collect()
+        }
         "ketama-zero-digests" => {
             // 5.2: (1, 1001, 2) → 0 digests, so `tiny` has no point at all.
             vec![node("big", 1000), node("tiny", 1)]
@@ -153,7 +214,7 @@ pub(crate) fn extra(name: &str, algorithm: Algorithm) -> (RingConfig, Vec<Node>,
         .into_iter()
         .enumerate()
         .map(|(i, mut n)| {
-            if algorithm.places_by_address() && n.is_active() && n.address.is_none() {
+            if algorithm.needs_address() && n.is_active() && n.address.is_none() {
                 n.address = Some(address(i));
             }
             n

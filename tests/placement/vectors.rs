@@ -16,7 +16,12 @@ use crate::vector_extras::{extra, EXTRAS};
 const SHAPES: [&str; 5] = ["single", "weighted", "zoned", "colliding", "nodes-1000"];
 
 /// The algorithms that take ramps, each with one more file: `ramped`.
-const RAMPED: [Algorithm; 3] = [Algorithm::Ring, Algorithm::Rendezvous, Algorithm::Maglev];
+const RAMPED: [Algorithm; 4] = [
+    Algorithm::Ring,
+    Algorithm::Rendezvous,
+    Algorithm::Maglev,
+    Algorithm::EnvoyRingHash,
+];
 
 pub(crate) fn node(id: &str, weight: u64) -> Node {
     Node::new(NodeId::new(id).unwrap()).with_weight(Weight::new(weight).unwrap())
@@ -32,7 +37,7 @@ pub(crate) fn address(i: usize) -> Address {
 /// places by address, every node gets one.
 fn shape(name: &str, algorithm: Algorithm) -> (RingConfig, Vec<Node>) {
     let (config, mut nodes) = shape_by_label(name, algorithm);
-    if algorithm.places_by_address() {
+    if algorithm.needs_address() {
         for (i, n) in nodes.iter_mut().enumerate() {
             n.address.get_or_insert_with(|| address(i));
         }
@@ -87,6 +92,17 @@ fn shape_by_label(name: &str, algorithm: Algorithm) -> (RingConfig, Vec<Node>) {
             vec![
                 node("replacement", 1).with_address(at("cache-01214:11211")),
                 node("original", 1).with_address(at("cache-03171:11211")),
+                node("peer-1", 1),
+                node("peer-2", 2),
+            ]
+        }
+        "colliding" if algorithm == Algorithm::EnvoyRingHash => {
+            // No two active endpoints may share a label, so the case here
+            // is a replacement: `replacement` hashes as the draining
+            // `original` and so takes exactly its entries.
+            vec![
+                node("replacement", 1).with_hash_key(HashKey::new("original").unwrap()),
+                node("original", 1).with_state(NodeState::Draining),
                 node("peer-1", 1),
                 node("peer-2", 2),
             ]
@@ -279,7 +295,7 @@ fn vectors_are_reproduced_exactly() {
             checked += 1;
         }
     }
-    assert_eq!(checked, 75);
+    assert_eq!(checked, 86);
 }
 
 #[test]

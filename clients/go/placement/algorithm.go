@@ -6,7 +6,7 @@ import "strconv"
 // the canonical encoding (9.1).
 type Algorithm uint8
 
-// The nine algorithms, valued as their encoding codes.
+// The ten algorithms, valued as their encoding codes.
 const (
 	// Ring is the virtual-node ring with 64-bit positions (5.1).
 	Ring Algorithm = 1
@@ -26,16 +26,20 @@ const (
 	Haproxy Algorithm = 8
 	// Twemproxy is nutcracker 0.5.0's `distribution: ketama` (5.9).
 	Twemproxy Algorithm = 9
+	// EnvoyRingHash is the ring of Envoy's RING_HASH load balancer and of
+	// gRPC's ring_hash, entry for entry (5.10).
+	EnvoyRingHash Algorithm = 10
 )
 
 var algorithmNames = [...]string{
 	Ring: "ring", Ketama: "ketama", Maglev: "maglev", Jump: "jump", Rendezvous: "rendezvous",
 	Table: "table", Nginx: "nginx", Haproxy: "haproxy", Twemproxy: "twemproxy",
+	EnvoyRingHash: "envoy_ring_hash",
 }
 
 // Algorithms lists every algorithm in code order.
 func Algorithms() []Algorithm {
-	return []Algorithm{Ring, Ketama, Maglev, Jump, Rendezvous, Table, Nginx, Haproxy, Twemproxy}
+	return []Algorithm{Ring, Ketama, Maglev, Jump, Rendezvous, Table, Nginx, Haproxy, Twemproxy, EnvoyRingHash}
 }
 
 // String returns the algorithm's name as the JSON and the spec write it.
@@ -46,11 +50,11 @@ func (a Algorithm) String() string {
 	return "Algorithm(" + strconv.Itoa(int(a)) + ")"
 }
 
-func (a Algorithm) valid() bool { return a >= Ring && a <= Twemproxy }
+func (a Algorithm) valid() bool { return a >= Ring && a <= EnvoyRingHash }
 
 // ParseAlgorithm returns the algorithm named name, or ErrUnknownAlgorithm.
 func ParseAlgorithm(name string) (Algorithm, error) {
-	for a := Ring; a <= Twemproxy; a++ {
+	for a := Ring; a <= EnvoyRingHash; a++ {
 		if algorithmNames[a] == name {
 			return a, nil
 		}
@@ -62,8 +66,16 @@ func ParseAlgorithm(name string) (Algorithm, error) {
 // instead of its label, so that its encoding carries addresses (2.2, 9.1).
 func (a Algorithm) placesByAddress() bool { return a == Nginx || a == Twemproxy }
 
+// needsAddress reports whether every active node needs an address (2.4
+// check 3a): the algorithms that place by it, and envoy_ring_hash, whose
+// nodes are xDS endpoints (an address to connect to) placed by their
+// label.
+func (a Algorithm) needsAddress() bool { return a.placesByAddress() || a == EnvoyRingHash }
+
 // takesRamps reports whether a node may be below full ramp (2.4 check 4).
-func (a Algorithm) takesRamps() bool { return a == Ring || a == Rendezvous || a == Maglev }
+func (a Algorithm) takesRamps() bool {
+	return a == Ring || a == Rendezvous || a == Maglev || a == EnvoyRingHash
+}
 
 // Hash is a hash function (spec 3). Its value is its code in the canonical
 // encoding (9.1).
@@ -106,13 +118,16 @@ const (
 	Jenkins Hash = 16
 	// Hsieh is twemproxy's hsieh, SuperFastHash (3.7).
 	Hsieh Hash = 17
+	// Xxh64 is classic XXH64 with seed 0 (3.2), envoy_ring_hash's only
+	// hash: Envoy's header hash policy and gRPC's ring_hash hash with it.
+	Xxh64 Hash = 18
 )
 
 var hashNames = [...]string{
 	Xxh3: "xxh3", MD5: "md5", SHA256: "sha256", Murmur3: "murmur3", CRC32: "crc32",
 	Sdbm: "sdbm", Djb2: "djb2", Wt6: "wt6", Fnv1a64: "fnv1a_64", Fnv164: "fnv1_64",
 	Fnv1a32: "fnv1a_32", Fnv132: "fnv1_32", Crc32a: "crc32a", OneAtATime: "one_at_a_time",
-	Murmur: "murmur", Jenkins: "jenkins", Hsieh: "hsieh",
+	Murmur: "murmur", Jenkins: "jenkins", Hsieh: "hsieh", Xxh64: "xxh64",
 }
 
 // String returns the hash's name as the JSON and the spec write it.
@@ -123,11 +138,11 @@ func (h Hash) String() string {
 	return "Hash(" + strconv.Itoa(int(h)) + ")"
 }
 
-func (h Hash) valid() bool { return h >= Xxh3 && h <= Hsieh }
+func (h Hash) valid() bool { return h >= Xxh3 && h <= Xxh64 }
 
 // ParseHash returns the hash named name, or ErrUnknownHash.
 func ParseHash(name string) (Hash, error) {
-	for h := Xxh3; h <= Hsieh; h++ {
+	for h := Xxh3; h <= Xxh64; h++ {
 		if hashNames[h] == name {
 			return h, nil
 		}
@@ -142,6 +157,7 @@ var (
 	nginxHashes     = []Hash{CRC32}
 	haproxyHashes   = []Hash{Sdbm, Djb2, Wt6, CRC32}
 	twemproxyHashes = []Hash{Fnv1a64, MD5, Crc32a, OneAtATime, Murmur, Jenkins, Hsieh, Fnv164, Fnv1a32, Fnv132}
+	envoyHashes     = []Hash{Xxh64}
 )
 
 // AcceptedHashes returns the hashes a takes, its default first (2.1).
@@ -156,6 +172,8 @@ func (a Algorithm) AcceptedHashes() []Hash {
 		hs = haproxyHashes
 	case Twemproxy:
 		hs = twemproxyHashes
+	case EnvoyRingHash:
+		hs = envoyHashes
 	default:
 		hs = generalHashes
 	}

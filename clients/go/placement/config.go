@@ -14,10 +14,20 @@ const (
 	DefaultReplicationFactor = 3
 	// DefaultPartitions is table's partition count when none is given.
 	DefaultPartitions = 1 << 16
-	minPartitions     = 1 << 8
-	maxPartitions     = 1 << 20
-	maxVnodes         = 10_000
-	maxReplication    = 64
+	// DefaultMinimumRingSize is envoy_ring_hash's fewest ring entries
+	// when none is given (Envoy's and gRPC's minimum_ring_size default).
+	DefaultMinimumRingSize = 1024
+	// DefaultMaximumRingSize is envoy_ring_hash's most ring entries when
+	// none is given: gRPC's cap (GRPC_RING_HASH_CAP), which a gRPC client
+	// applies to whatever it is sent.
+	DefaultMaximumRingSize = 4096
+	// MaxRingSize is the largest minimum_ring_size and maximum_ring_size,
+	// Envoy's bound on both (2^23).
+	MaxRingSize    = 1 << 23
+	minPartitions  = 1 << 8
+	maxPartitions  = 1 << 20
+	maxVnodes      = 10_000
+	maxReplication = 64
 )
 
 // Config is a ring config (spec 2.1). Build one with DefaultConfig, which
@@ -48,12 +58,19 @@ type Config struct {
 	// HashTag is twemproxy's hash_tag, two characters such as "{}", or
 	// "" for none; set under any other algorithm it is an error.
 	HashTag string
+	// MinimumRingSize is envoy_ring_hash's minimum_ring_size, 1..=2^23
+	// and at most MaximumRingSize (validated whatever the algorithm; the
+	// order only under envoy_ring_hash).
+	MinimumRingSize int
+	// MaximumRingSize is envoy_ring_hash's maximum_ring_size, 1..=2^23
+	// (validated whatever the algorithm).
+	MaximumRingSize int
 }
 
 // DefaultConfig returns the config a ring of algorithm a gets when no
 // other field is given: its default hash, 160 vnodes per weight,
 // table_size 65,537, replication factor 3, no zones, 65,536 partitions,
-// avalanche for haproxy only and no hash tag.
+// avalanche for haproxy only, no hash tag, and ring sizes 1,024 to 4,096.
 func DefaultConfig(a Algorithm) Config {
 	c := Config{
 		Algorithm:         a,
@@ -62,6 +79,8 @@ func DefaultConfig(a Algorithm) Config {
 		ReplicationFactor: DefaultReplicationFactor,
 		Partitions:        DefaultPartitions,
 		Avalanche:         a == Haproxy,
+		MinimumRingSize:   DefaultMinimumRingSize,
+		MaximumRingSize:   DefaultMaximumRingSize,
 	}
 	if a.valid() {
 		c.Hash = a.DefaultHash()
@@ -103,6 +122,9 @@ func (c Config) checkRanges() error {
 	if err := c.checkCounts(); err != nil {
 		return err
 	}
+	if err := c.checkRingSizes(); err != nil {
+		return err
+	}
 	if c.Algorithm == Maglev {
 		if c.TableSize < 2 || c.TableSize > MaxTableSize {
 			return errorf(ErrTableSizeOutOfRange, "table_size %d not in 2..=2^24", c.TableSize)
@@ -125,6 +147,22 @@ func (c Config) checkCounts() error {
 	}
 	if !validPartitions(int64(c.Partitions)) {
 		return errorf(ErrPartitionsOutOfRange, "partitions %d: a power of two in 2^8..=2^20", c.Partitions)
+	}
+	return nil
+}
+
+// checkRingSizes checks minimum_ring_size, then maximum_ring_size, each
+// in 1..=2^23 whatever the algorithm, then, under envoy_ring_hash, that
+// the minimum is not above the maximum, which Envoy and gRPC refuse.
+func (c Config) checkRingSizes() error {
+	if c.MinimumRingSize < 1 || c.MinimumRingSize > MaxRingSize {
+		return errorf(ErrRingSizeOutOfRange, "minimum_ring_size %d not in 1..=%d", c.MinimumRingSize, MaxRingSize)
+	}
+	if c.MaximumRingSize < 1 || c.MaximumRingSize > MaxRingSize {
+		return errorf(ErrRingSizeOutOfRange, "maximum_ring_size %d not in 1..=%d", c.MaximumRingSize, MaxRingSize)
+	}
+	if c.Algorithm == EnvoyRingHash && c.MinimumRingSize > c.MaximumRingSize {
+		return errorf(ErrRingSizesInverted, "minimum_ring_size %d is above maximum_ring_size %d: Envoy and gRPC refuse such a cluster", c.MinimumRingSize, c.MaximumRingSize)
 	}
 	return nil
 }

@@ -42,7 +42,8 @@ func byPositionThenNode(a, b point) int {
 }
 
 // continuum is a sorted point list on a circle of 2^bits positions,
-// shared by ring, ketama, nginx, twemproxy and haproxy's boundaries.
+// shared by ring, ketama, nginx, twemproxy, envoy_ring_hash and haproxy's
+// boundaries.
 //
 // A bucket table over the top bits of a position answers most lookups in
 // one read: a bucket without a point names the owner of all its
@@ -313,8 +314,8 @@ func (c *continuum) appendPoints(dst []byte) []byte {
 	return dst
 }
 
-// circle is the layout of ring, ketama and nginx: a continuum whose body
-// is its point list.
+// circle is the layout of ring, ketama, nginx and envoy_ring_hash: a
+// continuum whose body is its point list.
 type circle struct{ continuum }
 
 func (c *circle) appendBody(dst []byte) []byte { return c.appendPoints(dst) }

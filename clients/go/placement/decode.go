@@ -160,6 +160,19 @@ func decodeBody(p *Placement, r *reader) (layout, error) {
 		return &circle{newContinuum(points, bits)}, nil
 	case Twemproxy:
 		return decodeTwemproxy(p, r)
+	case EnvoyRingHash:
+		points, err := decodePoints(r, n, 64)
+		if err != nil {
+			return nil, err
+		}
+		// Equal positions are in label order, which the encoding cannot
+		// show without the labels: the fingerprint vouches for it.
+		for j := 1; j < len(points); j++ {
+			if points[j-1].pos > points[j].pos {
+				return nil, bad("the entries are not sorted by position")
+			}
+		}
+		return &circle{newContinuum(points, 64)}, nil
 	case Maglev:
 		m := r.u32()
 		if uint64(m)*4 > uint64(r.remaining()) || (m == 0) != (n == 0) || m > 0 && (int(m) < n || m > MaxTableSize || !isPrime(int(m))) {

@@ -6,9 +6,10 @@
 // repository is the normative definition; section numbers in comments
 // refer to it.
 //
-// All nine algorithms are implemented: ring, ketama, maglev, jump,
-// rendezvous, table, and the proxy modes nginx, haproxy and twemproxy,
-// with every hash each accepts.
+// All ten algorithms are implemented: ring, ketama, maglev, jump,
+// rendezvous, table, the proxy modes nginx, haproxy and twemproxy, and
+// envoy_ring_hash (Envoy's and gRPC's ring_hash), with every hash each
+// accepts.
 //
 // A client builds the placement of a ring version from its snapshot, which
 // it verifies against the snapshot's fingerprint:

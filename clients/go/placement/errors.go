@@ -63,13 +63,27 @@ const (
 	ErrTableSizeNotPrime Kind = "TableSizeNotPrime"
 	// ErrMissingZone: zone_aware and an active node without a zone.
 	ErrMissingZone Kind = "MissingZone"
-	// ErrMissingAddress: an algorithm that places by address and an active
-	// node without one.
+	// ErrRingSizeOutOfRange: a minimum_ring_size or maximum_ring_size
+	// outside 1..=2^23.
+	ErrRingSizeOutOfRange Kind = "RingSizeOutOfRange"
+	// ErrRingSizesInverted: an envoy_ring_hash minimum_ring_size above its
+	// maximum_ring_size.
+	ErrRingSizesInverted Kind = "RingSizesInverted"
+	// ErrMissingAddress: an algorithm that needs addresses (nginx,
+	// twemproxy, envoy_ring_hash) and an active node without one.
 	ErrMissingAddress Kind = "MissingAddress"
-	// ErrAddressNotServer: an address the proxy would not take as a server.
+	// ErrAddressNotServer: an address the proxy would not take as a
+	// server (for envoy_ring_hash, one that is not a canonical IP:port).
 	ErrAddressNotServer Kind = "AddressNotServer"
-	// ErrDuplicateAddress: two active nginx nodes share an address.
+	// ErrDuplicateAddress: two active nginx or envoy_ring_hash nodes share
+	// an address.
 	ErrDuplicateAddress Kind = "DuplicateAddress"
+	// ErrEndpointKeyTaken: two active envoy_ring_hash nodes with one
+	// label, which Envoy and gRPC would hash alike.
+	ErrEndpointKeyTaken Kind = "EndpointKeyTaken"
+	// ErrWeightShareTooSmall: an active envoy_ring_hash node whose share
+	// of the endpoints' 2^31 weight rounds to 0.
+	ErrWeightShareTooSmall Kind = "WeightShareTooSmall"
 	// ErrInvalidServerName: a twemproxy hash_key nutcracker could not read back.
 	ErrInvalidServerName Kind = "InvalidServerName"
 	// ErrServerNameTaken: two active twemproxy nodes with one server name.

@@ -59,6 +59,14 @@ func TestNodeAndConfigRefusals(t *testing.T) {
 		"twemproxy port 01": {DefaultConfig(Twemproxy), []Node{{ID: "a", Address: "h:01", Weight: 1, Ramp: FullRamp}}, ErrAddressNotServer},
 		"twemproxy name":    {DefaultConfig(Twemproxy), []Node{{ID: "a", Address: "h:1", HashKey: "a#b", Weight: 1, Ramp: FullRamp}}, ErrInvalidServerName},
 		"twemproxy taken":   {DefaultConfig(Twemproxy), []Node{{ID: "a", Address: "h:11211", Weight: 1, Ramp: FullRamp}, {ID: "b", Address: "x:1", HashKey: "h", Weight: 1, Ramp: FullRamp}}, ErrServerNameTaken},
+		"envoy no address":  {DefaultConfig(EnvoyRingHash), []Node{NewNode("a")}, ErrMissingAddress},
+		"envoy host name":   {DefaultConfig(EnvoyRingHash), []Node{{ID: "a", Address: "cache.local:80", Weight: 1, Ramp: FullRamp}}, ErrAddressNotServer},
+		"envoy uppercase":   {DefaultConfig(EnvoyRingHash), []Node{{ID: "a", Address: "[2001:DB8::1]:80", Weight: 1, Ramp: FullRamp}}, ErrAddressNotServer},
+		"envoy zone":        {DefaultConfig(EnvoyRingHash), []Node{{ID: "a", Address: "[fe80::1%eth0]:80", Weight: 1, Ramp: FullRamp}}, ErrAddressNotServer},
+		"envoy port 0":      {DefaultConfig(EnvoyRingHash), []Node{{ID: "a", Address: "10.0.0.1:0", Weight: 1, Ramp: FullRamp}}, ErrAddressNotServer},
+		"envoy label taken": {DefaultConfig(EnvoyRingHash), []Node{{ID: "a", Address: "10.0.0.1:80", Weight: 1, Ramp: FullRamp}, {ID: "b", HashKey: "a", Address: "10.0.0.2:80", Weight: 1, Ramp: FullRamp}}, ErrEndpointKeyTaken},
+		"envoy shared":      {DefaultConfig(EnvoyRingHash), []Node{{ID: "a", Address: "10.0.0.1:80", Weight: 1, Ramp: FullRamp}, {ID: "b", Address: "10.0.0.1:80", Weight: 1, Ramp: FullRamp}}, ErrDuplicateAddress},
+		"envoy tiny share":  {DefaultConfig(EnvoyRingHash), []Node{{ID: "a", Address: "10.0.0.1:80", Weight: 1, Ramp: 1}, {ID: "b", Address: "10.0.0.2:80", Weight: 1_000_000, Ramp: FullRamp}}, ErrWeightShareTooSmall},
 		"table without one": {DefaultConfig(Table), []Node{NewNode("a")}, ErrTableRequired},
 	} {
 		if err := buildErr(c.config, c.nodes, nil); !errors.Is(err, c.want) {
@@ -72,28 +80,40 @@ func TestConfigRefusals(t *testing.T) {
 		json string
 		want Kind
 	}{
-		"unknown algorithm":  {`{"algorithm": "chord"}`, ErrUnknownAlgorithm},
-		"unknown hash":       {`{"hash": "crc64"}`, ErrUnknownHash},
-		"hash first":         {`{"hash": "crc64", "algorithm": "chord"}`, ErrUnknownHash},
-		"ketama sha256":      {`{"algorithm": "ketama", "hash": "sha256"}`, ErrHashNotSupported},
-		"ring sdbm":          {`{"hash": "sdbm"}`, ErrHashNotAccepted},
-		"nginx md5":          {`{"algorithm": "nginx", "hash": "md5"}`, ErrHashNotAccepted},
-		"ring avalanche":     {`{"avalanche": true}`, ErrAvalancheNotSupported},
-		"ring hash tag":      {`{"hash_tag": "{}"}`, ErrHashTagNotSupported},
-		"bad hash tag":       {`{"algorithm": "twemproxy", "hash_tag": "{"}`, ErrInvalidHashTag},
-		"quote in tag":       {`{"algorithm": "twemproxy", "hash_tag": "{\""}`, ErrInvalidHashTag},
-		"vnodes 0":           {`{"vnodes_per_weight": 0}`, ErrVnodesOutOfRange},
-		"vnodes 2^40":        {`{"vnodes_per_weight": 1099511627776}`, ErrVnodesOutOfRange},
-		"vnodes huge":        {`{"vnodes_per_weight": 99999999999999999999999}`, ErrVnodesOutOfRange},
-		"replication 65":     {`{"replication_factor": 65}`, ErrReplicationOutOfRange},
-		"ranges before hash": {`{"hash": "sdbm", "replication_factor": 0}`, ErrReplicationOutOfRange},
-		"partitions 300":     {`{"partitions": 300}`, ErrPartitionsOutOfRange},
-		"partitions 2^21":    {`{"partitions": 2097152}`, ErrPartitionsOutOfRange},
-		"vnodes 1.5":         {`{"vnodes_per_weight": 1.5}`, ErrInvalidJSON},
-		"zone_aware 1":       {`{"zone_aware": 1}`, ErrInvalidJSON},
-		"not an object":      {`[]`, ErrInvalidJSON},
-		"repeated field":     {`{"hash": "md5", "hash": "xxh3"}`, ErrInvalidJSON},
-		"maglev size 10":     {`{"algorithm": "maglev", "table_size": 10}`, ErrTableSizeNotPrime},
+		"unknown algorithm":   {`{"algorithm": "chord"}`, ErrUnknownAlgorithm},
+		"unknown hash":        {`{"hash": "crc64"}`, ErrUnknownHash},
+		"hash first":          {`{"hash": "crc64", "algorithm": "chord"}`, ErrUnknownHash},
+		"ketama sha256":       {`{"algorithm": "ketama", "hash": "sha256"}`, ErrHashNotSupported},
+		"ring sdbm":           {`{"hash": "sdbm"}`, ErrHashNotAccepted},
+		"nginx md5":           {`{"algorithm": "nginx", "hash": "md5"}`, ErrHashNotAccepted},
+		"ring avalanche":      {`{"avalanche": true}`, ErrAvalancheNotSupported},
+		"ring hash tag":       {`{"hash_tag": "{}"}`, ErrHashTagNotSupported},
+		"bad hash tag":        {`{"algorithm": "twemproxy", "hash_tag": "{"}`, ErrInvalidHashTag},
+		"quote in tag":        {`{"algorithm": "twemproxy", "hash_tag": "{\""}`, ErrInvalidHashTag},
+		"vnodes 0":            {`{"vnodes_per_weight": 0}`, ErrVnodesOutOfRange},
+		"vnodes 2^40":         {`{"vnodes_per_weight": 1099511627776}`, ErrVnodesOutOfRange},
+		"vnodes huge":         {`{"vnodes_per_weight": 99999999999999999999999}`, ErrVnodesOutOfRange},
+		"replication 65":      {`{"replication_factor": 65}`, ErrReplicationOutOfRange},
+		"ranges before hash":  {`{"hash": "sdbm", "replication_factor": 0}`, ErrReplicationOutOfRange},
+		"partitions 300":      {`{"partitions": 300}`, ErrPartitionsOutOfRange},
+		"partitions 2^21":     {`{"partitions": 2097152}`, ErrPartitionsOutOfRange},
+		"vnodes 1.5":          {`{"vnodes_per_weight": 1.5}`, ErrInvalidJSON},
+		"zone_aware 1":        {`{"zone_aware": 1}`, ErrInvalidJSON},
+		"not an object":       {`[]`, ErrInvalidJSON},
+		"repeated field":      {`{"hash": "md5", "hash": "xxh3"}`, ErrInvalidJSON},
+		"maglev size 10":      {`{"algorithm": "maglev", "table_size": 10}`, ErrTableSizeNotPrime},
+		"envoy xxh3":          {`{"algorithm": "envoy_ring_hash", "hash": "xxh3"}`, ErrHashNotAccepted},
+		"ring xxh64":          {`{"hash": "xxh64"}`, ErrHashNotAccepted},
+		"ring size 0":         {`{"algorithm": "envoy_ring_hash", "minimum_ring_size": 0}`, ErrRingSizeOutOfRange},
+		"ring size 2^23+1":    {`{"algorithm": "envoy_ring_hash", "maximum_ring_size": 8388609}`, ErrRingSizeOutOfRange},
+		"ring size -1":        {`{"algorithm": "envoy_ring_hash", "maximum_ring_size": -1}`, ErrRingSizeOutOfRange},
+		"ring size huge":      {`{"algorithm": "envoy_ring_hash", "minimum_ring_size": 99999999999999999999999}`, ErrRingSizeOutOfRange},
+		"ring size 1.5":       {`{"algorithm": "envoy_ring_hash", "minimum_ring_size": 1.5}`, ErrInvalidJSON},
+		"ring sizes always":   {`{"algorithm": "ring", "maximum_ring_size": 0}`, ErrRingSizeOutOfRange},
+		"ring sizes swapped":  {`{"algorithm": "envoy_ring_hash", "minimum_ring_size": 4097}`, ErrRingSizesInverted},
+		"range before order":  {`{"algorithm": "envoy_ring_hash", "minimum_ring_size": 5000, "maximum_ring_size": 0}`, ErrRingSizeOutOfRange},
+		"hash before sizes":   {`{"algorithm": "envoy_ring_hash", "hash": "md5", "minimum_ring_size": 0}`, ErrHashNotAccepted},
+		"counts before sizes": {`{"algorithm": "envoy_ring_hash", "minimum_ring_size": 0, "partitions": 3}`, ErrPartitionsOutOfRange},
 	} {
 		if _, err := ParseConfig([]byte(c.json)); !errors.Is(err, c.want) {
 			t.Errorf("%s: %v, want %s", name, err, c.want)
@@ -104,6 +124,24 @@ func TestConfigRefusals(t *testing.T) {
 	c, err := ParseConfig([]byte(`{"algorithm": "haproxy", "table_size": 10, "membership": {"mode": "auto"}}`))
 	if err != nil || c.Hash != Sdbm || !c.Avalanche || c.ReplicationFactor != 3 || c.Partitions != 65_536 {
 		t.Errorf("haproxy defaults: %+v %v", c, err)
+	}
+	// envoy_ring_hash takes xxh64 and ring sizes 1,024 to 4,096 by
+	// default; the sizes are read under any algorithm, and only
+	// envoy_ring_hash orders them.
+	c, err = ParseConfig([]byte(`{"algorithm": "envoy_ring_hash"}`))
+	if err != nil || c.Hash != Xxh64 || c.MinimumRingSize != 1024 || c.MaximumRingSize != 4096 || c.Avalanche {
+		t.Errorf("envoy_ring_hash defaults: %+v %v", c, err)
+	}
+	c, err = ParseConfig([]byte(`{"algorithm": "envoy_ring_hash", "minimum_ring_size": 8388608, "maximum_ring_size": 8388608}`))
+	if err != nil || c.MinimumRingSize != MaxRingSize || c.MaximumRingSize != MaxRingSize {
+		t.Errorf("ring sizes 2^23: %+v %v", c, err)
+	}
+	c, err = ParseConfig([]byte(`{"minimum_ring_size": 5000, "maximum_ring_size": 10}`))
+	if err != nil || c.Algorithm != Ring || c.MinimumRingSize != 5000 || c.MaximumRingSize != 10 {
+		t.Errorf("ring sizes under ring: %+v %v", c, err)
+	}
+	if d := DefaultConfig(EnvoyRingHash); d.Hash != Xxh64 || d.MinimumRingSize != DefaultMinimumRingSize || d.MaximumRingSize != DefaultMaximumRingSize || d.Validate() != nil {
+		t.Errorf("DefaultConfig: %+v", d)
 	}
 }
 

@@ -14,9 +14,12 @@ import (
 // The general hashes of spec 3.1 and the primitives of 3.2. None of them
 // allocates: lookups call them on every key.
 
-// hash64 is H(f, data) of spec 3.1 for the four general hashes.
+// hash64 is H(f, data) of spec 3.1 for the four general hashes, and
+// XXH64(data, 0) for xxh64 (3.2), envoy_ring_hash's key and entry hash.
 func hash64(f Hash, data []byte) uint64 {
 	switch f {
+	case Xxh64:
+		return xxhash.Sum64(data)
 	case MD5:
 		return md5First64(data)
 	case SHA256:

@@ -25,6 +25,10 @@ func TestHash64Values(t *testing.T) {
 		if got != want {
 			t.Errorf("%q: %#x, want %#x", c.in, got, want)
 		}
+		// The hash xxh64, envoy_ring_hash's, is XXH64 with seed 0.
+		if h := hash64(Xxh64, b); h != c.xxh64Seed0 {
+			t.Errorf("%q: xxh64 %#x, want %#x", c.in, h, c.xxh64Seed0)
+		}
 	}
 	// murmur3 beyond one block, and a block plus a tail.
 	if h := hash64(Murmur3, []byte("The quick brown fox jumps over the lazy dog")); h != 0xe34bbc7bbc071b6c {

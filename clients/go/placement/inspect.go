@@ -12,8 +12,8 @@ type Point struct {
 }
 
 // Points returns the sorted point list of ring, ketama, nginx and
-// twemproxy (ties in the algorithm's order), and HAProxy's own points
-// (not their boundaries) for haproxy.
+// twemproxy, and envoy_ring_hash's entries (ties in the algorithm's
+// order), and HAProxy's own points (not their boundaries) for haproxy.
 func (p *Placement) Points() []Point {
 	var points []point
 	switch l := p.lay.(type) {

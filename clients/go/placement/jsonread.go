@@ -116,7 +116,7 @@ func clampInt(v int64) int {
 }
 
 // ParseConfig reads a ring config from its JSON form (spec 2.1): any subset
-// of the nine fields, the others at their defaults (the hash's default
+// of the eleven fields, the others at their defaults (the hash's default
 // depends on the algorithm actually chosen). Unknown fields are ignored.
 // Errors follow check 0, then check 1, of spec 2.4.
 func ParseConfig(data []byte) (Config, error) {
@@ -127,6 +127,7 @@ func ParseConfig(data []byte) (Config, error) {
 	c := DefaultConfig(Ring)
 	var hash Hash
 	var vnodes, replication, partitions, tableSize int64 = DefaultVnodesPerWeight, DefaultReplicationFactor, DefaultPartitions, DefaultTableSize
+	var minRing, maxRing int64 = DefaultMinimumRingSize, DefaultMaximumRingSize
 	var avalanche *bool
 	for _, f := range fields {
 		if isNull(f.raw) {
@@ -154,6 +155,10 @@ func ParseConfig(data []byte) (Config, error) {
 			partitions, err = jsonInt(f.raw, f.name)
 		case "table_size":
 			tableSize, err = jsonInt(f.raw, f.name)
+		case "minimum_ring_size":
+			minRing, err = jsonInt(f.raw, f.name)
+		case "maximum_ring_size":
+			maxRing, err = jsonInt(f.raw, f.name)
 		case "zone_aware":
 			c.ZoneAware, err = jsonBool(f.raw, f.name)
 		case "avalanche":
@@ -180,6 +185,7 @@ func ParseConfig(data []byte) (Config, error) {
 	}
 	c.VnodesPerWeight, c.ReplicationFactor = clampInt(vnodes), clampInt(replication)
 	c.Partitions, c.TableSize = clampInt(partitions), clampInt(tableSize)
+	c.MinimumRingSize, c.MaximumRingSize = clampInt(minRing), clampInt(maxRing)
 	// Check 0's ranges first, in their order; then check 1.
 	if err := c.checkCounts(); err != nil {
 		return Config{}, err

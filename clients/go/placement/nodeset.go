@@ -59,19 +59,23 @@ func normalize(c Config, nodes []Node) ([]Node, error) {
 	return active, nil
 }
 
-// checkAddresses is check 3a: the algorithms that place by address need
-// one on every active node, and one their proxy takes as a server.
+// checkAddresses is check 3a: the algorithms that place by address, and
+// envoy_ring_hash, whose nodes are xDS endpoints, need one on every
+// active node, and one their proxy takes as a server.
 func checkAddresses(c Config, every, active []Node) error {
-	if !c.Algorithm.placesByAddress() {
+	if !c.Algorithm.needsAddress() {
 		return nil
 	}
 	for _, n := range active {
 		if n.Address == "" {
-			return errorf(ErrMissingAddress, "active node %s has no address, which %s places by", n.ID, c.Algorithm)
+			return errorf(ErrMissingAddress, "active node %s has no address, which every %s node needs", n.ID, c.Algorithm)
 		}
 	}
-	if c.Algorithm == Nginx {
+	switch c.Algorithm {
+	case Nginx:
 		return checkNginxAddresses(active)
+	case EnvoyRingHash:
+		return checkEnvoyNodes(every, active)
 	}
 	// twemproxy: every node is checked, not only the active ones, so that
 	// a node nutcracker could not be given is refused when it is written.
@@ -106,6 +110,8 @@ func checkCaps(c Config, active []Node) error {
 		for _, k := range twemproxyPointCounts(active) {
 			points += uint64(k)
 		}
+	case EnvoyRingHash:
+		points = envoyEntryTotal(active, c.MinimumRingSize, c.MaximumRingSize)
 	case Jump:
 		points = weights
 	case Table:

@@ -89,6 +89,8 @@ func buildLayout(c Config, nodes, active []Node, weights []uint64, stored *Store
 			return nil, err
 		}
 		return buildTwemproxy(active, names, c.HashTag), nil
+	case EnvoyRingHash:
+		return buildEnvoyRingHash(active, c.MinimumRingSize, c.MaximumRingSize), nil
 	case Maglev:
 		return buildMaglev(active, weights, c.TableSize), nil
 	case Rendezvous:

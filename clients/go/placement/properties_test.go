@@ -11,13 +11,15 @@ import (
 
 // Property tests of the placement core's promises, as the Rust ones
 // (tests/placement/properties.rs), over seeded random node sets: 1-12
-// nodes with distinct ids, weights 1-4, one of three zones and an address.
+// nodes with distinct ids, weights 1-4, one of three zones and an address
+// (an IPv4 address, which every proxy mode takes, envoy_ring_hash's xDS
+// endpoints included).
 // table is left out: a client never computes a table, and the vectors pin
 // what it does with a stored one.
 
 const propertyCases = 48
 
-var propertyAlgorithms = []Algorithm{Ring, Ketama, Maglev, Jump, Rendezvous, Nginx, Haproxy, Twemproxy}
+var propertyAlgorithms = []Algorithm{Ring, Ketama, Maglev, Jump, Rendezvous, Nginx, Haproxy, Twemproxy, EnvoyRingHash}
 
 func randomNodes(rng *rand.Rand, maxNodes int) []Node {
 	ids := map[string]bool{}
@@ -34,7 +36,7 @@ func randomNodes(rng *rand.Rand, maxNodes int) []Node {
 		ids[id] = true
 		n := node(id, 1+rng.IntN(4))
 		n.Zone = []string{"za", "zb", "zc"}[rng.IntN(3)]
-		n.Address = id + ".svc:11211"
+		n.Address = fmt.Sprintf("10.0.0.%d:11211", 1+len(nodes))
 		nodes = append(nodes, n)
 	}
 	return nodes
@@ -135,6 +137,7 @@ func TestOwnershipUnitsSumToTheKeyspace(t *testing.T) {
 		want := map[Algorithm]string{
 			Ring: "18446744073709551616", Ketama: "4294967296", Nginx: "4294967296", Haproxy: "4294967296",
 			Twemproxy: "4294967296", Maglev: "4099", Jump: fmt.Sprint(weights), Rendezvous: fmt.Sprint(weights),
+			EnvoyRingHash: "18446744073709551616",
 		}[a]
 		if sum.big().String() != o.TotalUnits.String() || o.TotalUnits.String() != want {
 			t.Fatalf("units sum to %s of %s, want %s", sum.big(), o.TotalUnits, want)
@@ -175,8 +178,9 @@ func onlyInvolves(t *testing.T, before, after *Placement, id string) {
 	}
 }
 
-// The algorithms whose changes move only the keys they must: ketama and
-// twemproxy re-cut every server's points, maglev is only near-minimal.
+// The algorithms whose changes move only the keys they must: ketama,
+// twemproxy and envoy_ring_hash re-cut every server's points, maglev is
+// only near-minimal.
 var minimalAlgorithms = []Algorithm{Ring, Jump, Rendezvous, Nginx, Haproxy}
 
 func TestAddingANodeMovesKeysOnlyOntoIt(t *testing.T) {

@@ -1,6 +1,7 @@
 // Property tests of the placement core's promises, as the Rust and Go ones,
 // over seeded random node sets: 1-12 nodes with distinct ids, weights 1-4,
-// one of three zones and an address. table is left out: a client never
+// one of three zones and an IPv4 address, which every algorithm that
+// needs one takes. table is left out: a client never
 // computes a table, and the vectors pin what it does with a stored one.
 
 import assert from 'node:assert/strict';
@@ -9,7 +10,17 @@ import { build, decodeEncoding, encodeEncoding, nextBucketOrder } from '../src/p
 
 const CASES = 24;
 /** @type {import('../src/placement/index.js').Algorithm[]} */
-const ALGORITHMS = ['ring', 'ketama', 'maglev', 'jump', 'rendezvous', 'nginx', 'haproxy', 'twemproxy'];
+const ALGORITHMS = [
+  'ring',
+  'ketama',
+  'maglev',
+  'jump',
+  'rendezvous',
+  'nginx',
+  'haproxy',
+  'twemproxy',
+  'envoy_ring_hash',
+];
 
 /**
  * mulberry32: a small seeded generator, so failures reproduce.
@@ -37,10 +48,10 @@ function randomNodes(r, max) {
   const count = 1 + r.int(max);
   /** @type {Map<string, import('../src/placement/index.js').NodeInput>} */
   const nodes = new Map();
-  while (nodes.size < count) {
+  for (let serial = 0; nodes.size < count; serial++) {
     let id = String.fromCharCode(97 + r.int(26));
     for (let k = r.int(8); k > 0; k--) id += 'abcdefghijklmnopqrstuvwxyz0123456789'[r.int(36)];
-    nodes.set(id, { id, weight: 1 + r.int(4), zone: ['za', 'zb', 'zc'][r.int(3)], address: `${id}.svc:11211` });
+    nodes.set(id, { id, weight: 1 + r.int(4), zone: ['za', 'zb', 'zc'][r.int(3)], address: `10.0.0.${serial}:11211` });
   }
   return [...nodes.values()];
 }
@@ -107,7 +118,7 @@ property('ownership units sum to the total', ALGORITHMS, async (a, r) => {
   const o = (await build(config(a), nodes)).ownership();
   const weights = BigInt(nodes.reduce((s, n) => s + (n.weight ?? 1), 0));
   /** @type {Record<string, bigint>} */
-  const totals = { ring: 2n ** 64n, maglev: 4099n, jump: weights, rendezvous: weights };
+  const totals = { ring: 2n ** 64n, envoy_ring_hash: 2n ** 64n, maglev: 4099n, jump: weights, rendezvous: weights };
   const total = totals[a] ?? 2n ** 32n;
   assert.equal(o.totalUnits, total, a);
   assert.equal(
@@ -139,6 +150,34 @@ property('removing a node moves only its keys', ['ring', 'jump', 'rendezvous', '
     assert.ok(was === now || was === gone, `${a}: ${k} moved from ${was} to ${now}`);
   }
 });
+
+property(
+  'envoy_ring_hash places by label: new addresses move nothing, a hash_key takes over',
+  ['envoy_ring_hash'],
+  async (a, r) => {
+    const nodes = randomNodes(r, 12);
+    const before = await build(config(a), nodes);
+    const moved = nodes.map((n, i) => ({ ...n, address: `[2001:db8::${(i + 1).toString(16)}]:${1 + r.int(65_535)}` }));
+    const after = await build(config(a), moved);
+    assert.equal(after.fingerprint, before.fingerprint);
+    // A replacement given the old node's label as hash_key gets its entries
+    // and its keys; the old node drains.
+    const old = nodes[r.int(nodes.length)];
+    const replaced = [
+      ...nodes.map((n) => (n.id === old.id ? { ...n, state: /** @type {const} */ ('draining') } : n)),
+      { ...old, id: 'zz-spare', hashKey: old.id, address: '10.0.1.1:11211' },
+    ];
+    const spare = await build(config(a), replaced);
+    for (const k of keys) {
+      const was = before.owner(k);
+      assert.equal(spare.owner(k), was === old.id ? 'zz-spare' : was, k);
+    }
+    assert.equal(
+      spare.ownership().nodes.find((n) => n.id === 'zz-spare')?.units,
+      before.ownership().nodes.find((n) => n.id === old.id)?.units,
+    );
+  },
+);
 
 test('nextBucketOrder follows the worked sequence of 5.4.3', () => {
   /** @param {string} spec */

@@ -88,6 +88,7 @@ test('configs and nodes that 2.4 refuses', async () => {
       ],
       'ServerNameTaken',
     ],
+    ...envoyCases(),
     ['ketama sha256', { algorithm: 'ketama', hash: 'sha256' }, [], 'HashNotSupported'],
     ['ring sdbm', { hash: 'sdbm' }, [], 'HashNotAccepted'],
     ['ring avalanche', { avalanche: true }, [], 'AvalancheNotSupported'],
@@ -109,6 +110,128 @@ test('configs and nodes that 2.4 refuses', async () => {
   await refuses(() => build({ algorithm: 'chord' }, []), 'UnknownAlgorithm', 'unknown algorithm');
 });
 
+/**
+ * envoy_ring_hash's refusals (5.10.4, 2.4 checks 1 and 3a), each the
+ * first failure in 2.4's order.
+ * @returns {[string, import('../src/placement/index.js').ConfigInput, import('../src/placement/index.js').NodeInput[], ErrorCode][]}
+ */
+function envoyCases() {
+  const envoy = /** @type {const} */ ({ algorithm: 'envoy_ring_hash' });
+  const at = (/** @type {string} */ address) => [{ id: 'a', address }];
+  /** @type {[string, import('../src/placement/index.js').ConfigInput, import('../src/placement/index.js').NodeInput[], ErrorCode][]} */
+  const cases = [
+    ['envoy xxh3', { ...envoy, hash: 'xxh3' }, [], 'HashNotAccepted'],
+    ['ring xxh64', { hash: 'xxh64' }, [], 'HashNotAccepted'],
+    ['twemproxy xxh64', { algorithm: 'twemproxy', hash: 'xxh64' }, [], 'HashNotAccepted'],
+    ['minimum 0', { ...envoy, minimumRingSize: 0 }, [], 'RingSizeOutOfRange'],
+    ['maximum 2^23 + 1', { ...envoy, maximumRingSize: 2 ** 23 + 1 }, [], 'RingSizeOutOfRange'],
+    ['minimum 1.5', { ...envoy, minimumRingSize: 1.5 }, [], 'RingSizeOutOfRange'],
+    ['ring sizes checked under ring too', { minimumRingSize: 0 }, [], 'RingSizeOutOfRange'],
+    [
+      'a size out of range before inverted',
+      { ...envoy, minimumRingSize: 5000, maximumRingSize: 0 },
+      [],
+      'RingSizeOutOfRange',
+    ],
+    ['inverted', { ...envoy, minimumRingSize: 4097 }, [], 'RingSizesInverted'],
+    ['partitions before ring sizes', { ...envoy, partitions: 300, minimumRingSize: 0 }, [], 'PartitionsOutOfRange'],
+    ['envoy no address', envoy, [{ id: 'a' }], 'MissingAddress'],
+    ['missing before a bad address', envoy, [{ id: 'a', address: 'host:80' }, { id: 'b' }], 'MissingAddress'],
+    ['a host name', envoy, at('cache-a:11211'), 'AddressNotServer'],
+    ['no port', envoy, at('10.0.0.1'), 'AddressNotServer'],
+    ['port 0', envoy, at('10.0.0.1:0'), 'AddressNotServer'],
+    ['port 65536', envoy, at('10.0.0.1:65536'), 'AddressNotServer'],
+    ['port 080', envoy, at('10.0.0.1:080'), 'AddressNotServer'],
+    ['octet 010', envoy, at('10.0.0.010:80'), 'AddressNotServer'],
+    ['IPv6 unbracketed', envoy, at('::1:80'), 'AddressNotServer'],
+    ['IPv6 uppercase', envoy, at('[2001:DB8::1]:80'), 'AddressNotServer'],
+    ['IPv6 not shortest', envoy, at('[2001:db8:0:0:0:0:0:1]:80'), 'AddressNotServer'],
+    ['IPv6 one zero compressed', envoy, at('[1:2:3:4:5:6::8]:80'), 'AddressNotServer'],
+    ['IPv6 the later zero run', envoy, at('[1:0:0:1::1:1]:80'), 'AddressNotServer'],
+    ['IPv6 leading zeros', envoy, at('[2001:0db8::1]:80'), 'AddressNotServer'],
+    ['IPv6 zone', envoy, at('[fe80::1%2]:80'), 'AddressNotServer'],
+    ['IPv4-mapped in hex', envoy, at('[::ffff:a00:1]:80'), 'AddressNotServer'],
+    [
+      'a draining node is checked too',
+      envoy,
+      [
+        { id: 'a', address: '10.0.0.1:80' },
+        { id: 'b', address: 'cache-b:80', state: 'draining' },
+      ],
+      'AddressNotServer',
+    ],
+    [
+      'one label twice',
+      envoy,
+      [
+        { id: 'a', address: '10.0.0.1:80' },
+        { id: 'b', address: '10.0.0.2:80', hashKey: 'a' },
+      ],
+      'EndpointKeyTaken',
+    ],
+    [
+      'one address twice',
+      envoy,
+      [
+        { id: 'a', address: '[2001:db8::1]:80' },
+        { id: 'b', address: '[2001:db8::1]:80' },
+      ],
+      'DuplicateAddress',
+    ],
+    [
+      'a label before an address',
+      envoy,
+      [
+        { id: 'a', address: '10.0.0.1:80', hashKey: 'x' },
+        { id: 'b', address: '10.0.0.1:80', hashKey: 'x' },
+      ],
+      'EndpointKeyTaken',
+    ],
+    [
+      'a share below 2^-31',
+      envoy,
+      [
+        { id: 'a', address: '10.0.0.1:80', ramp: 1 },
+        { id: 'b', address: '10.0.0.2:80', weight: 1_000_000 },
+      ],
+      'WeightShareTooSmall',
+    ],
+  ];
+  return cases;
+}
+
+test('envoy_ring_hash takes what the refusals leave', async () => {
+  const envoy = /** @type {const} */ ({ algorithm: 'envoy_ring_hash' });
+  // Canonical addresses of every form, a draining node without one, ring
+  // sizes at their bounds, and minimum above maximum under another algorithm.
+  const p = await build({ ...envoy, minimumRingSize: 1, maximumRingSize: 2 ** 23 }, [
+    { id: 'a', address: '10.0.0.1:1' },
+    { id: 'b', address: '[::ffff:10.0.0.1]:65535' },
+    { id: 'c', address: '[2001:db8::1:0:0:1]:80' },
+    { id: 'd', address: '[::]:80', ramp: 2 },
+    { id: 'e', address: '[1::1:0:0:1:0]:80', weight: 3 },
+    { id: 'f', state: 'draining' },
+  ]);
+  assert.equal(p.nodes().length, 5);
+  assert.equal(p.hash, 'xxh64');
+  await build({ minimumRingSize: 8, maximumRingSize: 4 }, [{ id: 'a' }]);
+  // A share of one part in 2^31 is enough to be an endpoint (2^31 − 1
+  // parts and 1), though not for an entry: the scale is capped at the
+  // maximum, 4,096, and a's running sum leaves b none, as in Envoy.
+  const q = await build(envoy, [
+    { id: 'a', address: '10.0.0.1:80', weight: 32_768, ramp: 65_535 },
+    { id: 'b', address: '10.0.0.2:80', weight: 1, ramp: 1 },
+  ]);
+  const points = q.points() ?? [];
+  assert.equal(points.length, 4096);
+  assert.ok(points.every((pt) => pt.id === 'a'));
+  assert.deepEqual(
+    q.ownership().nodes.map((n) => n.units),
+    [2n ** 64n, 0n],
+  );
+  assert.equal(q.owner('any key'), 'a');
+});
+
 test('JSON configs, nodes, buckets and snapshots that 2.4 refuses', async () => {
   /** @type {[string, () => unknown, ErrorCode][]} */
   const cases = [
@@ -118,6 +241,23 @@ test('JSON configs, nodes, buckets and snapshots that 2.4 refuses', async () => 
     ['partitions 300', () => parseConfig({ partitions: 300 }), 'PartitionsOutOfRange'],
     ['quote in tag', () => parseConfig({ algorithm: 'twemproxy', hash_tag: '{"' }), 'InvalidHashTag'],
     ['tag outside twemproxy', () => parseConfig({ hash_tag: '{}' }), 'HashTagNotSupported'],
+    ['ring size 0', () => parseConfig({ algorithm: 'envoy_ring_hash', maximum_ring_size: 0 }), 'RingSizeOutOfRange'],
+    [
+      'ring size huge',
+      () => parseConfig('{"algorithm": "envoy_ring_hash", "minimum_ring_size": 99999999999999999999999}'),
+      'RingSizeOutOfRange',
+    ],
+    [
+      'ring sizes inverted',
+      () => parseConfig({ algorithm: 'envoy_ring_hash', minimum_ring_size: 20, maximum_ring_size: 10 }),
+      'RingSizesInverted',
+    ],
+    [
+      'replication before ring sizes',
+      () => parseConfig({ algorithm: 'envoy_ring_hash', minimum_ring_size: 0, replication_factor: 0 }),
+      'ReplicationOutOfRange',
+    ],
+    ['ring size as text', () => parseConfig({ minimum_ring_size: '12' }), 'InvalidJson'],
     ['vnodes 1.5', () => parseConfig('{"vnodes_per_weight": 1.5}'), 'InvalidJson'],
     ['zone_aware 1', () => parseConfig('{"zone_aware": 1}'), 'InvalidJson'],
     ['not JSON', () => parseConfig('{'), 'InvalidJson'],
@@ -201,7 +341,8 @@ test('decode refuses a wrong fingerprint, and what no placement encodes', async 
   const changes = [
     ['magic', set(0, 0x58)],
     ['version', set(7, 2)],
-    ['algorithm', set(8, 10)],
+    ['algorithm', set(8, 11)],
+    ['envoy_ring_hash with xxh3', set(8, 10)],
     ['hash', set(9, 99)],
     ['hash not accepted', set(9, 6)],
     ['zone_aware', set(10, 2)],

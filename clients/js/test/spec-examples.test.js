@@ -1,11 +1,13 @@
-// The worked examples of docs/placement-spec.md (sections 3, 5, 9, 9.4
-// and 10), produced by the reference implementation.
+// The worked examples of docs/placement-spec.md (sections 3, 5, 5.10, 9,
+// 9.4 and 10), produced by the reference implementation.
 
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { test } from 'node:test';
 import { build, jumpHash, PlacementError, parseConfig, parseNodes, Snapshot } from '../src/placement/index.js';
+import { envoyEndpointWeights, envoyEntryCounts } from '../src/placement/envoy-ring-hash.js';
 import { hash64, loadHashes, md5First32, xxh64 } from '../src/placement/hashes.js';
+import { makeNode } from '../src/placement/node.js';
 import { log2Q32 } from '../src/placement/rendezvous.js';
 import { fmix64, r64, toBigInt } from '../src/placement/u64.js';
 
@@ -66,6 +68,99 @@ test('hash test values (3.3)', async () => {
   assert.equal(h('murmur3', '0123456789abcdefX'), 0xcdebd2acb570d6f7n);
   fmix64(0, 1);
   assert.equal(toBigInt(r64.hi, r64.lo), 0xb456bcfc34c2cb2cn);
+});
+
+test('envoy_ring_hash: xxh64, endpoint weights, entry counts and the two-hosts ring (5.10)', async () => {
+  await loadHashes();
+  const xxh = (/** @type {string} */ s) => {
+    hash64('xxh64', utf8.encode(s));
+    return toBigInt(r64.hi, r64.lo);
+  };
+  assert.deepEqual(['', 'hello', '127.0.0.1:90_0'].map(xxh), [
+    0xef46db3751d8e999n,
+    0x26c7827d889f6da3n,
+    16117243373044804889n,
+  ]);
+  /** @param {import('../src/placement/index.js').NodeInput[]} nodes */
+  const weights = (nodes) => envoyEndpointWeights(nodes.map((n) => makeNode(n)));
+  // 5.10.1: 2^31 by largest remainders, equal remainders in label order.
+  assert.deepEqual(weights([{ id: 'a' }, { id: 'b', weight: 2 }]), [715827883, 1431655765]);
+  assert.deepEqual(weights([{ id: 'a' }, { id: 'bb' }, { id: 'ccc' }]), [715827883, 715827883, 715827882]);
+  // Labels, not ids, in UTF-8 byte order: U+FFFF sorts before U+10000,
+  // which UTF-16 puts first (11.2).
+  assert.deepEqual(
+    weights([
+      { id: 'n1', hashKey: 'ccc' },
+      { id: 'n2', hashKey: 'bb' },
+      { id: 'n3', hashKey: 'a' },
+    ]),
+    [715827882, 715827883, 715827883],
+  );
+  assert.deepEqual(
+    weights([
+      { id: 'n1', hashKey: '\u{10000}' },
+      { id: 'n2', hashKey: '\uffff' },
+      { id: 'n3', hashKey: 'a' },
+    ]),
+    [715827882, 715827883, 715827883],
+  );
+  // Scaled weights pass 2^53 once multiplied by 2^31: exact all the same.
+  // One unit left over, to the largest remainder (b's).
+  assert.deepEqual(
+    weights([
+      { id: 'a', weight: 1_000_000, ramp: 65_535 },
+      { id: 'b', weight: 999_999 },
+      { id: 'c', weight: 3 },
+    ]),
+    [1073732558, 1073747869, 3221],
+  );
+  const six = weights(Array.from({ length: 6 }, (_, i) => ({ id: `h${i}` })));
+  assert.deepEqual(six, [357913942, 357913942, 357913941, 357913941, 357913941, 357913941]);
+  // Six nodes of weight 1 at minimum 12: 13 entries from ringd's weights,
+  // the 12 of Envoy's own ring from weights 1.
+  assert.deepEqual(envoyEntryCounts(six, 12, 4096), [3, 2, 2, 2, 2, 2]);
+  assert.deepEqual(envoyEntryCounts([1, 1, 1, 1, 1, 1], 12, 4096), [2, 2, 2, 2, 2, 2]);
+  // One endpoint at the default sizes: the minimum, 1,024 entries.
+  assert.deepEqual(envoyEntryCounts([2 ** 31], 1024, 4096), [1024]);
+  // The lightest gets ⌈m × minimum⌉ entries (1,667), unless the maximum
+  // caps the scale; then the order of the endpoints moves the fractions.
+  assert.deepEqual(envoyEntryCounts([1431655765, 715827883], 5000, 6000), [3334, 1667]);
+  assert.deepEqual(envoyEntryCounts([1000, 2147482648], 1024, 4096), [1, 4095]);
+  assert.deepEqual(envoyEntryCounts([2147482648, 1000], 1024, 4096), [4096, 0]);
+  const vector = async (/** @type {string} */ shape) =>
+    JSON.parse(
+      await readFile(
+        new URL(`../../../tests/placement/vectors/envoy_ring_hash-${shape}.json`, import.meta.url),
+        'utf8',
+      ),
+    );
+  const v = await vector('six-hosts');
+  assert.equal((await build(parseConfig(v.config), parseNodes(v.nodes))).points()?.length, 13);
+  // Envoy's UnevenHosts ring: 2^30 each, m = 0.5, scale = 4, two entries each.
+  const p = await build({ algorithm: 'envoy_ring_hash', minimumRingSize: 3 }, [
+    { id: 'e-81', hashKey: '127.0.0.1:81', address: '127.0.0.1:81' },
+    { id: 'e-80', hashKey: '127.0.0.1:80', address: '127.0.0.1:80' },
+  ]);
+  assert.deepEqual(p.points(), [
+    { position: 5454692015285649509n, id: 'e-80' },
+    { position: 7859399908942313493n, id: 'e-81' },
+    { position: 13838424394637650569n, id: 'e-80' },
+    { position: 16064866803292627174n, id: 'e-81' },
+  ]);
+  assert.equal(p.fingerprint, (await vector('two-hosts')).fingerprint);
+  assert.equal(p.keyHash('hello'), 0x26c7827d889f6da3n);
+  assert.equal(p.owner('hello'), 'e-80'); // 0x26c7… is before the first entry
+  assert.deepEqual(p.preferenceList('hello', 2), ['e-80', 'e-81']);
+  assert.deepEqual(
+    p.ownership().nodes.map((n) => n.units),
+    [
+      5454692015285649509n +
+        1n +
+        (13838424394637650569n - 7859399908942313493n) +
+        (2n ** 64n - 1n - 16064866803292627174n),
+      7859399908942313493n - 5454692015285649509n + (16064866803292627174n - 13838424394637650569n),
+    ],
+  );
 });
 
 test('jump and rendezvous test values (5.4.1, 5.5)', () => {

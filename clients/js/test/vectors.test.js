@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import { ALGORITHMS } from '../src/placement/index.js';
 import { expectedOf } from './vector-expect.js';
 import { VECTORS, vectorFiles } from './vector-files.js';
 import { kindOf, runVector } from './vector-runner.js';
@@ -15,10 +16,34 @@ import { kindOf, runVector } from './vector-runner.js';
 const files = await vectorFiles();
 
 test('the vector files are all there', () => {
-  // 85 placement vectors, the twemproxy hashes and three reference files
+  // 96 placement vectors, the twemproxy hashes and three reference files
   // when this was written; more may come, none may be left unchecked.
-  assert.ok(files.length >= 89, `found ${files.length} vector files`);
+  assert.ok(files.length >= 100, `found ${files.length} vector files`);
   for (const rel of files) assert.notEqual(kindOf(rel), null, `${rel}: not a vector file this test recognises`);
+  // Every algorithm has its files, envoy_ring_hash these eleven (spec 12).
+  for (const algorithm of ALGORITHMS) {
+    assert.ok(
+      files.some((f) => f.startsWith(`${algorithm}-`)),
+      `no vector file for ${algorithm}`,
+    );
+  }
+  const envoy = files.filter((f) => f.startsWith('envoy_ring_hash-'));
+  assert.deepEqual(
+    envoy,
+    [
+      'colliding',
+      'forty',
+      'hash-keys',
+      'no-active',
+      'nodes-1000',
+      'ramped',
+      'single',
+      'six-hosts',
+      'two-hosts',
+      'weighted',
+      'zoned',
+    ].map((shape) => `envoy_ring_hash-${shape}.json`),
+  );
 });
 
 for (const rel of files) {

@@ -39,12 +39,18 @@ def crc32(data: bytes) -> int:
     return zlib.crc32(data)
 
 
+# XXH64 with seed 0 (3.2), `envoy_ring_hash`'s only hash: the C function
+# itself, as xxh3 (its seed defaults to 0).
+xxh64_0: Hash64 = xxhash.xxh64_intdigest
+
+
 HASHES: dict[str, Hash64] = {
     "xxh3": xxh3_64,
     "md5": md5_64,
     "sha256": sha256_64,
     "murmur3": murmur3_64,
     "crc32": crc32,
+    "xxh64": xxh64_0,
 }
 
 # Codes in the canonical encoding (2.1).
@@ -69,9 +75,12 @@ HASH_CODES: dict[str, int] = {
     "murmur": 15,
     "jenkins": 16,
     "hsieh": 17,
+    # Envoy's and gRPC's XXH64 (seed 0), for `envoy_ring_hash` rings only.
+    "xxh64": 18,
 }
 # The hashes of the general algorithms, which place by 64-bit hashes; the
-# proxy modes take their proxy's own (haproxy: `haproxy.HASHES`).
+# proxy modes take their proxy's own (haproxy: `haproxy.HASHES`), and
+# `envoy_ring_hash` only `xxh64`.
 GENERAL = ("xxh3", "md5", "sha256", "murmur3")
 
 

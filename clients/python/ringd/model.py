@@ -22,10 +22,15 @@ ALGORITHM_CODES: dict[str, int] = {
     "nginx": 7,
     "haproxy": 8,
     "twemproxy": 9,
+    "envoy_ring_hash": 10,
 }
 # The algorithms that place a node by its `address` (2.2): only their
 # encodings carry addresses (9.1).
 ADDRESS_ALGORITHMS: frozenset[str] = frozenset({"nginx", "twemproxy"})
+# The algorithms whose active nodes need an `address` (2.4 check 3a): those
+# that place by it, and `envoy_ring_hash`, whose nodes are xDS endpoints
+# placed by their label.
+NEEDS_ADDRESS: frozenset[str] = ADDRESS_ALGORITHMS | {"envoy_ring_hash"}
 # The hashes each algorithm accepts, its default first (2.1).
 ACCEPTED_HASHES: dict[str, tuple[str, ...]] = {
     "ketama": ("md5",),
@@ -43,6 +48,7 @@ ACCEPTED_HASHES: dict[str, tuple[str, ...]] = {
         "fnv1a_32",
         "fnv1_32",
     ),
+    "envoy_ring_hash": ("xxh64",),
 }
 STATES = ("active", "draining", "joining")
 RAMP_FULL = 65_536
@@ -50,6 +56,9 @@ MAX_POINTS = 1 << 23
 MAX_WEIGHT = 1_000_000
 MAX_TABLE_SIZE = 1 << 24
 MIN_PARTITIONS, MAX_PARTITIONS, DEFAULT_PARTITIONS = 1 << 8, 1 << 20, 1 << 16
+# `envoy_ring_hash`'s ring sizes (2.1): Envoy's and gRPC's minimum default,
+# gRPC's cap as the maximum default, and Envoy's bound on both.
+DEFAULT_MINIMUM_RING_SIZE, DEFAULT_MAXIMUM_RING_SIZE, MAX_RING_SIZE = 1024, 4096, 1 << 23
 
 # Ids and zones: ASCII only, so `re.ASCII` keeps \d and friends out of it
 # and the explicit classes say exactly what 2.2 allows.
@@ -109,7 +118,9 @@ class RingConfig:
     """A ring config; `hash=None` takes the algorithm's default (2.1), and
     `avalanche=None` too (on for `haproxy`, which alone has the modifier).
     `hash_tag` is `twemproxy`'s alone: two characters, as `"{}"`, around
-    the part of a key that is hashed; None hashes whole keys."""
+    the part of a key that is hashed; None hashes whole keys.
+    `minimum_ring_size` and `maximum_ring_size` size an `envoy_ring_hash`
+    ring (5.10); they are checked whatever the algorithm."""
 
     algorithm: str = "ring"
     hash: str | None = None
@@ -120,6 +131,8 @@ class RingConfig:
     partitions: int = DEFAULT_PARTITIONS
     avalanche: bool | None = None
     hash_tag: str | None = None
+    minimum_ring_size: int = DEFAULT_MINIMUM_RING_SIZE
+    maximum_ring_size: int = DEFAULT_MAXIMUM_RING_SIZE
 
     def __post_init__(self) -> None:
         if self.algorithm not in ALGORITHM_CODES:
@@ -179,6 +192,15 @@ class RingConfig:
             raise PlacementError("PartitionsOutOfRange", f"{p!r}: a power of two in 2^8..=2^20")
         if not isinstance(self.zone_aware, bool):
             raise PlacementError("InvalidConfig", "zone_aware must be a boolean")
+        for name in ("minimum_ring_size", "maximum_ring_size"):
+            size = getattr(self, name)
+            if not _is_int(size) or not 1 <= size <= MAX_RING_SIZE:
+                raise PlacementError("RingSizeOutOfRange", f"{name} {size!r} not in 1..=2^23")
+        lo, hi = self.minimum_ring_size, self.maximum_ring_size
+        if self.algorithm == "envoy_ring_hash" and lo > hi:
+            raise PlacementError(
+                "RingSizesInverted", f"minimum_ring_size {lo} is above maximum_ring_size {hi}"
+            )
         if self.algorithm == "maglev":
             m = self.table_size
             if not _is_int(m) or not 2 <= m <= MAX_TABLE_SIZE:

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from . import twemproxy
+from . import envoy_ring_hash, twemproxy
 from .errors import PlacementError
 from .ketama import digest_count
-from .model import ADDRESS_ALGORITHMS, MAX_POINTS, RAMP_FULL, Node, RingConfig
+from .model import MAX_POINTS, NEEDS_ADDRESS, RAMP_FULL, Node, RingConfig
 from .nginx import POINTS_PER_WEIGHT, check_address
 
 
@@ -47,7 +47,7 @@ def normalize(config: RingConfig, nodes: Sequence[Node]) -> list[Node]:
         for n in active:
             if n.zone is None:
                 raise PlacementError("MissingZone", n.id)
-    if config.algorithm in ADDRESS_ALGORITHMS:
+    if config.algorithm in NEEDS_ADDRESS:
         for n in active:
             if n.address is None:
                 raise PlacementError("MissingAddress", f"{n.id} under {config.algorithm}")
@@ -69,6 +69,8 @@ def normalize(config: RingConfig, nodes: Sequence[Node]) -> list[Node]:
         for n in every:
             twemproxy.server_name(n)
         twemproxy.names(active)
+    if config.algorithm == "envoy_ring_hash":
+        envoy_ring_hash.check_nodes(every, active)
     if config.algorithm in ("ketama", "jump", "table", "nginx", "haproxy", "twemproxy"):
         for n in active:
             if n.ramp != RAMP_FULL:
@@ -99,6 +101,10 @@ def normalize(config: RingConfig, nodes: Sequence[Node]) -> list[Node]:
         points = POINTS_PER_WEIGHT * sum(n.weight for n in active)
     elif config.algorithm == "twemproxy":
         points = sum(twemproxy.point_counts(active))
+    elif config.algorithm == "envoy_ring_hash":
+        points = envoy_ring_hash.total_entries(
+            active, config.minimum_ring_size, config.maximum_ring_size
+        )
     if points > MAX_POINTS:
         raise PlacementError("TooManyPoints", f"{points} > {MAX_POINTS}")
     if config.algorithm == "maglev" and config.table_size < len(active):

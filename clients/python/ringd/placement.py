@@ -9,7 +9,7 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, TypedDict, Union
 
-from . import haproxy, jump, ketama, maglev, nginx, rendezvous, ring, twemproxy
+from . import envoy_ring_hash, haproxy, jump, ketama, maglev, nginx, rendezvous, ring, twemproxy
 from . import table as table_mod  # `table` is also a parameter of build()
 from .encoding import decode_header, encode_header, fingerprint_of, header_length
 from .errors import (
@@ -84,8 +84,8 @@ class Placement:
         self.nodes: tuple[Node, ...] = tuple(active)
         #: The full config, or None for a placement decoded from an
         #: encoding, which does not carry vnodes_per_weight, table_size (but
-        #: a maglev table's length), hash keys or, outside `table`, partitions
-        #: (a `twemproxy` body carries its hash tag: see `hash_tag`).
+        #: a maglev table's length), hash keys, ring sizes or, outside `table`,
+        #: partitions (a `twemproxy` body carries its hash tag: see `hash_tag`).
         self.config = config
         self.is_ramped = ramped(active)
         self.version: int | None = None
@@ -125,6 +125,10 @@ class Placement:
             layout = nginx.build(active)
         elif config.algorithm == "twemproxy":
             layout = twemproxy.build(active, config.hash_name, config.hash_tag)
+        elif config.algorithm == "envoy_ring_hash":
+            layout = envoy_ring_hash.build(
+                active, config.minimum_ring_size, config.maximum_ring_size
+            )
         elif config.algorithm == "maglev":
             layout = maglev.build(active, h, config.table_size, is_ramped)
         elif config.algorithm == "jump":
@@ -278,6 +282,8 @@ class Placement:
             layout = rendezvous.Rendezvous.decode(active, body, header.ramped, h)
         elif alg == "twemproxy":
             layout = twemproxy.Twemproxy.decode_body(active, body, header.hash)
+        elif alg == "envoy_ring_hash":
+            layout = envoy_ring_hash.EnvoyRingHash.decode_body(active, body)
         elif alg == "haproxy":
             try:
                 layout = haproxy.Haproxy.decode_body(active, body, header.hash)
@@ -383,8 +389,9 @@ class Placement:
         return self._fingerprint
 
     def points(self) -> list[tuple[int, str]] | None:
-        """`ring`/`ketama`/`nginx`/`twemproxy`: the sorted point list as
-        (position, node id), tied points in the algorithm's order."""
+        """`ring`/`ketama`/`nginx`/`twemproxy`/`envoy_ring_hash`: the sorted
+        point list (entries) as (position, node id), tied points in the
+        algorithm's order."""
         lay = self._layout
         if not isinstance(lay, ring.Continuum) or isinstance(lay, haproxy.Haproxy):
             return None

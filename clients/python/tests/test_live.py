@@ -44,19 +44,24 @@ from ringd import (
     Event,
     Forbidden,
     InvalidRequest,
+    Node,
     NotFound,
     Placement,
+    PlacementError,
     PreconditionFailed,
     Rejected,
     RingClient,
+    RingConfig,
     Unauthorized,
     Unprocessable,
 )
 from ringd.aio import AsyncRingClient
+from ringd.envoy_ring_hash import check_address
 
 HASHES = ("xxh3", "md5", "sha256", "murmur3")
 COMBOS = [(a, h) for a in ("ring", "maglev", "jump", "rendezvous", "table") for h in HASHES]
 COMBOS.insert(4, ("ketama", "md5"))
+COMBOS.append(("envoy_ring_hash", "xxh64"))  # its only hash
 # On etcd, one ring per algorithm, with this hash (the store changes nothing
 # in placement); on SQLite, every algorithm with every hash. Every ring gets
 # owners and preference lists of all 100,000 keys checked.
@@ -67,6 +72,7 @@ PRIMARY = {
     "jump": "sha256",
     "rendezvous": "md5",
     "table": "xxh3",
+    "envoy_ring_hash": "xxh64",
 }
 EXACT_BASES = {
     "ring": "ranges",
@@ -74,7 +80,18 @@ EXACT_BASES = {
     "maglev": "table_entries",
     "table": "partitions",
 }
-RAMPS = ("ring", "maglev", "rendezvous")  # the algorithms that take ramps
+RAMPS = ("ring", "maglev", "rendezvous", "envoy_ring_hash")  # the algorithms that take ramps
+# envoy_ring_hash nodes are xDS endpoints: each needs an IP address and a
+# port (an IPv6 one among them), which places nothing.
+ENDPOINTS = {
+    "a": "10.0.0.1:8080",
+    "b": "10.0.0.2:8080",
+    "c": "[2001:db8::c]:8080",
+    "d": "10.0.0.4:8080",
+    "e": "10.0.0.5:8080",
+    "f": "[::ffff:10.0.0.6]:8080",
+    "g": "10.0.0.7:8080",
+}
 
 
 @pytest.fixture(scope="module")
@@ -141,17 +158,18 @@ def test_convergence_sync_and_async(server: Ringd, store: str) -> None:
         subs = {r: c.changes() for r, c in clients.items()}
         for ring, (alg, _) in rings.items():
             ramp = {"ramp": 30000} if alg in RAMPS else {}
+
             steps = [
                 [
-                    up("a", weight=1, zone="z1"),
-                    up("b", weight=2, zone="z2"),
-                    up("c", zone="z3"),
-                    up("d", weight=3, zone="z1"),
-                    up("e", zone="z2", state="draining"),
+                    node(alg, "a", weight=1, zone="z1"),
+                    node(alg, "b", weight=2, zone="z2"),
+                    node(alg, "c", zone="z3"),
+                    node(alg, "d", weight=3, zone="z1"),
+                    node(alg, "e", zone="z2", state="draining"),
                 ],
                 [{"op": "remove", "id": "b"}],
-                [up("f", weight=2, zone="z3"), up("c", weight=4, zone="z3")],
-                [up("a", zone="z1", state="draining"), up("g", zone="z2", **ramp)],
+                [node(alg, "f", weight=2, zone="z3"), node(alg, "c", weight=4, zone="z3")],
+                [node(alg, "a", zone="z1", state="draining"), node(alg, "g", zone="z2", **ramp)],
             ]
             for v, ops in enumerate(steps, start=2):
                 r = await aapi.json("POST", f"/v1/rings/{ring}/changes", {"ops": ops})
@@ -215,6 +233,13 @@ def test_convergence_sync_and_async(server: Ringd, store: str) -> None:
         c.close()
 
 
+def node(alg: str, n: str, /, **fields: Any) -> dict[str, Any]:
+    """An upsert of node `n`, with its address in an envoy_ring_hash ring."""
+    if alg == "envoy_ring_hash":
+        fields["address"] = ENDPOINTS[n]
+    return up(n, **fields)
+
+
 def check_diffs(api: Api, ring: str, alg: str, changes: list[Change]) -> None:
     for ch in changes:
         d = api.json("GET", f"/v1/rings/{ring}/diff?from={ch.from_version}&to={ch.to}")["diff"]
@@ -266,6 +291,147 @@ def test_resume_after_restart_and_failover(store: str, tmp_path: Path) -> None:
             assert c.status().server == srv.url
     finally:
         srv.stop()
+
+
+# Addresses as the server takes or refuses them for envoy_ring_hash (Rust's
+# SocketAddr, written back as given); the client must agree on each.
+ENVOY_ADDRESSES = [
+    "10.0.0.9:8080",
+    "255.255.255.255:65535",
+    "[2001:db8::1]:8080",
+    "[::1]:80",
+    "[::]:1",
+    "[::ffff:10.0.0.1]:80",
+    "[::102:304]:80",
+    "[2001:db8:0:1:1:1:1:1]:80",
+    "[2001:db8::1:0:0:1]:80",
+    "10.0.0.1",
+    "10.0.0.1:0",
+    "10.0.0.1:65536",
+    "10.0.0.1:080",
+    "010.0.0.1:80",
+    "cache.local:80",
+    "2001:db8::1:80",
+    "[2001:DB8::1]:80",
+    "[::0001]:80",
+    "[2001:db8:0:0:1::1]:80",
+    "[::1.2.3.4]:80",
+    "[::ffff:a00:1]:80",
+    "[fe80::1%3]:80",
+    "[fe80::1%eth0]:80",
+]
+
+
+def test_envoy_ring_hash_agrees_with_the_server(server: Ringd) -> None:
+    """Ring sizes in the config, every address check and node-set refusal
+    as the server makes them, a replacement through `hash_key`, a change
+    of ring size, and the watching client on the server's lookups."""
+    api, ring = Api(server.url), unique("envoy")
+    created = api.json(
+        "PUT",
+        f"/v1/rings/{ring}",
+        {"algorithm": "envoy_ring_hash", "minimum_ring_size": 64, "maximum_ring_size": 256},
+    )
+    config = created["config"]
+    assert (config["hash"], config["minimum_ring_size"], config["maximum_ring_size"]) == (
+        "xxh64",
+        64,
+        256,
+    )
+    nodes = [
+        up("a", address="10.0.0.1:80"),
+        up("b", weight=3, address="[2001:db8::b]:80"),
+        up("c", weight=2, ramp=20000, address="10.0.0.3:80", hash_key="cache-c"),
+    ]
+    assert change(api, ring, *nodes) == 2
+    snap = api.json("GET", f"/v1/rings/{ring}/snapshot")
+    assert snap["config"]["minimum_ring_size"] == 64
+    local_nodes = [Node.from_json(n) for n in snap["nodes"]]
+    local_config = RingConfig.from_json(snap["config"])
+    assert Placement.from_snapshot(snap).fingerprint() == snap["fingerprint"]
+    version = 2
+    for address in ENVOY_ADDRESSES:
+        # A draining node: its address is checked all the same.
+        local = check_address(address)
+        op = up("x", address=address, state="draining")
+        if local is None:
+            version = change(api, ring, op)
+            version = change(api, ring, {"op": "remove", "id": "x"})
+            continue
+        with pytest.raises(InvalidRequest) as refused:
+            change(api, ring, op)
+        assert (refused.value.status, refused.value.field) == (400, "address"), address
+        assert "cannot be a server for envoy_ring_hash" in refused.value.detail
+    assert version == 2 + 2 * sum(check_address(a) is None for a in ENVOY_ADDRESSES)
+    # Node sets the client refuses with each kind, and the field the
+    # server names for it.
+    refusals = [
+        ([up("y")], "MissingAddress", "address"),
+        ([up("y", address="10.0.0.9:80", hash_key="a")], "EndpointKeyTaken", "hash_key"),
+        ([up("y", address="10.0.0.1:80")], "DuplicateAddress", "address"),
+        (
+            [
+                up("y", address="10.0.0.9:80", weight=1_000_000),
+                up("z", address="10.0.0.10:80", ramp=1),
+            ],
+            "WeightShareTooSmall",
+            "weight",
+        ),
+        ([up("y", address="cache.local:80")], "AddressNotServer", "address"),
+    ]
+    for ops, expected, field in refusals:
+        mine = [*local_nodes, *(Node.from_json(op["node"]) for op in ops)]
+        with pytest.raises(PlacementError) as e:
+            Placement.build(local_config, mine)
+        assert e.value.kind == expected
+        with pytest.raises(InvalidRequest) as theirs:
+            change(api, ring, *ops)
+        assert theirs.value.field == field, (expected, theirs.value.body)
+    with pytest.raises(InvalidRequest) as inverted:
+        change(api, ring, {"op": "update_config", "config": {"minimum_ring_size": 257}})
+    assert "minimum_ring_size" in (inverted.value.field or "")
+    with pytest.raises(PlacementError) as e:
+        RingConfig(algorithm="envoy_ring_hash", minimum_ring_size=257, maximum_ring_size=256)
+    assert e.value.kind == "RingSizesInverted"
+    seen: list[Change] = []
+    with RingClient(server.url, ring, ack=False, on_change=seen.append) as c:
+        c.ready(10)
+        _, expected_lookups = server_lookups(api, ring, KEYS[:20_000])
+        check_lookups(c, expected_lookups, KEYS[:20_000], 5000)
+        before = c.placement
+        assert before is not None
+        # A replacement takes b's label and keeps every key b had.
+        version = change(
+            api,
+            ring,
+            up("b", weight=3, address="[2001:db8::b]:80", state="draining"),
+            up("b2", weight=3, address="10.0.0.22:80", hash_key="b"),
+        )
+        after = c.wait_for_version(version, 15).placement
+        keys = KEYS[:20_000]
+        assert [after.owner(k) for k in keys] == [
+            "b2" if before.owner(k) == "b" else before.owner(k) for k in keys
+        ]
+        # A bigger ring: every entry re-cut, the fingerprint the server's.
+        version = change(
+            api,
+            ring,
+            {"op": "update_config", "config": {"minimum_ring_size": 512, "maximum_ring_size": 512}},
+        )
+        view = c.wait_for_version(version, 15)
+        assert view.placement.config is not None
+        assert view.placement.config.minimum_ring_size == 512
+        assert len(view.placement.points() or []) == 512
+        assert view.placement.fingerprint() == api.json("GET", f"/v1/rings/{ring}")["fingerprint"]
+        _, expected_lookups = server_lookups(api, ring, keys)
+        check_lookups(c, expected_lookups, keys, 5000)
+        # Sampled diffs, as the server's for this algorithm.
+        wait_until(lambda: bool(seen) and seen[-1].to == version, 5, "the change")
+        last = seen[-1].diff
+        assert last is not None
+        assert last.basis == "sampled"
+        d = api.json("GET", f"/v1/rings/{ring}/diff?from={version - 1}&to={version}")["diff"]
+        assert abs(last.moved_fraction - d["moved_fraction"]) < 0.01
 
 
 def test_long_poll_mode_fetches_every_version(server: Ringd) -> None:

@@ -58,6 +58,45 @@ def test_config_refusals() -> None:
     assert RingConfig(algorithm="ketama").hash == "md5"
 
 
+def test_envoy_ring_hash_config_refusals() -> None:
+    envoy = RingConfig(algorithm="envoy_ring_hash")
+    assert (envoy.hash, envoy.minimum_ring_size, envoy.maximum_ring_size) == ("xxh64", 1024, 4096)
+    # xxh64 is envoy_ring_hash's only hash, and no other algorithm's.
+    for other in ("xxh3", "md5", "crc32", "fnv1a_64"):
+        assert kind(RingConfig, algorithm="envoy_ring_hash", hash=other) == "HashNotAccepted"
+    for algorithm in ("ring", "maglev", "nginx", "twemproxy", "haproxy"):
+        assert kind(RingConfig, algorithm=algorithm, hash="xxh64") == "HashNotAccepted"
+    assert kind(RingConfig, algorithm="envoy_ring_hash", avalanche=True) == "AvalancheNotSupported"
+    assert kind(RingConfig, algorithm="envoy_ring_hash", hash_tag="{}") == "HashTagNotSupported"
+    # Ring sizes: 1 ..= 2^23, checked whatever the algorithm.
+    for algorithm in ("envoy_ring_hash", "ring", "jump"):
+        for field in ("minimum_ring_size", "maximum_ring_size"):
+            for bad in (0, (1 << 23) + 1, -1, True, "1024", 1024.0):
+                assert kind(RingConfig, algorithm=algorithm, **{field: bad}) == (
+                    "RingSizeOutOfRange"
+                ), (algorithm, field, bad)
+    big = RingConfig(
+        algorithm="envoy_ring_hash", minimum_ring_size=1 << 23, maximum_ring_size=1 << 23
+    )
+    assert (big.minimum_ring_size, big.maximum_ring_size) == (1 << 23, 1 << 23)
+    RingConfig(algorithm="envoy_ring_hash", minimum_ring_size=1, maximum_ring_size=1)
+    # The minimum above the maximum: refused for envoy_ring_hash, which
+    # uses them (after the range of both is checked).
+    assert kind(RingConfig, algorithm="envoy_ring_hash", minimum_ring_size=4097) == (
+        "RingSizesInverted"
+    )
+    assert kind(
+        RingConfig, algorithm="envoy_ring_hash", minimum_ring_size=0, maximum_ring_size=0
+    ) == ("RingSizeOutOfRange")
+    RingConfig(algorithm="ring", minimum_ring_size=4097)  # another algorithm's sizes place nothing
+    # Read from JSON as a snapshot's config carries them.
+    read = RingConfig.from_json(
+        {"algorithm": "envoy_ring_hash", "minimum_ring_size": 3, "maximum_ring_size": 9}
+    )
+    assert (read.minimum_ring_size, read.maximum_ring_size) == (3, 9)
+    assert RingConfig.from_json({"algorithm": "envoy_ring_hash"}) == envoy
+
+
 def test_hash_tag_refusals() -> None:
     assert RingConfig(algorithm="twemproxy", hash_tag="{}").hash_tag == "{}"
     assert RingConfig.from_json({"algorithm": "twemproxy", "hash_tag": None}).hash_tag is None
@@ -154,6 +193,14 @@ def test_joining_and_draining_nodes_change_nothing() -> None:
         assert (
             Placement.build(config, base).encode() == Placement.build(config, base + extra).encode()
         )
+    # envoy_ring_hash: a draining or joining node needs no address, and
+    # takes no share of 2^31.
+    envoy = RingConfig(algorithm="envoy_ring_hash")
+    addressed = [Node("a", address="10.0.0.1:80"), Node("b", weight=3, address="10.0.0.2:80")]
+    assert (
+        Placement.build(envoy, addressed).encode()
+        == Placement.build(envoy, addressed + extra).encode()
+    )
 
 
 def test_bucket_order_refusals() -> None:

@@ -33,9 +33,10 @@ ALGORITHMS = [
     "nginx",
     "haproxy",
     "twemproxy",
+    "envoy_ring_hash",
 ]
 SHAPES = ["single", "weighted", "zoned", "colliding", "nodes-1000"]
-RAMPED = ["ring", "rendezvous", "maglev"]
+RAMPED = ["ring", "rendezvous", "maglev", "envoy_ring_hash"]
 # One input each that the shapes leave at its default (spec 12), and every
 # algorithm with nothing active.
 EXTRAS = [
@@ -68,6 +69,9 @@ EXTRAS += [
         "fnv1_32",
     )
 ]
+# envoy_ring_hash: Envoy's own UnevenHosts ring, the hosts of its Basic and
+# BasicWithMetadataHashKey tests, and 40 nodes over IPv4 and IPv6.
+EXTRAS += [f"envoy_ring_hash-{s}" for s in ("two-hosts", "six-hosts", "hash-keys", "forty")]
 
 
 @cache
@@ -125,9 +129,9 @@ def test_every_vector_file_is_here() -> None:
     expected = {f"{a}-{s}.json" for a in ALGORITHMS for s in SHAPES}
     expected |= {f"{a}-ramped.json" for a in RAMPED}
     expected |= {f"{e}.json" for e in EXTRAS}
-    # 85: the 75 of the Rust vectors test and the 10 of its haproxy ones.
+    # 96: the 86 of the Rust vectors test and the 10 of its haproxy ones.
     assert set(FILES) == expected
-    assert len(FILES) == 85
+    assert len(FILES) == 96
     assert set(REFERENCE_FILES) == set(REFERENCE_CHECKS)
 
 
@@ -160,6 +164,14 @@ def test_layout_inputs_read_back(name: str) -> None:
     assert p.bucket_order() == v["buckets"]
     assert p.table_rows() == v.get("table")
     assert p.server_ids() == v.get("server_ids")
+    # Ring sizes are written for envoy_ring_hash (and for another algorithm
+    # only when not the defaults, which no other file has).
+    c = v["config"]
+    envoy = c["algorithm"] == "envoy_ring_hash"
+    assert ("minimum_ring_size" in c, "maximum_ring_size" in c) == (envoy, envoy)
+    assert p.config is not None
+    sizes = (p.config.minimum_ring_size, p.config.maximum_ring_size)
+    assert sizes == (c.get("minimum_ring_size", 1024), c.get("maximum_ring_size", 4096))
 
 
 @pytest.mark.parametrize("name", FILES)

@@ -8,7 +8,7 @@ import { NO_NODE } from "./placement.js";
 import { drawCircle, drawGrid, drawBar, drawShares } from "./draw.js";
 import { HOLE } from "./colours.js";
 
-const KIND = { ring: "circle", ketama: "circle", nginx: "circle", haproxy: "circle", twemproxy: "circle", maglev: "grid", table: "grid", jump: "bar", rendezvous: "shares" };
+const KIND = { ring: "circle", ketama: "circle", nginx: "circle", haproxy: "circle", twemproxy: "circle", envoy_ring_hash: "circle", maglev: "grid", table: "grid", jump: "bar", rendezvous: "shares" };
 const LEGEND_MAX = 24;
 
 export function createPicture() {

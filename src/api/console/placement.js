@@ -59,6 +59,7 @@ function drawable(e) {
     case "ketama":
     case "nginx":
     case "twemproxy":
+    case "envoy_ring_hash":
       out.points = fractions(body.points);
       break;
     case "haproxy":

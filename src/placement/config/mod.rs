@@ -17,6 +17,17 @@ pub const MAX_VNODES_PER_WEIGHT: u32 = 10_000;
 pub const DEFAULT_TABLE_SIZE: u64 = 65_537;
 /// Largest accepted Maglev table size.
 pub const MAX_TABLE_SIZE: u64 = 1 << 24;
+/// `envoy_ring_hash`'s fewest ring entries unless configured (Envoy's and
+/// gRPC's `minimum_ring_size` default).
+pub const DEFAULT_MINIMUM_RING_SIZE: u64 = 1024;
+/// `envoy_ring_hash`'s most ring entries unless configured: gRPC's cap
+/// (`GRPC_RING_HASH_CAP`, 4096), which a gRPC client applies to whatever
+/// the control plane sends, so a larger ring would not be the one gRPC
+/// builds. Envoy's own default is 8M.
+pub const DEFAULT_MAXIMUM_RING_SIZE: u64 = 4096;
+/// Largest `minimum_ring_size` and `maximum_ring_size`: Envoy's bound on
+/// both (8M entries).
+pub const MAX_RING_SIZE: u64 = 1 << 23;
 /// Default replication factor for preference lists.
 pub const DEFAULT_REPLICATION_FACTOR: u32 = 3;
 /// Largest accepted replication factor.
@@ -59,6 +70,11 @@ pub struct RingConfig {
     /// hashed (nutcracker's `hash_tag`); none hashes whole keys, and other
     /// algorithms have none.
     pub hash_tag: Option<HashTag>,
+    /// `envoy_ring_hash`: Envoy's `minimum_ring_size`, 1 to 2^23.
+    pub minimum_ring_size: u64,
+    /// `envoy_ring_hash`: Envoy's `maximum_ring_size`, from
+    /// `minimum_ring_size` to 2^23.
+    pub maximum_ring_size: u64,
 }
 
 /// The written form: `table_size` and `partitions` only where they
@@ -79,6 +95,10 @@ struct ConfigOut<'a> {
     avalanche: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none")]
     hash_tag: Option<HashTag>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    minimum_ring_size: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    maximum_ring_size: Option<u64>,
 }
 
 impl Serialize for RingConfig {
@@ -94,6 +114,8 @@ impl Serialize for RingConfig {
             // Written for `haproxy` only, so other configs read as before.
             avalanche: (self.algorithm == Algorithm::Haproxy).then_some(self.avalanche),
             hash_tag: self.hash_tag,
+            minimum_ring_size: self.ring_sizes_written().then_some(self.minimum_ring_size),
+            maximum_ring_size: self.ring_sizes_written().then_some(self.maximum_ring_size),
         }
         .serialize(s)
     }
@@ -119,7 +141,19 @@ impl RingConfig {
             // Plain `hash-type consistent` is sdbm with avalanche.
             avalanche: algorithm == Algorithm::Haproxy,
             hash_tag: None,
+            minimum_ring_size: DEFAULT_MINIMUM_RING_SIZE,
+            maximum_ring_size: DEFAULT_MAXIMUM_RING_SIZE,
         }
+    }
+
+    /// Whether `minimum_ring_size` and `maximum_ring_size` are shown and
+    /// stored: for `envoy_ring_hash`, and for any other algorithm only
+    /// when set to something else than the defaults (so that they read
+    /// back as they were).
+    pub fn ring_sizes_written(&self) -> bool {
+        self.algorithm == Algorithm::EnvoyRingHash
+            || self.minimum_ring_size != DEFAULT_MINIMUM_RING_SIZE
+            || self.maximum_ring_size != DEFAULT_MAXIMUM_RING_SIZE
     }
 
     /// Whether `table_size` is shown and stored: for `maglev`, and for any
@@ -175,6 +209,16 @@ impl RingConfig {
             });
         }
         spec::partitions(self.partitions.into())?;
+        spec::ring_size("minimum_ring_size", self.minimum_ring_size)?;
+        spec::ring_size("maximum_ring_size", self.maximum_ring_size)?;
+        if self.algorithm == Algorithm::EnvoyRingHash
+            && self.minimum_ring_size > self.maximum_ring_size
+        {
+            return Err(PlacementError::RingSizesInverted {
+                minimum: self.minimum_ring_size,
+                maximum: self.maximum_ring_size,
+            });
+        }
         if self.algorithm != Algorithm::Maglev {
             return Ok(());
         }

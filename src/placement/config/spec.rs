@@ -4,7 +4,7 @@ use serde::{Deserialize, Deserializer};
 
 use super::{
     Algorithm, HashFunction, HashTag, PlacementError, RingConfig, MAX_PARTITIONS,
-    MAX_REPLICATION_FACTOR, MAX_VNODES_PER_WEIGHT, MIN_PARTITIONS,
+    MAX_REPLICATION_FACTOR, MAX_RING_SIZE, MAX_VNODES_PER_WEIGHT, MIN_PARTITIONS,
 };
 
 /// The wire form of a config: every parameter optional, unknown fields
@@ -40,6 +40,12 @@ pub struct RingConfigSpec {
     /// patch it removes the ring's tag, where a missing field keeps it.
     #[serde(default, deserialize_with = "given")]
     pub hash_tag: Option<Option<HashTag>>,
+    /// `envoy_ring_hash`; defaults to 1024.
+    #[serde(default, deserialize_with = "crate::placement::json_integer::option")]
+    pub minimum_ring_size: Option<u64>,
+    /// `envoy_ring_hash`; defaults to 4096.
+    #[serde(default, deserialize_with = "crate::placement::json_integer::option")]
+    pub maximum_ring_size: Option<u64>,
 }
 
 /// A field that may be `null`: `Some(None)`, where a missing field is
@@ -61,6 +67,7 @@ impl RingConfigSpec {
         let maglev = self.algorithm == Some(Algorithm::Maglev);
         let table = self.algorithm == Some(Algorithm::Table);
         let haproxy = self.algorithm == Some(Algorithm::Haproxy);
+        let envoy = self.algorithm == Some(Algorithm::EnvoyRingHash);
         [
             ("algorithm", self.algorithm.is_none()),
             ("hash", self.hash.is_none()),
@@ -70,6 +77,14 @@ impl RingConfigSpec {
             ("zone_aware", self.zone_aware.is_none()),
             ("partitions", table && self.partitions.is_none()),
             ("avalanche", haproxy && self.avalanche.is_none()),
+            (
+                "minimum_ring_size",
+                envoy && self.minimum_ring_size.is_none(),
+            ),
+            (
+                "maximum_ring_size",
+                envoy && self.maximum_ring_size.is_none(),
+            ),
         ]
         .into_iter()
         .filter_map(|(name, missing)| missing.then_some(name))
@@ -88,6 +103,8 @@ impl RingConfigSpec {
             partitions,
             avalanche,
             hash_tag,
+            minimum_ring_size,
+            maximum_ring_size,
         } = self;
         algorithm.is_none()
             && hash.is_none()
@@ -98,6 +115,8 @@ impl RingConfigSpec {
             && partitions.is_none()
             && avalanche.is_none()
             && hash_tag.is_none()
+            && minimum_ring_size.is_none()
+            && maximum_ring_size.is_none()
     }
 
     /// Checks the ranges of the given fields that hold whatever the rest
@@ -113,6 +132,12 @@ impl RingConfigSpec {
         }
         if let Some(p) = self.partitions {
             partitions(p)?;
+        }
+        if let Some(v) = self.minimum_ring_size {
+            ring_size("minimum_ring_size", v)?;
+        }
+        if let Some(v) = self.maximum_ring_size {
+            ring_size("maximum_ring_size", v)?;
         }
         Ok(())
     }
@@ -156,6 +181,8 @@ impl RingConfigSpec {
                 None if algorithm == base.algorithm => base.hash_tag,
                 None => None,
             },
+            minimum_ring_size: self.minimum_ring_size.unwrap_or(base.minimum_ring_size),
+            maximum_ring_size: self.maximum_ring_size.unwrap_or(base.maximum_ring_size),
         };
         config.validate()?;
         Ok(config)
@@ -196,6 +223,18 @@ pub(super) fn partitions(p: u64) -> Result<u32, PlacementError> {
             max: MAX_PARTITIONS,
         }),
     }
+}
+
+/// An `envoy_ring_hash` ring size: 1 to Envoy's bound of 2^23.
+pub(super) fn ring_size(field: &'static str, v: u64) -> Result<u64, PlacementError> {
+    if (1..=MAX_RING_SIZE).contains(&v) {
+        return Ok(v);
+    }
+    Err(PlacementError::RingSizeOutOfRange {
+        field,
+        value: v,
+        max: MAX_RING_SIZE,
+    })
 }
 
 /// A new ring's config: the given fields, and for the others the defaults

@@ -40,7 +40,8 @@ pub fn hash32(f: HashFunction, key: &[u8]) -> Option<u32> {
         | HashFunction::Crc32
         | HashFunction::Sdbm
         | HashFunction::Djb2
-        | HashFunction::Wt6 => return None,
+        | HashFunction::Wt6
+        | HashFunction::Xxh64 => return None,
     })
 }
 

@@ -6,8 +6,9 @@ use utoipa::openapi::schema::{ObjectBuilder, Type};
 
 use super::{integer, named_schema};
 use crate::placement::config::{
-    DEFAULT_PARTITIONS, DEFAULT_REPLICATION_FACTOR, DEFAULT_TABLE_SIZE, DEFAULT_VNODES_PER_WEIGHT,
-    MAX_PARTITIONS, MAX_REPLICATION_FACTOR, MAX_TABLE_SIZE, MAX_VNODES_PER_WEIGHT, MIN_PARTITIONS,
+    DEFAULT_MAXIMUM_RING_SIZE, DEFAULT_MINIMUM_RING_SIZE, DEFAULT_PARTITIONS,
+    DEFAULT_REPLICATION_FACTOR, DEFAULT_TABLE_SIZE, DEFAULT_VNODES_PER_WEIGHT, MAX_PARTITIONS,
+    MAX_REPLICATION_FACTOR, MAX_RING_SIZE, MAX_TABLE_SIZE, MAX_VNODES_PER_WEIGHT, MIN_PARTITIONS,
 };
 use crate::ring::membership_policy::MAX_AUTO_CHANGES_PER_MINUTE;
 
@@ -28,6 +29,26 @@ named_schema!(
         2,
         MAX_TABLE_SIZE,
         format!("`maglev`: the lookup table size, a prime of at least the active node count and at most {MAX_TABLE_SIZE} (checked only for `maglev`); defaults to {DEFAULT_TABLE_SIZE}.")
+    )
+);
+
+named_schema!(
+    /// `envoy_ring_hash`'s least number of ring entries.
+    MinimumRingSizeSchema = "MinimumRingSize",
+    integer(
+        1,
+        MAX_RING_SIZE,
+        format!("`envoy_ring_hash`: Envoy's and gRPC's `minimum_ring_size`, 1–{MAX_RING_SIZE} and at most `maximum_ring_size`; defaults to {DEFAULT_MINIMUM_RING_SIZE}.")
+    )
+);
+
+named_schema!(
+    /// `envoy_ring_hash`'s largest number of ring entries.
+    MaximumRingSizeSchema = "MaximumRingSize",
+    integer(
+        1,
+        MAX_RING_SIZE,
+        format!("`envoy_ring_hash`: Envoy's and gRPC's `maximum_ring_size`, 1–{MAX_RING_SIZE}; defaults to {DEFAULT_MAXIMUM_RING_SIZE}, gRPC's own cap (`GRPC_RING_HASH_CAP`), above which gRPC clients would build a smaller ring than Envoy.")
     )
 );
 

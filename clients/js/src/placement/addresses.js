@@ -1,6 +1,6 @@
-// The addresses and names of the algorithms that place by address (spec
-// 2.4 check 3a): nginx's `server host:port` (5.7) and nutcracker's server
-// names (5.9.2).
+// The addresses of spec 2.4 check 3a: those of the algorithms that place
+// by address, nginx's `server host:port` (5.7) and nutcracker's server
+// names (5.9.2), and the IP:port of an envoy_ring_hash endpoint (5.10.4).
 
 import { excerpt, fail } from './errors.js';
 
@@ -150,4 +150,116 @@ export function serverNames(active) {
     }
   }
   return names;
+}
+
+const DECIMAL = /^(0|[1-9][0-9]*)$/;
+const HEX_GROUP = /^[0-9A-Fa-f]{1,4}$/;
+
+/**
+ * An IPv4 address in dotted decimal, as four octets; null otherwise.
+ * @param {string} s
+ * @returns {number[] | null}
+ */
+function parseIpv4(s) {
+  const parts = s.split('.');
+  if (parts.length !== 4) return null;
+  const octets = parts.map((p) => (/^[0-9]{1,3}$/.test(p) ? Number(p) : 256));
+  return octets.every((o) => o <= 255) ? octets : null;
+}
+
+/**
+ * An IPv6 address's eight 16-bit groups: hexadecimal groups, at most one
+ * `::`, and an IPv4 address in the last 32 bits; null otherwise.
+ * @param {string} s
+ * @returns {number[] | null}
+ */
+function parseIpv6(s) {
+  /**
+   * @param {string} part
+   * @param {boolean} last whether an IPv4 address may end it
+   * @returns {number[] | null}
+   */
+  const groups = (part, last) => {
+    if (part === '') return [];
+    const out = [];
+    const fields = part.split(':');
+    for (const [i, f] of fields.entries()) {
+      if (HEX_GROUP.test(f)) out.push(Number.parseInt(f, 16));
+      else if (last && i === fields.length - 1 && parseIpv4(f) !== null) {
+        const [a, b, c, d] = /** @type {number[]} */ (parseIpv4(f));
+        out.push((a << 8) | b, (c << 8) | d);
+      } else return null;
+    }
+    return out;
+  };
+  const halves = s.split('::');
+  if (halves.length > 2) return null;
+  if (halves.length === 1) {
+    const all = groups(s, true);
+    return all !== null && all.length === 8 ? all : null;
+  }
+  const head = groups(halves[0], false);
+  const tail = groups(halves[1], true);
+  if (head === null || tail === null || head.length + tail.length > 7) return null;
+  return [...head, ...new Array(8 - head.length - tail.length).fill(0), ...tail];
+}
+
+/**
+ * An IPv6 address as Rust's Ipv6Addr writes it, which is Envoy's form
+ * (RFC 5952): lowercase groups without leading zeros, the first longest
+ * run of two or more zero groups as `::`, and an IPv4-mapped address as
+ * `::ffff:a.b.c.d`.
+ * @param {number[]} g eight groups
+ * @returns {string}
+ */
+function formatIpv6(g) {
+  if (g.slice(0, 5).every((x) => x === 0) && g[5] === 0xffff) {
+    return `::ffff:${g[6] >> 8}.${g[6] & 0xff}.${g[7] >> 8}.${g[7] & 0xff}`;
+  }
+  let start = 0;
+  let len = 0;
+  for (let i = 0; i < 8; ) {
+    let j = i;
+    while (j < 8 && g[j] === 0) j++;
+    if (j - i > len) [start, len] = [i, j - i];
+    i = j === i ? i + 1 : j;
+  }
+  const hex = (/** @type {number[]} */ part) => part.map((x) => x.toString(16)).join(':');
+  return len > 1 ? `${hex(g.slice(0, start))}::${hex(g.slice(start + len))}` : hex(g);
+}
+
+/**
+ * Why `address` cannot be an envoy_ring_hash endpoint's, or null (5.10.4):
+ * an IP address and a port from 1 to 65535, written as Envoy writes it
+ * back (`10.0.0.1:8080`, `[2001:db8::1]:8080`: IPv6 in brackets in RFC
+ * 5952 form, no leading zeros, no zone), since EDS resolves no host names.
+ * @param {string} address
+ * @returns {string | null}
+ */
+export function envoyAddressProblem(address) {
+  const i = address.lastIndexOf(':');
+  const host = address.slice(0, Math.max(i, 0));
+  const port = address.slice(i + 1);
+  /** @type {string | null} */
+  let canonical = null;
+  let zone = false;
+  if (host.startsWith('[') && host.endsWith(']')) {
+    const inner = host.slice(1, -1);
+    const percent = inner.indexOf('%');
+    const groups = parseIpv6(percent < 0 ? inner : inner.slice(0, percent));
+    zone = percent >= 0;
+    if (groups !== null && (!zone || DECIMAL.test(inner.slice(percent + 1)))) canonical = `[${formatIpv6(groups)}]`;
+  } else {
+    const octets = parseIpv4(host);
+    if (octets !== null) canonical = octets.join('.');
+  }
+  if (i < 0 || canonical === null || !/^[0-9]{1,5}$/.test(port) || Number(port) > 65_535) {
+    return 'an xDS endpoint needs an IP address and a port, as `10.0.0.1:8080` or `[2001:db8::1]:8080` (EDS does not resolve host names)';
+  }
+  if (Number(port) === 0) return 'the port must be from 1 to 65535';
+  if (zone) return "an xDS endpoint's address takes no IPv6 zone";
+  if (`${canonical}:${Number(port)}` !== address) {
+    return 'write the address as Envoy writes it back: IPv4 without leading zeros, IPv6 in brackets in its shortest lowercase form (RFC 5952)';
+  }
+  return null;
 }

@@ -5,13 +5,15 @@ import { fail } from './errors.js';
 
 /**
  * A placement algorithm (spec 5).
- * @typedef {'ring' | 'ketama' | 'maglev' | 'jump' | 'rendezvous' | 'table' | 'nginx' | 'haproxy' | 'twemproxy'} Algorithm
+ * @typedef {'ring' | 'ketama' | 'maglev' | 'jump' | 'rendezvous' | 'table' | 'nginx' | 'haproxy' | 'twemproxy'
+ *   | 'envoy_ring_hash'} Algorithm
  */
 
 /**
  * A hash function (spec 3).
  * @typedef {'xxh3' | 'md5' | 'sha256' | 'murmur3' | 'crc32' | 'sdbm' | 'djb2' | 'wt6' | 'fnv1a_64'
- *   | 'fnv1_64' | 'fnv1a_32' | 'fnv1_32' | 'crc32a' | 'one_at_a_time' | 'murmur' | 'jenkins' | 'hsieh'} Hash
+ *   | 'fnv1_64' | 'fnv1a_32' | 'fnv1_32' | 'crc32a' | 'one_at_a_time' | 'murmur' | 'jenkins' | 'hsieh'
+ *   | 'xxh64'} Hash
  */
 
 /** Every algorithm, in code order: an algorithm's code is its position + 1. */
@@ -25,6 +27,7 @@ export const ALGORITHMS = /** @type {const} */ ([
   'nginx',
   'haproxy',
   'twemproxy',
+  'envoy_ring_hash',
 ]);
 
 /** Every hash, in code order: a hash's code is its position + 1. */
@@ -46,6 +49,7 @@ export const HASHES = /** @type {const} */ ([
   'murmur',
   'jenkins',
   'hsieh',
+  'xxh64',
 ]);
 
 /** @type {readonly Hash[]} */
@@ -67,6 +71,7 @@ const ACCEPTED = {
     'fnv1a_32',
     'fnv1_32',
   ],
+  envoy_ring_hash: ['xxh64'],
 };
 
 /**
@@ -143,10 +148,23 @@ export function placesByAddress(algorithm) {
 }
 
 /**
+ * Whether every active node needs an address (2.4 check 3a): the
+ * algorithms that place by address, and envoy_ring_hash, whose nodes are
+ * xDS endpoints placed by their labels.
+ * @param {Algorithm} algorithm
+ * @returns {boolean}
+ */
+export function needsAddress(algorithm) {
+  return placesByAddress(algorithm) || algorithm === 'envoy_ring_hash';
+}
+
+/**
  * Whether a node may be below full ramp (2.4 check 4).
  * @param {Algorithm} algorithm
  * @returns {boolean}
  */
 export function takesRamps(algorithm) {
-  return algorithm === 'ring' || algorithm === 'rendezvous' || algorithm === 'maglev';
+  return (
+    algorithm === 'ring' || algorithm === 'rendezvous' || algorithm === 'maglev' || algorithm === 'envoy_ring_hash'
+  );
 }

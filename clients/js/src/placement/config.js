@@ -21,6 +21,8 @@ import { jsonBool, jsonInt, jsonString, objectFields, parseJson } from './json.j
  * @property {number} partitions table's partition count, a power of two in 2^8..=2^20
  * @property {boolean} avalanche haproxy: pass key hashes through HAProxy's full_hash
  * @property {string | null} hashTag twemproxy's hash_tag, two characters such as "{}"
+ * @property {number} minimumRingSize envoy_ring_hash's fewest entries, 1..=2^23, at most maximumRingSize
+ * @property {number} maximumRingSize envoy_ring_hash's most entries, 1..=2^23
  */
 
 /**
@@ -38,6 +40,11 @@ export const DEFAULT_REPLICATION_FACTOR = 3;
 export const DEFAULT_PARTITIONS = 1 << 16;
 const MAX_VNODES = 10_000;
 export const MAX_REPLICATION = 64;
+/** envoy_ring_hash's ring sizes unless configured: Envoy's and gRPC's minimum, gRPC's cap. */
+export const DEFAULT_MINIMUM_RING_SIZE = 1024;
+export const DEFAULT_MAXIMUM_RING_SIZE = 4096;
+/** The largest ring size, Envoy's bound on both. */
+export const MAX_RING_SIZE = 1 << 23;
 
 /**
  * The config with every field given or defaulted, not yet validated.
@@ -56,6 +63,8 @@ export function makeConfig(input = {}) {
     partitions: input.partitions ?? DEFAULT_PARTITIONS,
     avalanche: input.avalanche ?? algorithm === 'haproxy',
     hashTag: input.hashTag ?? null,
+    minimumRingSize: input.minimumRingSize ?? DEFAULT_MINIMUM_RING_SIZE,
+    maximumRingSize: input.maximumRingSize ?? DEFAULT_MAXIMUM_RING_SIZE,
   };
 }
 
@@ -81,6 +90,20 @@ export function validateConfig(c) {
     throw fail('HashTagNotSupported', `hash_tag applies to twemproxy only, not ${c.algorithm}`);
   }
   checkCounts(c);
+  // The ring sizes are checked whatever the algorithm, their order only
+  // under envoy_ring_hash.
+  for (const [name, size] of /** @type {const} */ ([
+    ['minimum_ring_size', c.minimumRingSize],
+    ['maximum_ring_size', c.maximumRingSize],
+  ])) {
+    if (!inRange(size, 1, MAX_RING_SIZE)) throw fail('RingSizeOutOfRange', `${name} ${size} not in 1..=2^23`);
+  }
+  if (c.algorithm === 'envoy_ring_hash' && c.minimumRingSize > c.maximumRingSize) {
+    throw fail(
+      'RingSizesInverted',
+      `minimum_ring_size ${c.minimumRingSize} is above maximum_ring_size ${c.maximumRingSize}: Envoy and gRPC refuse such a cluster`,
+    );
+  }
   if (c.algorithm === 'maglev') {
     if (!Number.isInteger(c.tableSize) || c.tableSize < 2 || c.tableSize > MAX_TABLE_SIZE) {
       throw fail('TableSizeOutOfRange', `table_size ${c.tableSize} not in 2..=2^24`);
@@ -157,7 +180,7 @@ export function checkHashTag(tag) {
 }
 
 /**
- * Reads a ring config from its JSON form (spec 2.1): any subset of the nine
+ * Reads a ring config from its JSON form (spec 2.1): any subset of the eleven
  * fields, the others at their defaults. Unknown fields are ignored. Errors
  * follow check 0, then check 1, of spec 2.4.
  * @param {JsonInput} input
@@ -195,6 +218,12 @@ export function parseConfig(input) {
       case 'hash_tag':
         c.hashTag = jsonString(value, name);
         checkHashTag(c.hashTag);
+        break;
+      case 'minimum_ring_size':
+        c.minimumRingSize = jsonInt(value, name);
+        break;
+      case 'maximum_ring_size':
+        c.maximumRingSize = jsonInt(value, name);
         break;
     }
   }

@@ -1,5 +1,6 @@
 // A sorted point list on a circle, shared by ring, ketama, nginx,
-// twemproxy and haproxy's boundaries, with a bucket table in front of it.
+// twemproxy, envoy_ring_hash and haproxy's boundaries, with a bucket table
+// in front of it.
 //
 // Positions are held as two Uint32Arrays of halves (hi, lo), so no lookup
 // touches a BigInt. A 32-bit circle keeps its positions in `hi` with `lo`
@@ -176,7 +177,8 @@ export class Continuum {
 
 /**
  * Sorts points by position, then node index (5.1); with `stable`, by
- * position alone, keeping the input order of equal positions (twemproxy).
+ * position alone, keeping the input order of equal positions (twemproxy,
+ * envoy_ring_hash).
  * @param {Points} points
  * @param {boolean} [stable]
  * @returns {Points}

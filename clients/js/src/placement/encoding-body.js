@@ -16,6 +16,7 @@ import { tableIndexWidth } from './table.js';
 export function bodySize(body, nodes) {
   switch (body.algorithm) {
     case 'ring':
+    case 'envoy_ring_hash':
       return 4 + 12 * body.points.owner.length;
     case 'ketama':
     case 'nginx':
@@ -72,7 +73,8 @@ export function writeBody(body, nodes, view, at) {
     case 'ring':
     case 'ketama':
     case 'nginx':
-      writePoints(body.points, body.algorithm === 'ring', view, at);
+    case 'envoy_ring_hash':
+      writePoints(body.points, body.algorithm === 'ring' || body.algorithm === 'envoy_ring_hash', view, at);
       return;
     case 'twemproxy': {
       const tag = body.hashTag ?? '';

@@ -22,9 +22,10 @@ import { restoreTableBody } from './table.js';
 /** @typedef {import('./table.js').TableCells} TableCells */
 
 /**
- * ring (64-bit positions), ketama and nginx (32-bit positions in `hi`):
- * the point list in its order (5.1, 5.2, 5.7).
- * @typedef {{ algorithm: 'ring' | 'ketama' | 'nginx', points: Points }} CircleBody
+ * ring and envoy_ring_hash (64-bit positions), ketama and nginx (32-bit
+ * positions in `hi`): the point list in its order (5.1, 5.2, 5.7; 5.10.2:
+ * envoy_ring_hash's entries, equal positions in label order).
+ * @typedef {{ algorithm: 'ring' | 'ketama' | 'nginx' | 'envoy_ring_hash', points: Points }} CircleBody
  */
 /**
  * twemproxy: its hash tag and its point list, equal positions in server
@@ -270,8 +271,13 @@ function decodeParts(r) {
     case 'ring':
     case 'ketama':
     case 'nginx':
-      body = { algorithm, points: readPoints(r, count, algorithm === 'ring', algorithm === 'nginx') };
+    case 'envoy_ring_hash': {
+      // envoy_ring_hash's equal positions are in label order, which the
+      // encoding cannot show without the labels: the fingerprint vouches.
+      const envoy = algorithm === 'envoy_ring_hash';
+      body = { algorithm, points: readPoints(r, count, envoy || algorithm === 'ring', algorithm === 'nginx', envoy) };
       break;
+    }
     case 'twemproxy': {
       const tagLength = r.u8();
       if (tagLength !== 0 && tagLength !== 2) throw bad(`a twemproxy hash tag of ${tagLength} bytes`);
@@ -363,8 +369,8 @@ function decodeParts(r) {
 
 /**
  * A u32 count and that many (position, node) pairs, in canonical order:
- * by position then index, nginx's strictly ascending, twemproxy's by
- * position alone.
+ * by position then index, nginx's strictly ascending, twemproxy's and
+ * envoy_ring_hash's by position alone.
  * @param {Reader} r
  * @param {number} nodes
  * @param {boolean} wide

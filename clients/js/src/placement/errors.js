@@ -12,7 +12,8 @@
  *   | 'UnknownHash' | 'HashNotSupported' | 'HashNotAccepted' | 'AvalancheNotSupported' | 'InvalidHashTag'
  *   | 'HashTagNotSupported' | 'VnodesOutOfRange' | 'ReplicationOutOfRange' | 'PartitionsOutOfRange'
  *   | 'TableSizeOutOfRange' | 'TableSizeNotPrime' | 'MissingZone' | 'MissingAddress' | 'AddressNotServer'
- *   | 'DuplicateAddress' | 'InvalidServerName' | 'ServerNameTaken' | 'RampNotSupported'
+ *   | 'DuplicateAddress' | 'InvalidServerName' | 'ServerNameTaken' | 'EndpointKeyTaken' | 'WeightShareTooSmall'
+ *   | 'RingSizeOutOfRange' | 'RingSizesInverted' | 'RampNotSupported'
  *   | 'WeightTooHighForProxy' | 'TooManyPoints' | 'TableTooLarge' | 'InvalidServerIds'
  *   | 'InvalidBucketOrder' | 'InvalidTable' | 'InvalidEncoding' | 'InvalidJson' | 'InvalidSnapshot'
  *   | 'TableRequired' | 'FingerprintMismatch'} ErrorCode

@@ -98,7 +98,8 @@ function digest(h, data) {
 }
 
 /**
- * H(f, data) of spec 3.1 for the four general hashes, into r64.
+ * H(f, data) of spec 3.1 for the four general hashes, and envoy_ring_hash's
+ * xxh64 (XXH64 with seed 0, 3.2), into r64.
  * @param {import('./algorithms.js').Hash} f
  * @param {Uint8Array} data
  */
@@ -118,6 +119,9 @@ export function hash64(f, data) {
       r64.hi = le32(d, 4);
       return;
     }
+    case 'xxh64':
+      xxh64(data, 0);
+      return;
     case 'murmur3': {
       // h1, which the package writes big-endian.
       const d = /** @type {{ digest: Uint8Array }} */ (murmur364.digest(data)).digest;
@@ -144,7 +148,8 @@ export function hash64(f, data) {
 }
 
 /**
- * Classic XXH64 with seed 0 or 1 (maglev's permutations, 5.3), into r64.
+ * Classic XXH64 with seed 0 or 1 (maglev's permutations, 5.3; seed 0 is
+ * envoy_ring_hash's hash, 5.10), into r64.
  * @param {Uint8Array} data
  * @param {0 | 1} seed
  */

@@ -5,11 +5,14 @@
 
 export { ALGORITHMS, HASHES, acceptedHashes, defaultHash } from './algorithms.js';
 export {
+  DEFAULT_MAXIMUM_RING_SIZE,
+  DEFAULT_MINIMUM_RING_SIZE,
   DEFAULT_PARTITIONS,
   DEFAULT_REPLICATION_FACTOR,
   DEFAULT_TABLE_SIZE,
   DEFAULT_VNODES_PER_WEIGHT,
   MAX_POINTS,
+  MAX_RING_SIZE,
   MAX_TABLE_SIZE,
   makeConfig,
   parseConfig,

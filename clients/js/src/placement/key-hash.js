@@ -1,6 +1,7 @@
 // Section 4's key hash for one placement, and the bytes of a key. A key
-// hash lands in r64 as halves; a 32-bit hash (ketama and the proxy modes)
-// sits in `hi` with `lo` zero, as 32-bit circles hold their positions.
+// hash lands in r64 as halves; a 32-bit hash (ketama, nginx, haproxy and
+// twemproxy) sits in `hi` with `lo` zero, as 32-bit circles hold their
+// positions.
 
 import { crc32, hash64, md5First32, xxh3Input, xxh3InputView } from './hashes.js';
 import * as proxy from './proxy-hashes.js';
@@ -116,7 +117,8 @@ export class KeyHasher {
       algorithm === 'maglev' ||
       algorithm === 'jump' ||
       algorithm === 'rendezvous' ||
-      algorithm === 'table'
+      algorithm === 'table' ||
+      algorithm === 'envoy_ring_hash'
     );
   }
 

@@ -25,6 +25,7 @@ export function lookupOf(parts) {
   const body = parts.body;
   switch (body.algorithm) {
     case 'ring':
+    case 'envoy_ring_hash':
       return new Continuum(body.points, 64);
     case 'ketama':
     case 'nginx':

@@ -20,7 +20,8 @@ import { jsonInt, jsonString, objectFields, parseJson } from './json.js';
  * @property {string | null} zone a failure domain
  * @property {NodeState} state whether the node owns keys
  * @property {number} ramp parts per 65,536 of its weight the node takes, 1..=65,536
- * @property {string | null} address host:port; places only under nginx and twemproxy
+ * @property {string | null} address host:port; places only under nginx and twemproxy, and
+ *   envoy_ring_hash needs an IP:port on every active node
  */
 
 /**

@@ -2,9 +2,10 @@
 // of 2.4 in their order. Check 7 belongs to a server computing a table,
 // which a client never does.
 
-import { placesByAddress, takesRamps } from './algorithms.js';
+import { needsAddress, takesRamps } from './algorithms.js';
 import { checkNginxAddresses, serverName, serverNames } from './addresses.js';
 import { MAX_POINTS } from './config.js';
+import { checkEnvoyNodes, envoyEntryTotal } from './envoy-ring-hash.js';
 import { fail } from './errors.js';
 import { HAPROXY_MAX_WEIGHT, HAPROXY_POINTS_PER_WEIGHT } from './haproxy.js';
 import { ketamaDigests } from './ketama.js';
@@ -67,20 +68,25 @@ export function normalize(c, nodes) {
 }
 
 /**
- * Check 3a: the algorithms that place by address need one on every active
- * node, and one their proxy takes as a server.
+ * Check 3a: the algorithms that place by address, and envoy_ring_hash,
+ * whose nodes are xDS endpoints, need one on every active node, and one
+ * their proxy takes as a server.
  * @param {Config} c
  * @param {Node[]} every
  * @param {Node[]} active
  */
 function checkAddresses(c, every, active) {
-  if (!placesByAddress(c.algorithm)) return;
+  if (!needsAddress(c.algorithm)) return;
   for (const n of active) {
     if (n.address === null)
-      throw fail('MissingAddress', `active node ${n.id} has no address, which ${c.algorithm} places by`);
+      throw fail('MissingAddress', `active node ${n.id} has no address, which every ${c.algorithm} node needs`);
   }
   if (c.algorithm === 'nginx') {
     checkNginxAddresses(active);
+    return;
+  }
+  if (c.algorithm === 'envoy_ring_hash') {
+    checkEnvoyNodes(every, active);
     return;
   }
   // twemproxy: every node is checked, not only the active ones, so that a
@@ -113,6 +119,9 @@ function checkCaps(c, active) {
       break;
     case 'twemproxy':
       for (const k of twemproxyPointCounts(active)) points += k;
+      break;
+    case 'envoy_ring_hash':
+      points = envoyEntryTotal(active, c.minimumRingSize, c.maximumRingSize);
       break;
     case 'jump':
       points = weights;

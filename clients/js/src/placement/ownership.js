@@ -53,6 +53,7 @@ export function ownershipOf(e) {
   const body = e.body;
   switch (body.algorithm) {
     case 'ring':
+    case 'envoy_ring_hash':
       basis = 'arcs';
       total = arcs(body.points, 64, units);
       break;

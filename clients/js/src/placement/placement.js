@@ -23,6 +23,7 @@ import { buildRendezvous } from './rendezvous.js';
 import { buildRing } from './ring.js';
 import { restoreTableBody, tableFromRows } from './table.js';
 import { buildTwemproxy } from './twemproxy.js';
+import { buildEnvoyRingHash } from './envoy-ring-hash.js';
 import { serverNames } from './addresses.js';
 import { r64, toBigInt } from './u64.js';
 
@@ -145,7 +146,7 @@ export class Placement {
 
   /**
    * The key's hash in the algorithm's space (section 4): 64 bits, or 32
-   * for ketama and the proxy modes.
+   * for ketama, nginx, haproxy and twemproxy.
    * @param {Key} key
    * @returns {bigint}
    */
@@ -180,16 +181,16 @@ export class Placement {
   }
 
   /**
-   * The sorted point list of ring, ketama, nginx and twemproxy (ties in
-   * the algorithm's order), HAProxy's own points for haproxy; null under
-   * the other algorithms.
+   * The sorted point list of ring, ketama, nginx, twemproxy and
+   * envoy_ring_hash (its entries; ties in the algorithm's order),
+   * HAProxy's own points for haproxy; null under the other algorithms.
    * @returns {Point[] | null}
    */
   points() {
     const b = this.parts.body;
     if (!('points' in b)) return null;
     const { hi, lo, owner } = b.points;
-    const wide = b.algorithm === 'ring';
+    const wide = b.algorithm === 'ring' || b.algorithm === 'envoy_ring_hash';
     return Array.from(owner, (o, i) => ({ position: wide ? toBigInt(hi[i], lo[i]) : BigInt(hi[i]), id: this.ids[o] }));
   }
 
@@ -298,6 +299,11 @@ function buildBody(c, all, active, ramped, stored) {
       return { algorithm: 'nginx', points: buildNginx(active) };
     case 'twemproxy':
       return { algorithm: 'twemproxy', hashTag: c.hashTag, points: buildTwemproxy(active, serverNames(active)) };
+    case 'envoy_ring_hash':
+      return {
+        algorithm: 'envoy_ring_hash',
+        points: buildEnvoyRingHash(active, c.minimumRingSize, c.maximumRingSize),
+      };
     case 'maglev':
       return { algorithm: 'maglev', table: buildMaglev(active, placingWeights(active, ramped), c.tableSize) };
     case 'rendezvous':

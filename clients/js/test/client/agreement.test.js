@@ -78,8 +78,9 @@ const KEYS = (() => {
 /**
  * One ring: an (algorithm, hash) pair and the variant of its config that
  * pair gets. The odd-numbered hashes of an algorithm are not zone aware,
- * which also turns off haproxy's avalanche and gives twemproxy the hash
- * tag {}, so both sides of each switch are compared.
+ * which also turns off haproxy's avalanche, gives twemproxy the hash tag
+ * {} and envoy_ring_hash ring sizes other than the defaults, so both
+ * sides of each switch are compared.
  * @typedef {{ alg: Algorithm, hash: Hash, zoneAware: boolean }} Case
  */
 
@@ -94,6 +95,10 @@ function caseConfig(c) {
   if (c.alg === 'maglev') cfg.table_size = 10_007; // prime, and not the default 65,537
   if (c.alg === 'haproxy') cfg.avalanche = c.zoneAware;
   if (c.alg === 'twemproxy' && !c.zoneAware) cfg.hash_tag = '{}';
+  if (c.alg === 'envoy_ring_hash' && !c.zoneAware) {
+    cfg.minimum_ring_size = 3000;
+    cfg.maximum_ring_size = 5000;
+  }
   return cfg;
 }
 
@@ -117,7 +122,8 @@ function cases() {
 /**
  * Node i of the set every ring gets: three zones of equal weight (so a
  * zone-aware table passes check 7 of spec 2.4), weights 1 to 4, and an
- * address each proxy mode takes (nginx and twemproxy place by it).
+ * address each proxy mode takes (nginx and twemproxy place by it,
+ * envoy_ring_hash needs an IP:port).
  * @param {number} i
  * @param {'active' | 'draining'} state
  */
@@ -231,9 +237,10 @@ test('the keys are half UTF-8 text and half not', () => {
 
 test('every pair the JS package lists is accepted by the server, and no other', { skip: SKIP }, async (t) => {
   const all = cases();
-  // 9 algorithms; ketama and nginx twice (one hash each), twemproxy 10.
-  assert.equal(all.length, 38);
-  assert.equal(new Set(all.map(caseName)).size, 38);
+  // 10 algorithms; ketama, nginx and envoy_ring_hash twice (one hash
+  // each), twemproxy 10.
+  assert.equal(all.length, 40);
+  assert.equal(new Set(all.map(caseName)).size, 40);
   const s = await Ringd.start(t);
   const api = s.api('refused');
   for (const alg of ALGORITHMS) {
