@@ -94,7 +94,7 @@ fn lookup(c: &mut Criterion) {
     }
     // The key hash alone under `ring` and each proxy mode (xxh3, nginx's
     // CRC-32, HAProxy's sdbm with the avalanche modifier, twemproxy's
-    // fnv1a_64), through the placement as a lookup takes it; it does not
+    // fnv1a_64, Envoy's xxh64), through the placement as a lookup takes it; it does not
     // depend on the node count.
     let ns = addressed_nodes(10);
     for alg in [
@@ -102,6 +102,7 @@ fn lookup(c: &mut Criterion) {
         Algorithm::Nginx,
         Algorithm::Haproxy,
         Algorithm::Twemproxy,
+        Algorithm::EnvoyRingHash,
     ] {
         let p = Placement::build(&RingConfig::new(alg), &ns).unwrap();
         let mut i = 0usize;
