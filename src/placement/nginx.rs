@@ -95,13 +95,12 @@ pub(crate) fn check_nodes(nodes: &[Node]) -> Result<(), PlacementError> {
         })?;
         seen.push((address, n));
     }
-    seen.sort_by(|a, b| a.0.cmp(b.0).then(a.1.id.cmp(&b.1.id)));
-    if let Some(w) = seen.windows(2).find(|w| w[0].0 == w[1].0) {
+    if let Some((address, first, second)) = super::node::first_shared(seen) {
         return Err(PlacementError::DuplicateAddress {
             algorithm: "nginx",
-            address: super::error::excerpt(w[0].0),
-            first: w[0].1.id.to_string(),
-            second: w[1].1.id.to_string(),
+            address: super::error::excerpt(address),
+            first: first.id.to_string(),
+            second: second.id.to_string(),
         });
     }
     Ok(())

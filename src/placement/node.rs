@@ -377,6 +377,19 @@ impl Node {
     }
 }
 
+/// The smallest string in byte order that two of `keyed` share, with its
+/// first two nodes in id order: how a node set names two nodes a proxy
+/// would take for one (a shared address, a shared hash key).
+pub(crate) fn first_shared<'a>(
+    mut keyed: Vec<(&'a str, &'a Node)>,
+) -> Option<(&'a str, &'a Node, &'a Node)> {
+    keyed.sort_by(|a, b| a.0.cmp(b.0).then(a.1.id.cmp(&b.1.id)));
+    keyed
+        .windows(2)
+        .find(|w| w[0].0 == w[1].0)
+        .map(|w| (w[0].0, w[0].1, w[1].1))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -5,6 +5,7 @@
 use std::net::SocketAddr;
 
 use crate::placement::error::{excerpt, PlacementError};
+use crate::placement::node::first_shared;
 use crate::placement::Node;
 
 /// The sum of the weights ringd gives an `envoy_ring_hash` ring's
@@ -101,12 +102,10 @@ pub(crate) fn check_nodes(all: &[&Node], active: &[Node]) -> Result<(), Placemen
             })?;
         }
     }
-    let mut keyed: Vec<(&str, &Node)> = active.iter().map(|n| (endpoint_key(n), n)).collect();
-    keyed.sort_by(|a, b| a.0.cmp(b.0).then(a.1.id.cmp(&b.1.id)));
-    if let Some(w) = keyed.windows(2).find(|w| w[0].0 == w[1].0) {
-        let (a, b) = (w[0].1, w[1].1);
+    let keyed = active.iter().map(|n| (endpoint_key(n), n)).collect();
+    if let Some((key, a, b)) = first_shared(keyed) {
         return Err(PlacementError::EndpointKeyTaken {
-            key: excerpt(w[0].0),
+            key: excerpt(key),
             first: a.id.to_string(),
             second: b.id.to_string(),
             // Ids are unique, so one of the two has a hash_key.
@@ -115,17 +114,16 @@ pub(crate) fn check_nodes(all: &[&Node], active: &[Node]) -> Result<(), Placemen
     }
     // gRPC keys its endpoints by address: two with one address would be
     // one endpoint there, whatever their hash keys.
-    let mut addressed: Vec<(&str, &Node)> = active
+    let addressed = active
         .iter()
         .filter_map(|n| n.address.as_ref().map(|a| (a.as_str(), n)))
         .collect();
-    addressed.sort_by(|a, b| a.0.cmp(b.0).then(a.1.id.cmp(&b.1.id)));
-    if let Some(w) = addressed.windows(2).find(|w| w[0].0 == w[1].0) {
+    if let Some((address, first, second)) = first_shared(addressed) {
         return Err(PlacementError::DuplicateAddress {
             algorithm: "envoy_ring_hash",
-            address: excerpt(w[0].0),
-            first: w[0].1.id.to_string(),
-            second: w[1].1.id.to_string(),
+            address: excerpt(address),
+            first: first.id.to_string(),
+            second: second.id.to_string(),
         });
     }
     endpoint_weights(active)?;
