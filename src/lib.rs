@@ -61,6 +61,8 @@ pub mod service;
 pub mod store;
 #[cfg(any(feature = "server", feature = "client"))]
 pub mod wire;
+#[cfg(feature = "server")]
+pub mod xds;
 
 /// Compiles and runs the README's Rust example as a doctest so it stays true.
 #[cfg(doctest)]

@@ -12,8 +12,8 @@ use crate::ring::durations::{
 };
 use crate::server::{
     check_advertise_url, check_election_ttl, EtcdAccess, LogFormat, Secret, ServeConfig, TlsFiles,
-    DEFAULT_CLIENT_TTL, DEFAULT_ELECTION_TTL, DEFAULT_LISTEN, DEFAULT_PREFIX, DEFAULT_RETENTION,
-    DEFAULT_STORE, DEFAULT_WATCH_KEEPALIVE,
+    XdsListen, DEFAULT_CLIENT_TTL, DEFAULT_ELECTION_TTL, DEFAULT_LISTEN, DEFAULT_PREFIX,
+    DEFAULT_RETENTION, DEFAULT_STORE, DEFAULT_WATCH_KEEPALIVE,
 };
 use crate::store::leadership::InstanceId;
 
@@ -113,6 +113,19 @@ pub struct ServeArgs {
     /// The URL this instance is reached at, shown in GET /v1/cluster; http(s):// and the listen address when unset.
     #[arg(long, env = "RINGD_ADVERTISE_URL", value_name = "URL", value_parser = advertise_url)]
     pub advertise_url: Option<String>,
+    /// Also serve xDS (Envoy's ADS, gRPC) on this host:port, for Envoy and gRPC's ring_hash; off when unset. Same tokens and TLS as the HTTP API.
+    #[arg(long, env = "RINGD_XDS_LISTEN", value_name = "HOST:PORT")]
+    pub xds_listen: Option<String>,
+    /// The request header (gRPC metadata) whose value xDS routes hash as the key.
+    #[arg(long, env = "RINGD_XDS_HASH_HEADER", value_name = "NAME", default_value = crate::xds::DEFAULT_HASH_HEADER,
+          value_parser = hash_header)]
+    pub xds_hash_header: String,
+}
+
+/// Checks `--xds-hash-header`.
+fn hash_header(text: &str) -> Result<String, String> {
+    crate::xds::check_hash_header(text)?;
+    Ok(text.to_owned())
 }
 
 /// Parses `--election-ttl`.
@@ -193,6 +206,10 @@ impl From<ServeArgs> for ServeConfig {
             election_ttl: a.election_ttl,
             instance_id: a.instance_id,
             advertise_url: a.advertise_url,
+            xds: a.xds_listen.map(|listen| XdsListen {
+                listen,
+                hash_header: a.xds_hash_header,
+            }),
             ..ServeConfig::default()
         }
     }

@@ -75,6 +75,17 @@ pub struct ServeConfig {
     /// clock, unless a test sets another ([`crate::ring::ManualClock`]).
     /// Nothing below the server reads the wall clock itself.
     pub clock: Arc<dyn Clock>,
+    /// Where to serve xDS too; none leaves it off.
+    pub xds: Option<XdsListen>,
+}
+
+/// The xDS listener's settings (`--xds-listen`, `--xds-hash-header`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct XdsListen {
+    /// `host:port`; port 0 picks a free port.
+    pub listen: String,
+    /// The request header routes hash.
+    pub hash_header: String,
 }
 
 impl Default for ServeConfig {
@@ -96,6 +107,7 @@ impl Default for ServeConfig {
             instance_id: None,
             advertise_url: None,
             clock: Arc::new(SystemClock),
+            xds: None,
         }
     }
 }

@@ -9,6 +9,7 @@
 //! - `store_url` opens the store `--store` names;
 //! - [`tls`] serves HTTPS on the listener;
 //! - `secret` holds [`Secret`], a token or password that never prints;
+//! - `xds_listener` serves the xDS server on its own port;
 //! - `telemetry` and `signal`: log lines, and the signals that stop it.
 
 use std::future::Future;
@@ -24,7 +25,9 @@ mod startup;
 mod store_url;
 mod telemetry;
 pub mod tls;
+mod xds_listener;
 
+pub use config::XdsListen;
 pub use config::{
     check_advertise_url, check_election_ttl, LogFormat, ServeConfig, DEFAULT_CLIENT_TTL,
     DEFAULT_ELECTION_TTL, DEFAULT_LISTEN, DEFAULT_PREFIX, DEFAULT_RETENTION, DEFAULT_STORE,
@@ -40,9 +43,10 @@ pub use tls::{TlsError, TlsFiles};
 
 pub use crate::ring::durations::parse_duration;
 
-/// Binds (see [`Server::bind`]), prints exactly one line to stdout,
+/// Binds (see [`Server::bind`]), prints one line to stdout,
 /// `ringd listening on http://<address>` (`https://` with TLS), with the
-/// real port when the configured one is 0, then serves until `shutdown`
+/// real port when the configured one is 0, and with `--xds-listen` a
+/// second, `ringd serving xDS on <address>`; then serves until `shutdown`
 /// completes (see [`Server::run`]).
 pub async fn serve(
     config: ServeConfig,
@@ -52,6 +56,9 @@ pub async fn serve(
     {
         let mut out = io::stdout().lock();
         writeln!(out, "ringd listening on {}", server.url())?;
+        if let Some(xds) = server.xds_addr() {
+            writeln!(out, "ringd serving xDS on {xds}")?;
+        }
         out.flush()?;
     }
     server.run(shutdown).await;

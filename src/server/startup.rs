@@ -14,6 +14,7 @@ use tokio::net::{TcpListener, TcpSocket};
 use super::config::check_settings;
 use super::store_url::{open_store, parse_store_url};
 use super::tls::{self, Tls};
+use super::xds_listener::{self, XdsListener};
 use super::{connection, descriptors, Secret, ServeConfig, ServeError};
 use crate::api::admission::Admission;
 use crate::api::auth::AuthConfig;
@@ -21,6 +22,7 @@ use crate::api::DEFAULT_MAX_WATCHERS;
 use crate::api::{router, AppState};
 use crate::service::{Background, RingService};
 use crate::store::leadership::{Instance, InstanceId};
+use crate::xds::XdsSettings;
 
 /// A bound service, not yet serving: its listener is open, so connections
 /// made now wait in the backlog until [`Server::run`] accepts them.
@@ -32,6 +34,7 @@ pub struct Server {
     store_url: String,
     retention: u64,
     background: Background,
+    xds: Option<XdsListener>,
 }
 
 impl Server {
@@ -44,7 +47,11 @@ impl Server {
         parse_store_url(&config.store_url)?;
         check_settings(&config)?;
         config.etcd_access.validate()?;
-        let addrs = resolve(&config).await?;
+        let addrs = resolve(&config, &config.listen).await?;
+        let xds_addrs = match &config.xds {
+            Some(x) => Some(resolve(&config, &x.listen).await?),
+            None => None,
+        };
         // Before the store is opened or the port bound: a bad file stops here.
         let tls = config.tls.clone().map(Tls::new).transpose()?.map(Arc::new);
         // The tasks the server runs beside its listener: the SIGHUP
@@ -67,6 +74,19 @@ impl Server {
             source,
         })?;
         let local_addr = listener.local_addr()?;
+        let xds = match (&config.xds, xds_addrs) {
+            (Some(x), Some(addrs)) => Some(XdsListener {
+                listener: bind(&addrs).map_err(|source| ServeError::Bind {
+                    addr: x.listen.clone(),
+                    source,
+                })?,
+                settings: XdsSettings {
+                    hash_header: x.hash_header.clone(),
+                    ack_ttl: config.settings.client_ttl,
+                },
+            }),
+            _ => None,
+        };
         let scheme = if tls.is_some() { "https" } else { "http" };
         // Campaigns only once the URL it advertises is known, port included.
         let me = Instance {
@@ -102,6 +122,7 @@ impl Server {
             store_url: config.store_url,
             retention: config.retention,
             background,
+            xds,
         })
     }
 
@@ -109,6 +130,13 @@ impl Server {
     /// configured one was 0.
     pub fn local_addr(&self) -> SocketAddr {
         self.local_addr
+    }
+
+    /// The address the xDS listener is bound to, if `--xds-listen` is set.
+    pub fn xds_addr(&self) -> Option<SocketAddr> {
+        self.xds
+            .as_ref()
+            .and_then(|x| xds_listener::local_addr(x).ok())
     }
 
     /// The base URL to reach the server at: `http://<address>`, or
@@ -130,14 +158,27 @@ impl Server {
             store_url,
             retention,
             background,
+            xds,
         } = self;
         tracing::info!(addr = %local_addr, store = %store_url, retention, tls = tls.is_some(), "serving");
         let ready = state.ready.clone();
         let hub = state.service.hub().clone();
         let service = state.service.clone();
+        let stop_xds = tokio_util::sync::CancellationToken::new();
+        let xds = xds.map(|bound| {
+            let (service, auth) = (state.service.clone(), state.auth.clone());
+            tokio::spawn(xds_listener::serve(
+                bound,
+                service,
+                auth,
+                tls.clone(),
+                stop_xds.clone(),
+            ))
+        });
         let app = router(state);
         connection::serve(listener, app, tls, async move {
             shutdown.await;
+            stop_xds.cancel();
             ready.store(false, Ordering::Relaxed);
             // First, so another instance takes over while this one drains.
             service.resign().await;
@@ -147,18 +188,22 @@ impl Server {
             tracing::info!("shutting down: finishing in-flight requests");
         })
         .await;
+        if let Some(xds) = xds {
+            let _ = xds.await;
+        }
         background.stop().await;
         tracing::info!("stopped");
     }
 }
 
-/// Resolves `--listen` and applies the loopback rule.
-async fn resolve(config: &ServeConfig) -> Result<Vec<SocketAddr>, ServeError> {
+/// Resolves `listen` (`--listen` or `--xds-listen`) and applies the
+/// loopback rule.
+async fn resolve(config: &ServeConfig, listen: &str) -> Result<Vec<SocketAddr>, ServeError> {
     let invalid = |reason: String| ServeError::InvalidListen {
-        addr: config.listen.clone(),
+        addr: listen.to_owned(),
         reason,
     };
-    let addrs: Vec<SocketAddr> = tokio::net::lookup_host(&config.listen)
+    let addrs: Vec<SocketAddr> = tokio::net::lookup_host(listen)
         .await
         .map_err(|e| invalid(format!("{e}; expected host:port, e.g. 127.0.0.1:7420")))?
         .collect();

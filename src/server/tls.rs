@@ -165,6 +165,14 @@ impl Tls {
         TlsAcceptor::from(self.current.load_full())
     }
 
+    /// An acceptor for the xDS port: the same certificate, offering HTTP/2
+    /// (ALPN `h2`), which gRPC clients insist on.
+    pub fn grpc_acceptor(&self) -> TlsAcceptor {
+        let mut config = ServerConfig::clone(&self.current.load_full());
+        config.alpn_protocols = vec![b"h2".to_vec()];
+        TlsAcceptor::from(Arc::new(config))
+    }
+
     /// Reads the files again. On success new connections use them; on
     /// failure the configuration in use stays, and the error says why.
     pub fn reload(&self) -> Result<(), TlsError> {
