@@ -66,6 +66,9 @@ func Binary(t testing.TB) string {
 type Server struct {
 	// URL is the server's base URL, http://127.0.0.1:PORT.
 	URL string
+	// XDS is the xDS listener's address, 127.0.0.1:PORT, when the server
+	// was started with --xds-listen.
+	XDS string
 	t   testing.TB
 	dir string
 	cmd *exec.Cmd
@@ -78,11 +81,20 @@ func Start(t testing.TB, args ...string) *Server {
 	s := &Server{t: t, dir: t.TempDir()}
 	args = append([]string{"serve", "--listen", "127.0.0.1:0",
 		"--store", "sqlite://" + filepath.Join(s.dir, "ringd.db")}, args...)
-	cmd, url := Run(t, filepath.Join(s.dir, "ringd.log"), args...)
+	cmd, url, xds := run(t, filepath.Join(s.dir, "ringd.log"), slices.Contains(args, "--xds-listen"), args...)
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	s.cmd, s.URL = cmd, url
+	s.cmd, s.URL, s.XDS = cmd, url, xds
 	return s
 }
+
+// Log is what the server wrote to its log so far.
+func (s *Server) Log() string {
+	text, _ := os.ReadFile(filepath.Join(s.dir, "ringd.log"))
+	return string(text)
+}
+
+// PID is the server's process id.
+func (s *Server) PID() int { return s.cmd.Process.Pid }
 
 // Run starts the ringd Binary with args and no RINGD_* or proxy variable
 // in its environment, its stderr appended to logPath, and returns it with
@@ -90,6 +102,14 @@ func Start(t testing.TB, args ...string) *Server {
 // server that prints no URL within 30 s is killed and fails the test,
 // showing its log.
 func Run(t testing.TB, logPath string, args ...string) (*exec.Cmd, string) {
+	t.Helper()
+	cmd, url, _ := run(t, logPath, false, args...)
+	return cmd, url
+}
+
+// run is Run that, with xds, also waits for the `ringd serving xDS on …`
+// line that follows the URL and returns its address.
+func run(t testing.TB, logPath string, xds bool, args ...string) (*exec.Cmd, string, string) {
 	t.Helper()
 	cmd := exec.Command(Binary(t), args...)
 	cmd.Env = childEnv()
@@ -106,25 +126,41 @@ func Run(t testing.TB, logPath string, args ...string) (*exec.Cmd, string) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	urls := make(chan string, 1)
+	urls, xdsAddrs := make(chan string, 1), make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(out)
 		for sc.Scan() {
 			if u, ok := strings.CutPrefix(sc.Text(), "ringd listening on "); ok {
 				urls <- strings.TrimSpace(u)
 			}
+			if a, ok := strings.CutPrefix(sc.Text(), "ringd serving xDS on "); ok {
+				xdsAddrs <- strings.TrimSpace(a)
+			}
 		}
 	}()
-	select {
-	case url := <-urls:
-		return cmd, url
-	case <-time.After(30 * time.Second):
+	deadline := time.After(30 * time.Second)
+	fail := func() {
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
 		text, _ := os.ReadFile(logPath)
 		t.Fatalf("ringd printed no URL within 30 s; log:\n%s", text)
-		return nil, ""
 	}
+	var url, addr string
+	select {
+	case url = <-urls:
+	case <-deadline:
+		fail()
+		return nil, "", ""
+	}
+	if xds {
+		select {
+		case addr = <-xdsAddrs:
+		case <-deadline:
+			fail()
+			return nil, "", ""
+		}
+	}
+	return cmd, url, addr
 }
 
 // childEnv is this process's environment without RINGD_* and proxy
@@ -213,6 +249,8 @@ type Node struct {
 	Weight  int    `json:"weight,omitempty"`
 	// State is active (the default), draining or joining.
 	State string `json:"state,omitempty"`
+	// HashKey, when set, is placed instead of the id.
+	HashKey string `json:"hash_key,omitempty"`
 }
 
 // Op is one op of a change.
