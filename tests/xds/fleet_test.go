@@ -18,6 +18,7 @@ import (
 
 	"github.com/ringd/ringd/clients/go/ringdtest"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	testgrpc "google.golang.org/grpc/interop/grpc_testing"
 	"google.golang.org/grpc/metadata"
@@ -197,3 +198,7 @@ func waitAck(t testing.TB, r *ringdtest.Ring, nodeID string, version uint64) {
 		t.Fatalf("%s acked %+v, want version %d as a proxy", nodeID, c, version)
 	}
 }
+
+// insecureBackends are the credentials of the channel to the backends,
+// which serve plain gRPC; the xDS stream has its own, from the bootstrap.
+func insecureBackends() credentials.TransportCredentials { return insecure.NewCredentials() }
