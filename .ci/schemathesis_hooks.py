@@ -163,7 +163,7 @@ def nearest_prime(n):
 
 
 # The algorithms that reproduce a proxy, and the hashes the others take.
-PROXY_MODES = {"nginx", "haproxy", "twemproxy", "envoy_ring_hash"}
+PROXY_MODES = {"nginx", "haproxy", "twemproxy", "envoy_ring_hash", "envoy_maglev"}
 GENERAL_HASHES = {"xxh3", "md5", "sha256", "murmur3"}
 
 # The largest ring size of envoy_ring_hash.
@@ -191,8 +191,8 @@ def follow_config_rules(config, complete=False):
         # A proxy's mode asks of the nodes a ring already holds what no
         # schema can say (nginx: an address of its form on every active
         # node; haproxy: weights up to 256; twemproxy: addresses and
-        # distinct server names; envoy_ring_hash: IP addresses); tests/api
-        # checks those refusals.
+        # distinct server names; envoy_ring_hash and envoy_maglev: IP
+        # addresses); tests/api checks those refusals.
         config["algorithm"] = "ring"
     # Only haproxy rings take `avalanche`, and only twemproxy rings a
     # `hash_tag`; none is left here.

@@ -54,6 +54,7 @@ fn algorithm_parser() -> impl TypedValueParser<Value = Algorithm> {
         Algorithm::EnvoyRingHash => {
             "Envoy's and gRPC's ring_hash through xDS (nodes need an ip:port)"
         }
+        Algorithm::EnvoyMaglev => "Envoy's MAGLEV through xDS (nodes need an ip:port)",
     };
     PossibleValuesParser::new(Algorithm::ALL.map(|a| PossibleValue::new(a.name()).help(help(a))))
         .try_map(|name| name.parse::<Algorithm>())

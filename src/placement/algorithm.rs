@@ -34,11 +34,14 @@ pub enum Algorithm {
     /// Envoy's and gRPC's `ring_hash` load balancer, endpoints placed by
     /// their xDS hash key (`placement::envoy_ring_hash`).
     EnvoyRingHash,
+    /// Envoy's `MAGLEV` load balancer over the EDS weights ringd sends,
+    /// endpoints placed by their xDS hash key (`placement::envoy_maglev`).
+    EnvoyMaglev,
 }
 
 impl Algorithm {
     /// All algorithms, in their canonical code order.
-    pub const ALL: [Algorithm; 10] = [
+    pub const ALL: [Algorithm; 11] = [
         Algorithm::Ring,
         Algorithm::Ketama,
         Algorithm::Maglev,
@@ -49,6 +52,7 @@ impl Algorithm {
         Algorithm::Haproxy,
         Algorithm::Twemproxy,
         Algorithm::EnvoyRingHash,
+        Algorithm::EnvoyMaglev,
     ];
 
     /// The name used in JSON and on the command line.
@@ -64,6 +68,7 @@ impl Algorithm {
             Algorithm::Haproxy => "haproxy",
             Algorithm::Twemproxy => "twemproxy",
             Algorithm::EnvoyRingHash => "envoy_ring_hash",
+            Algorithm::EnvoyMaglev => "envoy_maglev",
         }
     }
 
@@ -80,6 +85,7 @@ impl Algorithm {
             Algorithm::Haproxy => 8,
             Algorithm::Twemproxy => 9,
             Algorithm::EnvoyRingHash => 10,
+            Algorithm::EnvoyMaglev => 11,
         }
     }
 
@@ -101,7 +107,8 @@ impl Algorithm {
             // ringd gives every endpoint its label as EDS metadata
             // `envoy.lb` `hash_key`, which Envoy and gRPC hash instead of
             // the address.
-            | Algorithm::EnvoyRingHash => false,
+            | Algorithm::EnvoyRingHash
+            | Algorithm::EnvoyMaglev => false,
             // nutcracker connects to each server's `host:port` and, unless
             // a name is given (the node's `hash_key`), places it by it.
             Algorithm::Nginx | Algorithm::Twemproxy => true,
@@ -109,10 +116,23 @@ impl Algorithm {
     }
 
     /// Whether every active node needs an `address`: those placed by it,
-    /// and `envoy_ring_hash`, whose nodes are xDS endpoints (an address
-    /// to connect to) placed by their label.
+    /// and the xDS modes, whose nodes are endpoints (an address to connect
+    /// to) placed by their label.
     pub fn needs_address(self) -> bool {
-        self.places_by_address() || self == Algorithm::EnvoyRingHash
+        self.places_by_address() || self.is_xds()
+    }
+
+    /// Whether a ring of this algorithm fills a Maglev table of
+    /// `table_size` slots: `maglev` and `envoy_maglev`.
+    pub fn uses_table_size(self) -> bool {
+        matches!(self, Algorithm::Maglev | Algorithm::EnvoyMaglev)
+    }
+
+    /// Whether a ring of this algorithm is served over xDS, its nodes
+    /// sent as EDS endpoints with ringd's weights (spec 5.10.1):
+    /// `envoy_ring_hash` and `envoy_maglev`.
+    pub fn is_xds(self) -> bool {
+        matches!(self, Algorithm::EnvoyRingHash | Algorithm::EnvoyMaglev)
     }
 
     /// The hash an algorithm uses when none is given.
@@ -122,7 +142,7 @@ impl Algorithm {
             Algorithm::Nginx => HashFunction::Crc32,
             Algorithm::Haproxy => HashFunction::Sdbm,
             Algorithm::Twemproxy => HashFunction::Fnv1a64,
-            Algorithm::EnvoyRingHash => HashFunction::Xxh64,
+            Algorithm::EnvoyRingHash | Algorithm::EnvoyMaglev => HashFunction::Xxh64,
             _ => HashFunction::Xxh3,
         }
     }
@@ -137,7 +157,7 @@ impl Algorithm {
             Algorithm::Twemproxy => &HashFunction::TWEMPROXY,
             // A header hash policy is xxHash64 in Envoy, and the only
             // hash gRPC has.
-            Algorithm::EnvoyRingHash => &[HashFunction::Xxh64],
+            Algorithm::EnvoyRingHash | Algorithm::EnvoyMaglev => &[HashFunction::Xxh64],
             _ => &HashFunction::GENERAL,
         }
     }

@@ -9,7 +9,8 @@ use super::nodeset::{active_sorted, zones_of};
 use std::collections::BTreeMap;
 
 use super::{
-    config, envoy_ring_hash, haproxy, hash, jump, ketama, maglev, nginx, twemproxy, vnode,
+    config, envoy_maglev, envoy_ring_hash, haproxy, hash, jump, ketama, maglev, nginx, twemproxy,
+    vnode,
 };
 use super::{Algorithm, Layout, Node, NodeId, Placement, PlacementError, RingConfig};
 
@@ -30,6 +31,9 @@ impl Placement {
             Algorithm::Table => return Self::table_from(config, active, None),
             Algorithm::Nginx => Layout::Nginx(nginx::build(&active)),
             Algorithm::Twemproxy => Layout::Twemproxy(twemproxy::build(&active)?),
+            Algorithm::EnvoyMaglev => {
+                Layout::Maglev(envoy_maglev::build(&active, config.table_size)?)
+            }
             Algorithm::EnvoyRingHash => Layout::EnvoyRingHash(envoy_ring_hash::build(
                 &active,
                 config.minimum_ring_size,

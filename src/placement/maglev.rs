@@ -33,6 +33,16 @@ pub fn permutation_seeds(label: &str, table_size: u64) -> (u64, u64) {
 /// Fills a table of `table_size` slots (prime, at least `nodes.len()`)
 /// with node indices. `nodes` are active and sorted by id.
 pub(crate) fn build(nodes: &[Node], table_size: u64) -> Vec<u32> {
+    // Parts of 65,536, so a ramped node takes turns in proportion to
+    // `weight × ramp`; alike for every node, the scale changes no
+    // comparison, so unramped tables are as they were.
+    let weights: Vec<u64> = nodes.iter().map(Node::scaled_weight).collect();
+    fill(nodes, &weights, table_size)
+}
+
+/// Fills a table as [`build`] does, with `weights[i]` as node `i`'s
+/// weight instead of its own: `envoy_maglev` gives its EDS weights.
+pub(crate) fn fill(nodes: &[Node], weights: &[u64], table_size: u64) -> Vec<u32> {
     let m = table_size as usize;
     let mut table = vec![EMPTY; m];
     if nodes.is_empty() {
@@ -58,11 +68,7 @@ pub(crate) fn build(nodes: &[Node], table_size: u64) -> Vec<u32> {
                 offset,
                 skip,
                 next: 0,
-                // Parts of 65,536, so a ramped node takes turns in
-                // proportion to `weight × ramp`; alike for every node, the
-                // scale changes no comparison, so unramped tables are as
-                // they were.
-                weight: n.scaled_weight(),
+                weight: weights[i],
                 target: 0,
             }
         })

@@ -13,6 +13,7 @@ pub mod config;
 mod continuum;
 mod diff;
 mod encoding;
+pub mod envoy_maglev;
 pub mod envoy_ring_hash;
 pub mod error;
 pub mod haproxy;

@@ -61,8 +61,8 @@ pub(crate) fn active_sorted(
         }
         twemproxy::names(&active)?;
     }
-    if config.algorithm == Algorithm::EnvoyRingHash {
-        envoy_ring_hash::check_nodes(&all, &active)?;
+    if config.algorithm.is_xds() {
+        envoy_ring_hash::check_nodes(config.algorithm, &all, &active)?;
     }
     if matches!(
         config.algorithm,
@@ -118,7 +118,7 @@ pub(crate) fn active_sorted(
             }
             0
         }
-        Algorithm::Maglev | Algorithm::Rendezvous => 0,
+        Algorithm::Maglev | Algorithm::EnvoyMaglev | Algorithm::Rendezvous => 0,
     };
     if total > config::MAX_POINTS {
         return Err(PlacementError::TooManyPoints {
@@ -126,11 +126,14 @@ pub(crate) fn active_sorted(
             cap: config::MAX_POINTS,
         });
     }
-    if config.algorithm == Algorithm::Maglev && (config.table_size as usize) < active.len() {
+    if config.algorithm.uses_table_size() && (config.table_size as usize) < active.len() {
         return Err(PlacementError::TableSizeOutOfRange {
             size: config.table_size,
             nodes: active.len(),
-            max: config::MAX_TABLE_SIZE,
+            max: match config.algorithm {
+                Algorithm::EnvoyMaglev => config::MAX_ENVOY_TABLE_SIZE,
+                _ => config::MAX_TABLE_SIZE,
+            },
         });
     }
     Ok(active)

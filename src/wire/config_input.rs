@@ -33,9 +33,9 @@ pub struct CompleteConfigInput {
     /// `ring`: points per unit of weight.
     #[cfg_attr(feature = "server", schema(value_type = VnodesPerWeightSchema))]
     pub vnodes_per_weight: u64,
-    /// `maglev`: a prime table size, at least the active node count.
-    /// Required when `algorithm` is `maglev`; for other algorithms
-    /// optional and unused.
+    /// `maglev` and `envoy_maglev`: a prime table size, at least the
+    /// active node count. Required when `algorithm` is one of them; for
+    /// other algorithms optional and unused.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "server", schema(value_type = TableSizeSchema, required = false))]
     pub table_size: Option<u64>,
@@ -97,7 +97,8 @@ pub struct ConfigPatchInput {
     /// `ring`: points per unit of weight.
     #[cfg_attr(feature = "server", schema(value_type = VnodesPerWeightSchema, required = false))]
     pub vnodes_per_weight: Option<u64>,
-    /// `maglev`: a prime table size, at least the active node count.
+    /// `maglev` and `envoy_maglev`: a prime table size, at least the
+    /// active node count.
     #[cfg_attr(feature = "server", schema(value_type = TableSizeSchema, required = false))]
     pub table_size: Option<u64>,
     /// Default preference-list length.
@@ -148,8 +149,9 @@ pub struct RingConfigInput {
     #[cfg_attr(feature = "server", schema(value_type = Option<VnodesPerWeightSchema>))]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub vnodes_per_weight: Option<u64>,
-    /// `maglev`: a prime table size, at least the active node count and
-    /// at most 16777216; defaults to 65537.
+    /// `maglev` and `envoy_maglev`: a prime table size, at least the
+    /// active node count and at most 16777216 (5000011 for
+    /// `envoy_maglev`); defaults to 65537.
     #[cfg_attr(feature = "server", schema(value_type = Option<TableSizeSchema>))]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub table_size: Option<u64>,

@@ -38,6 +38,10 @@ pub enum AlgorithmName {
     /// Envoy's and gRPC's `ring_hash`, endpoints placed by hash key.
     #[serde(rename = "envoy_ring_hash")]
     EnvoyRingHash,
+    /// Envoy's `MAGLEV` on the EDS weights ringd sends, endpoints placed
+    /// by hash key.
+    #[serde(rename = "envoy_maglev")]
+    EnvoyMaglev,
 }
 
 impl AlgorithmName {
@@ -54,6 +58,7 @@ impl AlgorithmName {
             Self::Haproxy => "haproxy",
             Self::Twemproxy => "twemproxy",
             Self::EnvoyRingHash => "envoy_ring_hash",
+            Self::EnvoyMaglev => "envoy_maglev",
         }
     }
 }
@@ -71,6 +76,7 @@ impl From<Algorithm> for AlgorithmName {
             Algorithm::Haproxy => Self::Haproxy,
             Algorithm::Twemproxy => Self::Twemproxy,
             Algorithm::EnvoyRingHash => Self::EnvoyRingHash,
+            Algorithm::EnvoyMaglev => Self::EnvoyMaglev,
         }
     }
 }

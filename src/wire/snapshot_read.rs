@@ -123,6 +123,7 @@ fn algorithm_of(a: AlgorithmName) -> Algorithm {
         AlgorithmName::Haproxy => Algorithm::Haproxy,
         AlgorithmName::Twemproxy => Algorithm::Twemproxy,
         AlgorithmName::EnvoyRingHash => Algorithm::EnvoyRingHash,
+        AlgorithmName::EnvoyMaglev => Algorithm::EnvoyMaglev,
     }
 }
 

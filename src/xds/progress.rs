@@ -2,8 +2,8 @@
 //!
 //! A proxy is at version N of a ring once it has ACKed the ring's
 //! endpoints built from N and, if it subscribes to the ring's cluster,
-//! a cluster with N's ring sizes (a version that changes no size sends no
-//! new cluster). That version is recorded as the proxy's ack, under its
+//! the cluster N's config makes (a version that changes no ring size,
+//! table size or algorithm sends no new cluster). That version is recorded as the proxy's ack, under its
 //! node id, kind `proxy`, with the fingerprint of N: the resources were
 //! built from N's snapshot. A NACK is recorded as the failure of the
 //! version it refused, with the proxy's own error detail, next to the
@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::resources::ResourceKind;
+use super::resources::{cluster_key, ResourceKind};
 use crate::ring::{ApplyFailure, ClientId, ClientKind, RingName, Snapshot};
 use crate::service::{AckReport, RingService};
 
@@ -38,8 +38,8 @@ pub(super) struct Progress {
 struct RingProgress {
     /// The version whose endpoints the proxy ACKed last.
     endpoints: Option<Arc<Snapshot>>,
-    /// The ring sizes of the cluster it ACKed last.
-    cluster: Option<(u64, u64)>,
+    /// What the cluster it ACKed last was built from.
+    cluster: Option<ClusterKey>,
     /// The version last recorded as applied.
     applied: Option<Arc<Snapshot>>,
     /// The newer version it refused, if any.
@@ -48,12 +48,7 @@ struct RingProgress {
     changed: bool,
 }
 
-fn ring_sizes(snapshot: &Snapshot) -> (u64, u64) {
-    (
-        snapshot.config.minimum_ring_size,
-        snapshot.config.maximum_ring_size,
-    )
-}
+type ClusterKey = (crate::placement::Algorithm, u64, u64, u64);
 
 impl Progress {
     /// Nothing taken yet by `client`; its acks count for `ttl`.
@@ -71,7 +66,7 @@ impl Progress {
             let p = self.rings.entry(snapshot.ring.clone()).or_default();
             match kind {
                 ResourceKind::Endpoints => p.endpoints = Some(snapshot.clone()),
-                ResourceKind::Cluster => p.cluster = Some(ring_sizes(snapshot)),
+                ResourceKind::Cluster => p.cluster = Some(cluster_key(snapshot)),
                 ResourceKind::Listener | ResourceKind::Route => continue,
             }
             p.changed = true;
@@ -92,7 +87,7 @@ impl Progress {
                     .endpoints
                     .as_ref()
                     .is_some_and(|e| e.version == snapshot.version),
-                ResourceKind::Cluster => p.cluster == Some(ring_sizes(snapshot)),
+                ResourceKind::Cluster => p.cluster == Some(cluster_key(snapshot)),
                 ResourceKind::Listener | ResourceKind::Route => false,
             };
             if taken {
@@ -118,7 +113,7 @@ impl Progress {
                 continue;
             }
             if let Some(e) = &p.endpoints {
-                let cluster_taken = !wants_cluster(ring) || p.cluster == Some(ring_sizes(e));
+                let cluster_taken = !wants_cluster(ring) || p.cluster == Some(cluster_key(e));
                 let newer = p.applied.as_ref().is_none_or(|a| a.version < e.version);
                 if cluster_taken && newer {
                     p.applied = Some(e.clone());

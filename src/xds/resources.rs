@@ -7,7 +7,8 @@
 //! - a `RouteConfiguration`: every request to the cluster, hashed by the
 //!   request header the server is configured with;
 //! - a `Cluster`: EDS over ADS, `RING_HASH` with the ring's sizes and
-//!   xxHash, and panic mode off, so no request ever goes to a node ringd
+//!   xxHash (`MAGLEV` with its table size for `envoy_maglev`), and panic
+//!   mode off, so no request ever goes to a node ringd
 //!   does not place keys on;
 //! - a `ClusterLoadAssignment`: the active nodes, sorted by label, with
 //!   their label as `envoy.lb`/`hash_key` and the weights of spec 5.10.1;
@@ -19,7 +20,8 @@
 use std::collections::BTreeSet;
 
 use envoy_types::pb::envoy::config::cluster::v3::cluster::{
-    self, ring_hash_lb_config::HashFunction, CommonLbConfig, EdsClusterConfig, RingHashLbConfig,
+    self, ring_hash_lb_config::HashFunction, CommonLbConfig, EdsClusterConfig, MaglevLbConfig,
+    RingHashLbConfig,
 };
 use envoy_types::pb::envoy::config::cluster::v3::Cluster;
 use envoy_types::pb::envoy::config::core::v3::{
@@ -102,9 +104,21 @@ impl ResourceKind {
 }
 
 /// Whether ringd serves `snapshot`'s ring over xDS: rings whose placement
-/// an xDS balancer reproduces.
+/// an xDS balancer reproduces (`envoy_ring_hash`, `envoy_maglev`).
 pub(super) fn is_served(snapshot: &Snapshot) -> bool {
-    snapshot.config.algorithm == Algorithm::EnvoyRingHash
+    snapshot.config.algorithm.is_xds()
+}
+
+/// What a ring's cluster is built from besides its name: two versions
+/// with the same send the same cluster.
+pub(super) fn cluster_key(snapshot: &Snapshot) -> (Algorithm, u64, u64, u64) {
+    let c = &snapshot.config;
+    (
+        c.algorithm,
+        c.minimum_ring_size,
+        c.maximum_ring_size,
+        c.table_size,
+    )
 }
 
 /// The resource of `kind` for `snapshot`'s ring, encoded as an `Any`.
@@ -190,6 +204,28 @@ fn route(name: &str, hash_header: &str) -> RouteConfiguration {
 
 fn cluster(snapshot: &Snapshot) -> Cluster {
     let config = &snapshot.config;
+    let (lb_policy, lb_config) = match config.algorithm {
+        Algorithm::EnvoyMaglev => (
+            cluster::LbPolicy::Maglev,
+            cluster::LbConfig::MaglevLbConfig(MaglevLbConfig {
+                table_size: Some(UInt64Value {
+                    value: config.table_size,
+                }),
+            }),
+        ),
+        _ => (
+            cluster::LbPolicy::RingHash,
+            cluster::LbConfig::RingHashLbConfig(RingHashLbConfig {
+                minimum_ring_size: Some(UInt64Value {
+                    value: config.minimum_ring_size,
+                }),
+                maximum_ring_size: Some(UInt64Value {
+                    value: config.maximum_ring_size,
+                }),
+                hash_function: HashFunction::XxHash as i32,
+            }),
+        ),
+    };
     Cluster {
         name: snapshot.ring.as_str().to_owned(),
         cluster_discovery_type: Some(cluster::ClusterDiscoveryType::Type(
@@ -199,16 +235,8 @@ fn cluster(snapshot: &Snapshot) -> Cluster {
             eds_config: Some(ads()),
             service_name: String::new(),
         }),
-        lb_policy: cluster::LbPolicy::RingHash as i32,
-        lb_config: Some(cluster::LbConfig::RingHashLbConfig(RingHashLbConfig {
-            minimum_ring_size: Some(UInt64Value {
-                value: config.minimum_ring_size,
-            }),
-            maximum_ring_size: Some(UInt64Value {
-                value: config.maximum_ring_size,
-            }),
-            hash_function: HashFunction::XxHash as i32,
-        })),
+        lb_policy: lb_policy as i32,
+        lb_config: Some(lb_config),
         // Envoy's panic mode would spread requests over every host once
         // few enough are healthy; ringd's placement has no such mode.
         common_lb_config: Some(CommonLbConfig {

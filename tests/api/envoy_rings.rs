@@ -1,4 +1,4 @@
-//! `envoy_ring_hash` rings over the API: every node's address must be one
+//! `envoy_ring_hash` and `envoy_maglev` rings over the API: every node's address must be one
 //! an xDS endpoint can have (an IP and a port, as Envoy writes them back),
 //! every active node needs one, and no two active nodes may share a label
 //! or an address; anything else is refused with 400 naming the field, and
@@ -12,15 +12,26 @@ use reqwest::StatusCode;
 use serde_json::json;
 
 #[tokio::test]
-async fn envoy_rings_refuse_what_cannot_be_an_xds_endpoint() {
-    let (s, _) = setup().await;
-    let r = s
-        .put("/v1/rings/e", json!({"algorithm": "envoy_ring_hash"}))
-        .await;
-    let ring = expect_json(r, StatusCode::CREATED).await;
-    assert_eq!(ring["config"]["hash"], "xxh64");
+async fn envoy_ring_hash_rings_refuse_what_cannot_be_an_xds_endpoint() {
+    let ring = refuses_what_cannot_be_an_xds_endpoint("envoy_ring_hash").await;
     assert_eq!(ring["config"]["minimum_ring_size"], 1024);
     assert_eq!(ring["config"]["maximum_ring_size"], 4096);
+}
+
+#[tokio::test]
+async fn envoy_maglev_rings_refuse_what_cannot_be_an_xds_endpoint() {
+    let ring = refuses_what_cannot_be_an_xds_endpoint("envoy_maglev").await;
+    assert_eq!(ring["config"]["table_size"], 65537);
+}
+
+/// Makes ring `e` of `algorithm`, refuses every node no xDS client could
+/// take, then takes a replacement through `hash_key`; returns the ring
+/// as it was created.
+async fn refuses_what_cannot_be_an_xds_endpoint(algorithm: &str) -> serde_json::Value {
+    let (s, _) = setup().await;
+    let r = s.put("/v1/rings/e", json!({"algorithm": algorithm})).await;
+    let ring = expect_json(r, StatusCode::CREATED).await;
+    assert_eq!(ring["config"]["hash"], "xxh64");
     let r = s
         .put("/v1/rings/e/nodes/a", json!({"address": "10.0.0.1:8080"}))
         .await;
@@ -121,7 +132,12 @@ async fn envoy_rings_refuse_what_cannot_be_an_xds_endpoint() {
     assert_eq!(transfers[0]["from"], "a");
     assert_eq!(transfers[0]["to"], "c");
     assert_eq!(transfers[0]["fraction"], change["diff"]["moved_fraction"]);
+    ring
+}
 
+#[tokio::test]
+async fn xds_ring_configs_are_checked() {
+    let (s, _) = setup().await;
     for (config, field, detail) in [
         (
             json!({"algorithm": "envoy_ring_hash", "hash": "xxh3"}),
@@ -147,6 +163,21 @@ async fn envoy_rings_refuse_what_cannot_be_an_xds_endpoint() {
             json!({"algorithm": "envoy_ring_hash", "minimum_ring_size": 5000}),
             "minimum_ring_size",
             "4096",
+        ),
+        (
+            json!({"algorithm": "envoy_maglev", "hash": "xxh3"}),
+            "hash",
+            "xxh64",
+        ),
+        (
+            json!({"algorithm": "envoy_maglev", "table_size": 5000017}),
+            "table_size",
+            "5000011",
+        ),
+        (
+            json!({"algorithm": "envoy_maglev", "table_size": 65536}),
+            "table_size",
+            "not prime",
         ),
     ] {
         let r = s.put("/v1/rings/other", config.clone()).await;

@@ -1,8 +1,9 @@
 // The console draws with the JavaScript package's modules (@ringd/client,
 // served by ringd under /ui/lib/): it loads them from there, its picture's
-// shares equal GET …/ownership for the circles the other tests do not
-// seed, a doctored encoding is not drawn and the page says why, and
-// without Web Crypto the picture is drawn unchecked and says so.
+// shares equal GET …/ownership for the proxies' circles and envoy_maglev's
+// grid, which the other tests do not seed, a doctored encoding is not
+// drawn and the page says why, and without Web Crypto the picture is drawn
+// unchecked and says so.
 
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
@@ -10,13 +11,16 @@ import {
   launchBrowser, legendShares, nodeRows, openRing, seedRing, startRingd, withConsole,
 } from './support.mjs';
 
-const CIRCLES = ['nginx', 'haproxy', 'twemproxy', 'envoy_ring_hash'];
+/** The algorithms the other tests do not seed, and the picture each draws. */
+const PROXIES = {
+  nginx: 'circle', haproxy: 'circle', twemproxy: 'circle', envoy_ring_hash: 'circle', envoy_maglev: 'grid',
+};
 let server;
 let browser;
 
 before(async () => {
   server = await startRingd();
-  for (const algorithm of CIRCLES) await seedRing(server.api, `proxy-${algorithm}`, algorithm);
+  for (const algorithm of Object.keys(PROXIES)) await seedRing(server.api, `proxy-${algorithm}`, algorithm);
   await seedRing(server.api, 'plain', 'ring');
   browser = await launchBrowser();
 });
@@ -32,8 +36,8 @@ const serverShares = async (ring) =>
 const tableShares = async (page) =>
   Object.fromEntries((await nodeRows(page)).filter((r) => r.state === 'active').map((r) => [r.id, r.share]));
 
-for (const algorithm of CIRCLES) {
-  test(`the ${algorithm} circle's shares come from the package and equal the server's`, async (t) => {
+for (const [algorithm, kind] of Object.entries(PROXIES)) {
+  test(`the ${algorithm} ${kind}'s shares come from the package and equal the server's`, async (t) => {
     const ring = `proxy-${algorithm}`;
     await withConsole(t, browser, server, async ({ page }) => {
       const modules = [];
@@ -42,8 +46,10 @@ for (const algorithm of CIRCLES) {
       for (const m of ['encoding', 'ownership', 'fingerprint']) {
         assert.ok(modules.includes(`/ui/lib/placement/${m}.js`), `the page loads the package's ${m}.js: ${modules}`);
       }
-      assert.equal(await page.locator('[data-testid=picture]').getAttribute('data-kind'), 'circle');
+      assert.equal(await page.locator('[data-testid=picture]').getAttribute('data-kind'), kind);
       assert.equal(await checkState(page), 'verified');
+      // A grid is the table, slot by slot: the default table_size's.
+      if (kind === 'grid') assert.match(await page.locator('[data-testid=picture]').textContent(), /65,537 table slots/);
       const want = await serverShares(ring);
       assert.equal(Object.keys(want).length, 5);
       assert.deepEqual(await legendShares(page), want);

@@ -37,11 +37,17 @@ fn addresses_leave_the_other_algorithms_encodings_unchanged() {
 }
 
 #[test]
-fn envoy_ring_hash_needs_addresses_but_is_not_placed_by_them() {
-    let config = RingConfig::new(Algorithm::EnvoyRingHash);
+fn the_xds_modes_need_addresses_but_are_not_placed_by_them() {
+    for algorithm in [Algorithm::EnvoyRingHash, Algorithm::EnvoyMaglev] {
+        xds_mode_needs_addresses_but_is_not_placed_by_them(algorithm);
+    }
+}
+
+fn xds_mode_needs_addresses_but_is_not_placed_by_them(algorithm: Algorithm) {
+    let config = RingConfig::new(algorithm);
     let err = Placement::build(&config, &nodes(false)).unwrap_err();
     assert!(
-        matches!(err, ringd::placement::PlacementError::MissingAddress { ref node, algorithm: "envoy_ring_hash" } if node == "n0"),
+        matches!(err, ringd::placement::PlacementError::MissingAddress { ref node, algorithm: a } if node == "n0" && a == algorithm.name()),
         "{err:?}"
     );
     let here = Placement::build(&config, &nodes(true)).unwrap();

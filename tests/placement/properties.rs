@@ -84,7 +84,8 @@ proptest! {
         // ketama and twemproxy re-cut by design: point counts follow the
         // total weight and the server count.
         prop_assume!(alg != Algorithm::Ketama && alg != Algorithm::Twemproxy);
-        prop_assume!(alg != Algorithm::Maglev); // maglev is only near-minimal
+        // maglev is only near-minimal
+        prop_assume!(!alg.uses_table_size());
         // Envoy's ring size follows the smallest share, so a newcomer
         // changes every node's entry count and moves keys between old ones.
         prop_assume!(alg != Algorithm::EnvoyRingHash);
@@ -113,7 +114,7 @@ proptest! {
 
     #[test]
     fn removing_a_node_moves_only_its_keys(alg in algorithm(), ns in nodes(12), pick in any::<prop::sample::Index>()) {
-        prop_assume!(alg != Algorithm::Ketama && alg != Algorithm::Maglev);
+        prop_assume!(alg != Algorithm::Ketama && !alg.uses_table_size());
         prop_assume!(alg != Algorithm::Table && alg != Algorithm::Twemproxy); // as above
         prop_assume!(alg != Algorithm::EnvoyRingHash);
         prop_assume!(ns.len() >= 2);
@@ -182,7 +183,7 @@ proptest! {
             Algorithm::Ketama | Algorithm::Nginx | Algorithm::Haproxy | Algorithm::Twemproxy => {
                 1u128 << 32
             }
-            Algorithm::Maglev => 4099,
+            Algorithm::Maglev | Algorithm::EnvoyMaglev => 4099,
             Algorithm::Table => 256,
             Algorithm::Jump | Algorithm::Rendezvous => {
                 ns.iter().map(|n| u128::from(n.weight.get())).sum()

@@ -9,7 +9,7 @@ use crate::vectors::{address, node};
 
 /// The small files beyond the shapes above, each pinning one input the
 /// shapes leave at its default: `(file name, algorithm)`.
-pub(crate) const EXTRAS: [(&str, Algorithm); 32] = [
+pub(crate) const EXTRAS: [(&str, Algorithm); 36] = [
     ("ring-md5-vnodes", Algorithm::Ring),
     ("rendezvous-sha256", Algorithm::Rendezvous),
     ("maglev-murmur3-table-size", Algorithm::Maglev),
@@ -42,6 +42,10 @@ pub(crate) const EXTRAS: [(&str, Algorithm); 32] = [
     ("envoy_ring_hash-hash-keys", Algorithm::EnvoyRingHash),
     ("envoy_ring_hash-two-hosts", Algorithm::EnvoyRingHash),
     ("envoy_ring_hash-forty", Algorithm::EnvoyRingHash),
+    ("envoy_maglev-no-active", Algorithm::EnvoyMaglev),
+    ("envoy_maglev-six-hosts", Algorithm::EnvoyMaglev),
+    ("envoy_maglev-five-and-one", Algorithm::EnvoyMaglev),
+    ("envoy_maglev-forty", Algorithm::EnvoyMaglev),
 ];
 
 /// The config, nodes and placement of one of [`EXTRAS`].
@@ -170,28 +174,44 @@ pub(crate) fn extra(name: &str, algorithm: Algorithm) -> (RingConfig, Vec<Node>,
                 })
                 .collect()
         }
-        "envoy_ring_hash-forty" => {
-            // 40 endpoints, weights 1 to 10, on a larger ring than the
-            // default: IPv4 and IPv6 addresses (which place nothing), some
-            // with a hash_key.
-            config.minimum_ring_size = 2000;
-            config.maximum_ring_size = 20_000;
-            (0..40)
-                .map(|i| {
-                    let a = match i {
-                        _ if i % 5 == 0 => format!("[2001:db8::{:x}]:8080", i + 1),
-                        7 => "10.3.0.7:9090".to_owned(),
-                        _ => format!("10.3.{}.{i}:8080", i % 3),
-                    };
-                    let n = node(&format!("s-{i:02}"), i as u64 % 10 + 1)
-                        .with_address(Address::new(a).unwrap());
-                    if i % 7 == 3 {
-                        n.with_hash_key(HashKey::new(format!("backend-{i}")).unwrap())
-                    } else {
-                        n
-                    }
+        // Envoy's maglev_lb_test.cc `Basic`: hosts 127.0.0.1:90 to :95
+        // hashed by their addresses, table 7. Six shares of 2^31 are not
+        // quite equal, yet they give Envoy's own table of the test,
+        // [2, 4, 0, 1, 5, 0, 3].
+        "envoy_maglev-six-hosts" => {
+            config.table_size = 7;
+            (90..96)
+                .map(|port| {
+                    let address = format!("127.0.0.1:{port}");
+                    node(&format!("e-{port}"), 1)
+                        .with_hash_key(HashKey::new(address.as_str()).unwrap())
+                        .with_address(Address::new(address).unwrap())
                 })
                 .collect()
+        }
+        // Weights 5 and 1 at M = 7, where `maglev` is not Envoy's table
+        // and `envoy_maglev` is (spec 5.3, 5.11).
+        "envoy_maglev-five-and-one" => {
+            config.table_size = 7;
+            vec![
+                node("a", 5).with_hash_key(HashKey::new("10.0.0.1:80").unwrap()),
+                node("b", 1).with_hash_key(HashKey::new("10.0.0.2:80").unwrap()),
+            ]
+            .into_iter()
+            .zip(["10.0.0.1:80", "10.0.0.2:80"])
+            .map(|(n, a)| n.with_address(Address::new(a).unwrap()))
+            .collect()
+        }
+        "envoy_maglev-forty" => {
+            // On a small prime table.
+            config.table_size = 251;
+            forty()
+        }
+        "envoy_ring_hash-forty" => {
+            // On a larger ring than the default.
+            config.minimum_ring_size = 2000;
+            config.maximum_ring_size = 20_000;
+            forty()
         }
         "ketama-zero-digests" => {
             // 5.2: (1, 1001, 2) → 0 digests, so `tiny` has no point at all.
@@ -222,4 +242,25 @@ pub(crate) fn extra(name: &str, algorithm: Algorithm) -> (RingConfig, Vec<Node>,
         .collect();
     let p = Placement::build(&config, &nodes).unwrap();
     (config, nodes, p)
+}
+
+/// 40 xDS endpoints, weights 1 to 10: IPv4 and IPv6 addresses (which
+/// place nothing), some with a hash_key.
+fn forty() -> Vec<Node> {
+    (0..40)
+        .map(|i| {
+            let a = match i {
+                _ if i % 5 == 0 => format!("[2001:db8::{:x}]:8080", i + 1),
+                7 => "10.3.0.7:9090".to_owned(),
+                _ => format!("10.3.{}.{i}:8080", i % 3),
+            };
+            let n = node(&format!("s-{i:02}"), i as u64 % 10 + 1)
+                .with_address(Address::new(a).unwrap());
+            if i % 7 == 3 {
+                n.with_hash_key(HashKey::new(format!("backend-{i}")).unwrap())
+            } else {
+                n
+            }
+        })
+        .collect()
 }

@@ -16,11 +16,12 @@ use crate::vector_extras::{extra, EXTRAS};
 const SHAPES: [&str; 5] = ["single", "weighted", "zoned", "colliding", "nodes-1000"];
 
 /// The algorithms that take ramps, each with one more file: `ramped`.
-const RAMPED: [Algorithm; 4] = [
+const RAMPED: [Algorithm; 5] = [
     Algorithm::Ring,
     Algorithm::Rendezvous,
     Algorithm::Maglev,
     Algorithm::EnvoyRingHash,
+    Algorithm::EnvoyMaglev,
 ];
 
 pub(crate) fn node(id: &str, weight: u64) -> Node {
@@ -96,7 +97,7 @@ fn shape_by_label(name: &str, algorithm: Algorithm) -> (RingConfig, Vec<Node>) {
                 node("peer-2", 2),
             ]
         }
-        "colliding" if algorithm == Algorithm::EnvoyRingHash => {
+        "colliding" if algorithm.is_xds() => {
             // No two active endpoints may share a label, so the case here
             // is a replacement: `replacement` hashes as the draining
             // `original` and so takes exactly its entries.
@@ -295,7 +296,7 @@ fn vectors_are_reproduced_exactly() {
             checked += 1;
         }
     }
-    assert_eq!(checked, 86);
+    assert_eq!(checked, 96);
 }
 
 #[test]

@@ -6,7 +6,7 @@ import "strconv"
 // the canonical encoding (9.1).
 type Algorithm uint8
 
-// The ten algorithms, valued as their encoding codes.
+// The eleven algorithms, valued as their encoding codes.
 const (
 	// Ring is the virtual-node ring with 64-bit positions (5.1).
 	Ring Algorithm = 1
@@ -29,17 +29,23 @@ const (
 	// EnvoyRingHash is the ring of Envoy's RING_HASH load balancer and of
 	// gRPC's ring_hash, entry for entry (5.10).
 	EnvoyRingHash Algorithm = 10
+	// EnvoyMaglev is the table of Envoy's MAGLEV load balancer, slot for
+	// slot: maglev's fill on the EDS weights ringd sends (5.11).
+	EnvoyMaglev Algorithm = 11
 )
+
+// lastAlgorithm is the highest algorithm code.
+const lastAlgorithm = EnvoyMaglev
 
 var algorithmNames = [...]string{
 	Ring: "ring", Ketama: "ketama", Maglev: "maglev", Jump: "jump", Rendezvous: "rendezvous",
 	Table: "table", Nginx: "nginx", Haproxy: "haproxy", Twemproxy: "twemproxy",
-	EnvoyRingHash: "envoy_ring_hash",
+	EnvoyRingHash: "envoy_ring_hash", EnvoyMaglev: "envoy_maglev",
 }
 
 // Algorithms lists every algorithm in code order.
 func Algorithms() []Algorithm {
-	return []Algorithm{Ring, Ketama, Maglev, Jump, Rendezvous, Table, Nginx, Haproxy, Twemproxy, EnvoyRingHash}
+	return []Algorithm{Ring, Ketama, Maglev, Jump, Rendezvous, Table, Nginx, Haproxy, Twemproxy, EnvoyRingHash, EnvoyMaglev}
 }
 
 // String returns the algorithm's name as the JSON and the spec write it.
@@ -50,11 +56,11 @@ func (a Algorithm) String() string {
 	return "Algorithm(" + strconv.Itoa(int(a)) + ")"
 }
 
-func (a Algorithm) valid() bool { return a >= Ring && a <= EnvoyRingHash }
+func (a Algorithm) valid() bool { return a >= Ring && a <= lastAlgorithm }
 
 // ParseAlgorithm returns the algorithm named name, or ErrUnknownAlgorithm.
 func ParseAlgorithm(name string) (Algorithm, error) {
-	for a := Ring; a <= EnvoyRingHash; a++ {
+	for a := Ring; a <= lastAlgorithm; a++ {
 		if algorithmNames[a] == name {
 			return a, nil
 		}
@@ -67,14 +73,31 @@ func ParseAlgorithm(name string) (Algorithm, error) {
 func (a Algorithm) placesByAddress() bool { return a == Nginx || a == Twemproxy }
 
 // needsAddress reports whether every active node needs an address (2.4
-// check 3a): the algorithms that place by it, and envoy_ring_hash, whose
-// nodes are xDS endpoints (an address to connect to) placed by their
-// label.
-func (a Algorithm) needsAddress() bool { return a.placesByAddress() || a == EnvoyRingHash }
+// check 3a): the algorithms that place by it, and the xDS modes, whose
+// nodes are endpoints (an address to connect to) placed by their label.
+func (a Algorithm) needsAddress() bool { return a.placesByAddress() || a.isXDS() }
+
+// isXDS reports whether a ring of the algorithm is served over xDS, its
+// nodes sent as EDS endpoints with ringd's weights (5.10.1):
+// envoy_ring_hash and envoy_maglev.
+func (a Algorithm) isXDS() bool { return a == EnvoyRingHash || a == EnvoyMaglev }
+
+// usesTableSize reports whether the algorithm fills a Maglev table of
+// table_size slots (2.1): maglev and envoy_maglev.
+func (a Algorithm) usesTableSize() bool { return a == Maglev || a == EnvoyMaglev }
+
+// maxTableSize is the largest table_size the algorithm takes (2.1):
+// Envoy's bound for envoy_maglev, 2^24 otherwise.
+func (a Algorithm) maxTableSize() int {
+	if a == EnvoyMaglev {
+		return MaxEnvoyTableSize
+	}
+	return MaxTableSize
+}
 
 // takesRamps reports whether a node may be below full ramp (2.4 check 4).
 func (a Algorithm) takesRamps() bool {
-	return a == Ring || a == Rendezvous || a == Maglev || a == EnvoyRingHash
+	return a == Ring || a == Rendezvous || a == Maglev || a.isXDS()
 }
 
 // Hash is a hash function (spec 3). Its value is its code in the canonical
@@ -118,8 +141,9 @@ const (
 	Jenkins Hash = 16
 	// Hsieh is twemproxy's hsieh, SuperFastHash (3.7).
 	Hsieh Hash = 17
-	// Xxh64 is classic XXH64 with seed 0 (3.2), envoy_ring_hash's only
-	// hash: Envoy's header hash policy and gRPC's ring_hash hash with it.
+	// Xxh64 is classic XXH64 with seed 0 (3.2), the only hash of
+	// envoy_ring_hash and envoy_maglev: Envoy's header hash policy and
+	// gRPC's ring_hash hash with it.
 	Xxh64 Hash = 18
 )
 
@@ -172,7 +196,7 @@ func (a Algorithm) AcceptedHashes() []Hash {
 		hs = haproxyHashes
 	case Twemproxy:
 		hs = twemproxyHashes
-	case EnvoyRingHash:
+	case EnvoyRingHash, EnvoyMaglev:
 		hs = envoyHashes
 	default:
 		hs = generalHashes

@@ -9,6 +9,7 @@ func TestOwnerDoesNotAllocate(t *testing.T) {
 		"rendezvous-weighted", "rendezvous-ramped", "rendezvous-single", "table-weighted",
 		"nginx-weighted", "haproxy-weighted", "twemproxy-hash-tag", "envoy_ring_hash-weighted",
 		"envoy_ring_hash-forty", "ring-no-active", "envoy_ring_hash-no-active",
+		"envoy_maglev-weighted", "envoy_maglev-ramped", "envoy_maglev-forty", "envoy_maglev-no-active",
 	}
 	keys := [][]byte{[]byte("user:1234"), []byte(""), []byte("session/7f3c9a2e-5b1d-4c8e-9f00-0123456789ab")}
 	for _, name := range files {
@@ -30,7 +31,7 @@ func TestOwnerDoesNotAllocate(t *testing.T) {
 // A placement is read-only once built: lookups from several goroutines
 // share it (go test -race checks it).
 func TestConcurrentLookups(t *testing.T) {
-	for _, name := range []string{"ring-zoned", "rendezvous-ramped", "jump-md5-holes", "table-weighted", "envoy_ring_hash-ramped"} {
+	for _, name := range []string{"ring-zoned", "rendezvous-ramped", "jump-md5-holes", "table-weighted", "envoy_ring_hash-ramped", "envoy_maglev-zoned"} {
 		p := loadVector(t, vectorsDir+"/"+name+".json").build(t)
 		want := p.PreferenceList([]byte("k"), 3)
 		done := make(chan []string)

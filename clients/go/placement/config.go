@@ -6,7 +6,11 @@ const (
 	MaxPoints = 1 << 23
 	// MaxTableSize is the largest maglev table_size.
 	MaxTableSize = 1 << 24
-	// DefaultTableSize is maglev's table_size when none is given.
+	// MaxEnvoyTableSize is the largest envoy_maglev table_size, Envoy's
+	// bound on maglev_lb_config.table_size (a prime).
+	MaxEnvoyTableSize = 5_000_011
+	// DefaultTableSize is maglev's and envoy_maglev's table_size when none
+	// is given.
 	DefaultTableSize = 65_537
 	// DefaultVnodesPerWeight is ring's points per unit of weight.
 	DefaultVnodesPerWeight = 160
@@ -42,8 +46,9 @@ type Config struct {
 	// VnodesPerWeight is ring's points per unit of weight (1..=10,000;
 	// validated whatever the algorithm).
 	VnodesPerWeight int
-	// TableSize is maglev's table length, a prime in 2..=2^24 (checked
-	// for maglev only).
+	// TableSize is the table length of maglev, a prime in 2..=2^24, and
+	// of envoy_maglev, a prime in 2..=5,000,011 (checked for those two
+	// only).
 	TableSize int
 	// ReplicationFactor is the default preference list length (1..=64).
 	ReplicationFactor int
@@ -125,9 +130,9 @@ func (c Config) checkRanges() error {
 	if err := c.checkRingSizes(); err != nil {
 		return err
 	}
-	if c.Algorithm == Maglev {
-		if c.TableSize < 2 || c.TableSize > MaxTableSize {
-			return errorf(ErrTableSizeOutOfRange, "table_size %d not in 2..=2^24", c.TableSize)
+	if c.Algorithm.usesTableSize() {
+		if top := c.Algorithm.maxTableSize(); c.TableSize < 2 || c.TableSize > top {
+			return errorf(ErrTableSizeOutOfRange, "table_size %d not in 2..=%d for %s", c.TableSize, top, c.Algorithm)
 		}
 		if !isPrime(c.TableSize) {
 			return errorf(ErrTableSizeNotPrime, "table_size %d is not prime", c.TableSize)

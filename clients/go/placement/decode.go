@@ -173,10 +173,11 @@ func decodeBody(p *Placement, r *reader) (layout, error) {
 			}
 		}
 		return &circle{newContinuum(points, 64)}, nil
-	case Maglev:
+	case Maglev, EnvoyMaglev:
+		// envoy_maglev's body is maglev's, with Envoy's bound on the size.
 		m := r.u32()
-		if uint64(m)*4 > uint64(r.remaining()) || (m == 0) != (n == 0) || m > 0 && (int(m) < n || m > MaxTableSize || !isPrime(int(m))) {
-			return nil, bad("a maglev table of %d slots for %d nodes", m, n)
+		if uint64(m)*4 > uint64(r.remaining()) || (m == 0) != (n == 0) || m > 0 && (int(m) < n || int(m) > p.algorithm.maxTableSize() || !isPrime(int(m))) {
+			return nil, bad("a %s table of %d slots for %d nodes", p.algorithm, m, n)
 		}
 		table := make([]uint32, m)
 		for i := range table {

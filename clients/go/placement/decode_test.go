@@ -49,7 +49,7 @@ func TestDecodeRefusesWhatNoPlacementEncodes(t *testing.T) {
 	for name, change := range map[string]func([]byte) []byte{
 		"magic":              func(b []byte) []byte { b[0] = 'X'; return b },
 		"version":            func(b []byte) []byte { b[7] = 2; return b },
-		"algorithm":          func(b []byte) []byte { b[8] = 11; return b },
+		"algorithm":          func(b []byte) []byte { b[8] = 12; return b },
 		"hash":               func(b []byte) []byte { b[9] = 99; return b },
 		"hash not accepted":  func(b []byte) []byte { b[9] = byte(Sdbm); return b },
 		"jump with xxh64":    func(b []byte) []byte { b[9] = byte(Xxh64); return b },

@@ -6,10 +6,10 @@
 // repository is the normative definition; section numbers in comments
 // refer to it.
 //
-// All ten algorithms are implemented: ring, ketama, maglev, jump,
+// All eleven algorithms are implemented: ring, ketama, maglev, jump,
 // rendezvous, table, the proxy modes nginx, haproxy and twemproxy, and
-// envoy_ring_hash (Envoy's and gRPC's ring_hash), with every hash each
-// accepts.
+// the xDS modes envoy_ring_hash (Envoy's and gRPC's ring_hash) and
+// envoy_maglev (Envoy's MAGLEV), with every hash each accepts.
 //
 // A client builds the placement of a ring version from its snapshot, which
 // it verifies against the snapshot's fingerprint:

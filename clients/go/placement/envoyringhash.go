@@ -12,11 +12,12 @@ import (
 	"github.com/cespare/xxhash/v2"
 )
 
-// envoyWeightTotal is the sum of the EDS weights ringd gives an
-// envoy_ring_hash ring's endpoints (5.10.1). gRPC first turns each weight
-// into a 31-bit fixed-point fraction of its locality's sum, Envoy divides
-// the weights by their sum in binary64; the two agree exactly only when
-// the sum is a power of two at most 2^31 in one locality.
+// envoyWeightTotal is the sum of the EDS weights ringd gives the
+// endpoints of an envoy_ring_hash or envoy_maglev ring (5.10.1). gRPC
+// first turns each weight into a 31-bit fixed-point fraction of its
+// locality's sum, Envoy divides the weights by their sum in binary64; the
+// two agree exactly only when the sum is a power of two at most 2^31 in
+// one locality.
 const envoyWeightTotal = 1 << 31
 
 // envoyAddressProblem says why address cannot be an xDS endpoint's, or ""
@@ -41,14 +42,15 @@ func envoyAddressProblem(address string) string {
 	return ""
 }
 
-// checkEnvoyNodes is check 3a for envoy_ring_hash (5.10.4), after every
-// active node was found to have an address: every node's address (every
-// is in id order, any state, so that a node no proxy could be given is
-// refused when it is written, not when it is activated), then among the
-// active nodes distinct labels (EndpointKeyTaken: the first shared label
-// in byte order, its first two nodes by id), distinct addresses
-// (DuplicateAddress: gRPC keys its endpoints by address) and a share of
-// 2^31 for each (WeightShareTooSmall).
+// checkEnvoyNodes is check 3a for envoy_ring_hash and envoy_maglev
+// (5.10.4, 5.11), after every active node was found to have an address:
+// every node's address (every is in id order, any state, so that a node
+// no proxy could be given is refused when it is written, not when it is
+// activated), then among the active nodes distinct labels
+// (EndpointKeyTaken: the first shared label in byte order, its first two
+// nodes by id), distinct addresses (DuplicateAddress: gRPC keys its
+// endpoints by address) and a share of 2^31 for each
+// (WeightShareTooSmall).
 func checkEnvoyNodes(every, active []Node) error {
 	for _, n := range every {
 		if n.Address == "" {
@@ -122,7 +124,7 @@ func envoyEndpointWeights(active []Node) ([]uint32, error) {
 	}
 	for i, w := range weights {
 		if w == 0 {
-			return nil, errorf(ErrWeightShareTooSmall, "node %s has %d of the %d total weight (weight × ramp), less than one part in 2^31, the smallest share an envoy_ring_hash endpoint can have: raise its weight or ramp, or lower the others'", active[i].ID, active[i].scaledWeight(), total)
+			return nil, errorf(ErrWeightShareTooSmall, "node %s has %d of the %d total weight (weight × ramp), less than one part in 2^31, the smallest share an xDS endpoint can have: raise its weight or ramp, or lower the others'", active[i].ID, active[i].scaledWeight(), total)
 		}
 	}
 	return weights, nil

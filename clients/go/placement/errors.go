@@ -56,10 +56,12 @@ const (
 	ErrReplicationOutOfRange Kind = "ReplicationOutOfRange"
 	// ErrPartitionsOutOfRange: partitions not a power of two in 2^8..=2^20.
 	ErrPartitionsOutOfRange Kind = "PartitionsOutOfRange"
-	// ErrTableSizeOutOfRange: a maglev table_size below 2, above 2^24 or
-	// below the active node count.
+	// ErrTableSizeOutOfRange: a maglev or envoy_maglev table_size below
+	// 2, above 2^24 (above 5,000,011 for envoy_maglev) or below the
+	// active node count.
 	ErrTableSizeOutOfRange Kind = "TableSizeOutOfRange"
-	// ErrTableSizeNotPrime: a maglev table_size that is not prime.
+	// ErrTableSizeNotPrime: a maglev or envoy_maglev table_size that is
+	// not prime.
 	ErrTableSizeNotPrime Kind = "TableSizeNotPrime"
 	// ErrMissingZone: zone_aware and an active node without a zone.
 	ErrMissingZone Kind = "MissingZone"
@@ -70,19 +72,21 @@ const (
 	// maximum_ring_size.
 	ErrRingSizesInverted Kind = "RingSizesInverted"
 	// ErrMissingAddress: an algorithm that needs addresses (nginx,
-	// twemproxy, envoy_ring_hash) and an active node without one.
+	// twemproxy, envoy_ring_hash, envoy_maglev) and an active node
+	// without one.
 	ErrMissingAddress Kind = "MissingAddress"
 	// ErrAddressNotServer: an address the proxy would not take as a
-	// server (for envoy_ring_hash, one that is not a canonical IP:port).
+	// server (for envoy_ring_hash and envoy_maglev, one that is not a
+	// canonical IP:port).
 	ErrAddressNotServer Kind = "AddressNotServer"
-	// ErrDuplicateAddress: two active nginx or envoy_ring_hash nodes share
-	// an address.
+	// ErrDuplicateAddress: two active nginx, envoy_ring_hash or
+	// envoy_maglev nodes share an address.
 	ErrDuplicateAddress Kind = "DuplicateAddress"
-	// ErrEndpointKeyTaken: two active envoy_ring_hash nodes with one
-	// label, which Envoy and gRPC would hash alike.
+	// ErrEndpointKeyTaken: two active envoy_ring_hash or envoy_maglev
+	// nodes with one label, which Envoy and gRPC would hash alike.
 	ErrEndpointKeyTaken Kind = "EndpointKeyTaken"
-	// ErrWeightShareTooSmall: an active envoy_ring_hash node whose share
-	// of the endpoints' 2^31 weight rounds to 0.
+	// ErrWeightShareTooSmall: an active envoy_ring_hash or envoy_maglev
+	// node whose share of the endpoints' 2^31 weight rounds to 0.
 	ErrWeightShareTooSmall Kind = "WeightShareTooSmall"
 	// ErrInvalidServerName: a twemproxy hash_key nutcracker could not read back.
 	ErrInvalidServerName Kind = "InvalidServerName"

@@ -120,7 +120,7 @@ func TestConfigRefusals(t *testing.T) {
 		}
 	}
 	// Defaults follow the algorithm chosen; table_size is not checked
-	// outside maglev; unknown fields are ignored.
+	// outside maglev and envoy_maglev; unknown fields are ignored.
 	c, err := ParseConfig([]byte(`{"algorithm": "haproxy", "table_size": 10, "membership": {"mode": "auto"}}`))
 	if err != nil || c.Hash != Sdbm || !c.Avalanche || c.ReplicationFactor != 3 || c.Partitions != 65_536 {
 		t.Errorf("haproxy defaults: %+v %v", c, err)

@@ -15,7 +15,8 @@ import (
 // allocates: lookups call them on every key.
 
 // hash64 is H(f, data) of spec 3.1 for the four general hashes, and
-// XXH64(data, 0) for xxh64 (3.2), envoy_ring_hash's key and entry hash.
+// XXH64(data, 0) for xxh64 (3.2), envoy_ring_hash's key and entry hash
+// and envoy_maglev's key hash.
 func hash64(f Hash, data []byte) uint64 {
 	switch f {
 	case Xxh64:
@@ -46,8 +47,8 @@ func md5First32(data []byte) uint32 {
 	return binary.LittleEndian.Uint32(d[:4])
 }
 
-// xxh64 is classic XXH64 with a seed; maglev's permutations use seeds 0
-// and 1 (5.3). Only builds call it, once or twice per node, so the
+// xxh64 is classic XXH64 with a seed; the permutations of maglev and
+// envoy_maglev use seeds 0 and 1 (5.3, 5.11). Only builds call it, once or twice per node, so the
 // digest it allocates does not matter.
 func xxh64(data []byte, seed uint64) uint64 {
 	d := xxhash.NewWithSeed(seed)

@@ -25,7 +25,8 @@ func TestHash64Values(t *testing.T) {
 		if got != want {
 			t.Errorf("%q: %#x, want %#x", c.in, got, want)
 		}
-		// The hash xxh64, envoy_ring_hash's, is XXH64 with seed 0.
+		// The hash xxh64, envoy_ring_hash's and envoy_maglev's, is XXH64
+		// with seed 0.
 		if h := hash64(Xxh64, b); h != c.xxh64Seed0 {
 			t.Errorf("%q: xxh64 %#x, want %#x", c.in, h, c.xxh64Seed0)
 		}

@@ -33,7 +33,8 @@ func (p *Placement) Points() []Point {
 	return out
 }
 
-// MaglevTable returns maglev's lookup table as node ids, slot by slot.
+// MaglevTable returns the lookup table of maglev or envoy_maglev as node
+// ids, slot by slot.
 func (p *Placement) MaglevTable() []string {
 	l, ok := p.lay.(*maglevLayout)
 	if !ok {

@@ -20,7 +20,9 @@ func maglevPermutation(label string, m uint64) (offset, skip uint64) {
 }
 
 // buildMaglev fills the table (5.3). weights are the raw weights, or
-// weight × ramp in a ramped set: scaling all alike changes no comparison.
+// weight × ramp in a ramped set: scaling all alike changes no comparison;
+// envoy_maglev gives its EDS weights (5.11), at most 2^31, so round ×
+// weight stays below 2^55 (round ≤ M ≤ 5,000,011).
 func buildMaglev(active []Node, weights []uint64, m int) *maglevLayout {
 	if len(active) == 0 {
 		return &maglevLayout{}

@@ -78,8 +78,8 @@ type Node struct {
 	// Ramp is the parts per 65,536 of its weight the node takes (1..=65,536).
 	Ramp int
 	// Address is host:port, "" for none; it places only under nginx and
-	// twemproxy. envoy_ring_hash needs one on every active node (an IP
-	// address and port, 5.10.4) but places by the label.
+	// twemproxy. envoy_ring_hash and envoy_maglev need one on every
+	// active node (an IP address and port, 5.10.4) but place by the label.
 	Address string
 }
 

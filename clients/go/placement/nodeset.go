@@ -60,8 +60,9 @@ func normalize(c Config, nodes []Node) ([]Node, error) {
 }
 
 // checkAddresses is check 3a: the algorithms that place by address, and
-// envoy_ring_hash, whose nodes are xDS endpoints, need one on every
-// active node, and one their proxy takes as a server.
+// the xDS modes (envoy_ring_hash, envoy_maglev), whose nodes are
+// endpoints, need one on every active node, and one their proxy takes as
+// a server.
 func checkAddresses(c Config, every, active []Node) error {
 	if !c.Algorithm.needsAddress() {
 		return nil
@@ -74,7 +75,7 @@ func checkAddresses(c Config, every, active []Node) error {
 	switch c.Algorithm {
 	case Nginx:
 		return checkNginxAddresses(active)
-	case EnvoyRingHash:
+	case EnvoyRingHash, EnvoyMaglev:
 		return checkEnvoyNodes(every, active)
 	}
 	// twemproxy: every node is checked, not only the active ones, so that
@@ -88,7 +89,8 @@ func checkAddresses(c Config, every, active []Node) error {
 	return err
 }
 
-// checkCaps is checks 5 and 6: the point cap and maglev's table size.
+// checkCaps is checks 5 and 6: the point cap and the table size of
+// maglev and envoy_maglev.
 func checkCaps(c Config, active []Node) error {
 	var weights uint64
 	for _, n := range active {
@@ -123,7 +125,7 @@ func checkCaps(c Config, active []Node) error {
 	if points > MaxPoints {
 		return errorf(ErrTooManyPoints, "%d points > %d", points, MaxPoints)
 	}
-	if c.Algorithm == Maglev && c.TableSize < len(active) {
+	if c.Algorithm.usesTableSize() && c.TableSize < len(active) {
 		return errorf(ErrTableSizeOutOfRange, "table_size %d < %d active nodes", c.TableSize, len(active))
 	}
 	return nil

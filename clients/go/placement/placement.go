@@ -93,6 +93,8 @@ func buildLayout(c Config, nodes, active []Node, weights []uint64, stored *Store
 		return buildEnvoyRingHash(active, c.MinimumRingSize, c.MaximumRingSize), nil
 	case Maglev:
 		return buildMaglev(active, weights, c.TableSize), nil
+	case EnvoyMaglev:
+		return buildEnvoyMaglev(active, c.TableSize), nil
 	case Rendezvous:
 		return buildRendezvous(active, c.Hash, weights), nil
 	case Jump:
@@ -126,7 +128,8 @@ func buildLayout(c Config, nodes, active []Node, weights []uint64, stored *Store
 }
 
 // weights are the weights maglev and rendezvous place by: weight × ramp
-// in a ramped set, else the weights (2.2).
+// in a ramped set, else the weights (2.2). envoy_maglev places by its EDS
+// weights instead (5.11).
 func (p *Placement) weights() []uint64 {
 	w := make([]uint64, len(p.nodes))
 	for i := range p.nodes {

@@ -12,14 +12,14 @@ import (
 // Property tests of the placement core's promises, as the Rust ones
 // (tests/placement/properties.rs), over seeded random node sets: 1-12
 // nodes with distinct ids, weights 1-4, one of three zones and an address
-// (an IPv4 address, which every proxy mode takes, envoy_ring_hash's xDS
-// endpoints included).
+// (an IPv4 address, which every proxy mode takes, the xDS endpoints of
+// envoy_ring_hash and envoy_maglev included).
 // table is left out: a client never computes a table, and the vectors pin
 // what it does with a stored one.
 
 const propertyCases = 48
 
-var propertyAlgorithms = []Algorithm{Ring, Ketama, Maglev, Jump, Rendezvous, Nginx, Haproxy, Twemproxy, EnvoyRingHash}
+var propertyAlgorithms = []Algorithm{Ring, Ketama, Maglev, Jump, Rendezvous, Nginx, Haproxy, Twemproxy, EnvoyRingHash, EnvoyMaglev}
 
 func randomNodes(rng *rand.Rand, maxNodes int) []Node {
 	ids := map[string]bool{}
@@ -44,7 +44,7 @@ func randomNodes(rng *rand.Rand, maxNodes int) []Node {
 
 func propertyConfig(a Algorithm) Config {
 	c := DefaultConfig(a)
-	c.TableSize = 4099 // keeps maglev cases fast; still prime
+	c.TableSize = 4099 // keeps maglev and envoy_maglev cases fast; still prime
 	return c
 }
 
@@ -137,7 +137,7 @@ func TestOwnershipUnitsSumToTheKeyspace(t *testing.T) {
 		want := map[Algorithm]string{
 			Ring: "18446744073709551616", Ketama: "4294967296", Nginx: "4294967296", Haproxy: "4294967296",
 			Twemproxy: "4294967296", Maglev: "4099", Jump: fmt.Sprint(weights), Rendezvous: fmt.Sprint(weights),
-			EnvoyRingHash: "18446744073709551616",
+			EnvoyRingHash: "18446744073709551616", EnvoyMaglev: "4099",
 		}[a]
 		if sum.big().String() != o.TotalUnits.String() || o.TotalUnits.String() != want {
 			t.Fatalf("units sum to %s of %s, want %s", sum.big(), o.TotalUnits, want)
@@ -179,8 +179,9 @@ func onlyInvolves(t *testing.T, before, after *Placement, id string) {
 }
 
 // The algorithms whose changes move only the keys they must: ketama,
-// twemproxy and envoy_ring_hash re-cut every server's points, maglev is
-// only near-minimal.
+// twemproxy and envoy_ring_hash re-cut every server's points, maglev and
+// envoy_maglev are only near-minimal (and envoy_maglev's EDS weights
+// follow every node's share).
 var minimalAlgorithms = []Algorithm{Ring, Jump, Rendezvous, Nginx, Haproxy}
 
 func TestAddingANodeMovesKeysOnlyOntoIt(t *testing.T) {

@@ -20,6 +20,7 @@ const ALGORITHMS = [
   'haproxy',
   'twemproxy',
   'envoy_ring_hash',
+  'envoy_maglev',
 ];
 
 /**
@@ -60,7 +61,7 @@ function randomNodes(r, max) {
  * @param {import('../src/placement/index.js').Algorithm} algorithm
  * @returns {import('../src/placement/index.js').ConfigInput}
  */
-const config = (algorithm) => ({ algorithm, tableSize: 4099 }); // keeps maglev fast; still prime
+const config = (algorithm) => ({ algorithm, tableSize: 4099 }); // keeps maglev and envoy_maglev fast; still prime
 const keys = Array.from({ length: 200 }, (_, i) => `k${i}`);
 
 /**
@@ -118,7 +119,14 @@ property('ownership units sum to the total', ALGORITHMS, async (a, r) => {
   const o = (await build(config(a), nodes)).ownership();
   const weights = BigInt(nodes.reduce((s, n) => s + (n.weight ?? 1), 0));
   /** @type {Record<string, bigint>} */
-  const totals = { ring: 2n ** 64n, envoy_ring_hash: 2n ** 64n, maglev: 4099n, jump: weights, rendezvous: weights };
+  const totals = {
+    ring: 2n ** 64n,
+    envoy_ring_hash: 2n ** 64n,
+    maglev: 4099n,
+    envoy_maglev: 4099n,
+    jump: weights,
+    rendezvous: weights,
+  };
   const total = totals[a] ?? 2n ** 32n;
   assert.equal(o.totalUnits, total, a);
   assert.equal(
@@ -152,8 +160,8 @@ property('removing a node moves only its keys', ['ring', 'jump', 'rendezvous', '
 });
 
 property(
-  'envoy_ring_hash places by label: new addresses move nothing, a hash_key takes over',
-  ['envoy_ring_hash'],
+  'the xDS algorithms place by label: new addresses move nothing, a hash_key takes over',
+  ['envoy_ring_hash', 'envoy_maglev'],
   async (a, r) => {
     const nodes = randomNodes(r, 12);
     const before = await build(config(a), nodes);
@@ -161,7 +169,7 @@ property(
     const after = await build(config(a), moved);
     assert.equal(after.fingerprint, before.fingerprint);
     // A replacement given the old node's label as hash_key gets its entries
-    // and its keys; the old node drains.
+    // (or slots) and its keys; the old node drains.
     const old = nodes[r.int(nodes.length)];
     const replaced = [
       ...nodes.map((n) => (n.id === old.id ? { ...n, state: /** @type {const} */ ('draining') } : n)),

@@ -89,6 +89,7 @@ test('configs and nodes that 2.4 refuses', async () => {
       'ServerNameTaken',
     ],
     ...envoyCases(),
+    ...envoyMaglevCases(),
     ['ketama sha256', { algorithm: 'ketama', hash: 'sha256' }, [], 'HashNotSupported'],
     ['ring sdbm', { hash: 'sdbm' }, [], 'HashNotAccepted'],
     ['ring avalanche', { avalanche: true }, [], 'AvalancheNotSupported'],
@@ -199,6 +200,135 @@ function envoyCases() {
   ];
   return cases;
 }
+
+/**
+ * envoy_maglev's refusals (5.11: 5.10.4's checks, and 2.4 checks 1 and 6
+ * on table_size), each the first failure in 2.4's order.
+ * @returns {[string, import('../src/placement/index.js').ConfigInput, import('../src/placement/index.js').NodeInput[], ErrorCode][]}
+ */
+function envoyMaglevCases() {
+  const em = /** @type {const} */ ({ algorithm: 'envoy_maglev' });
+  const at = (/** @type {string} */ address) => [{ id: 'a', address }];
+  /** @type {[string, import('../src/placement/index.js').ConfigInput, import('../src/placement/index.js').NodeInput[], ErrorCode][]} */
+  const cases = [
+    ['envoy_maglev xxh3', { ...em, hash: 'xxh3' }, [], 'HashNotAccepted'],
+    ['envoy_maglev md5', { ...em, hash: 'md5' }, [], 'HashNotAccepted'],
+    ['maglev xxh64', { algorithm: 'maglev', hash: 'xxh64' }, [], 'HashNotAccepted'],
+    ['envoy_maglev table_size 4', { ...em, tableSize: 4 }, [], 'TableSizeNotPrime'],
+    ['envoy_maglev table_size 65536', { ...em, tableSize: 65_536 }, [], 'TableSizeNotPrime'],
+    ['envoy_maglev table_size 1', { ...em, tableSize: 1 }, [], 'TableSizeOutOfRange'],
+    // Past Envoy's bound the range fails first: 5,000,017 is 11 × 454,547,
+    // which maglev refuses as not prime; 5,000,077, the next prime, maglev takes.
+    ['envoy_maglev table_size 5000017', { ...em, tableSize: 5_000_017 }, [], 'TableSizeOutOfRange'],
+    ['maglev table_size 5000017', { algorithm: 'maglev', tableSize: 5_000_017 }, [], 'TableSizeNotPrime'],
+    ['envoy_maglev table_size 5000077', { ...em, tableSize: 5_000_077 }, [], 'TableSizeOutOfRange'],
+    ['envoy_maglev table_size 2^24 + 1', { ...em, tableSize: 2 ** 24 + 1 }, [], 'TableSizeOutOfRange'],
+    ['envoy_maglev table_size 7.5', { ...em, tableSize: 7.5 }, [], 'TableSizeOutOfRange'],
+    [
+      'envoy_maglev table_size 2 < 3 nodes',
+      { ...em, tableSize: 2 },
+      [
+        { id: 'a', address: '10.0.0.1:80' },
+        { id: 'b', address: '10.0.0.2:80' },
+        { id: 'c', address: '10.0.0.3:80' },
+      ],
+      'TableSizeOutOfRange',
+    ],
+    [
+      'envoy_maglev replication before table_size',
+      { ...em, tableSize: 4, replicationFactor: 0 },
+      [],
+      'ReplicationOutOfRange',
+    ],
+    ['envoy_maglev no address', em, [{ id: 'a' }], 'MissingAddress'],
+    ['envoy_maglev a host name', em, at('cache-a:11211'), 'AddressNotServer'],
+    ['envoy_maglev no port', em, at('10.0.0.1'), 'AddressNotServer'],
+    ['envoy_maglev port 65536', em, at('10.0.0.1:65536'), 'AddressNotServer'],
+    ['envoy_maglev IPv6 uppercase', em, at('[2001:DB8::1]:80'), 'AddressNotServer'],
+    ['envoy_maglev IPv6 zone', em, at('[fe80::1%2]:80'), 'AddressNotServer'],
+    [
+      'envoy_maglev a draining node is checked too',
+      em,
+      [
+        { id: 'a', address: '10.0.0.1:80' },
+        { id: 'b', address: 'cache-b:80', state: 'draining' },
+      ],
+      'AddressNotServer',
+    ],
+    [
+      'envoy_maglev one label twice',
+      em,
+      [
+        { id: 'a', address: '10.0.0.1:80' },
+        { id: 'b', address: '10.0.0.2:80', hashKey: 'a' },
+      ],
+      'EndpointKeyTaken',
+    ],
+    [
+      'envoy_maglev one address twice',
+      em,
+      [
+        { id: 'a', address: '[2001:db8::1]:80' },
+        { id: 'b', address: '[2001:db8::1]:80' },
+      ],
+      'DuplicateAddress',
+    ],
+    [
+      'envoy_maglev a label before an address',
+      em,
+      [
+        { id: 'a', address: '10.0.0.1:80', hashKey: 'x' },
+        { id: 'b', address: '10.0.0.1:80', hashKey: 'x' },
+      ],
+      'EndpointKeyTaken',
+    ],
+    [
+      'envoy_maglev a share below 2^-31',
+      em,
+      [
+        { id: 'a', address: '10.0.0.1:80', ramp: 1 },
+        { id: 'b', address: '10.0.0.2:80', weight: 1_000_000 },
+      ],
+      'WeightShareTooSmall',
+    ],
+    [
+      'envoy_maglev addresses before the table size',
+      { ...em, tableSize: 2 },
+      [
+        { id: 'a', address: '10.0.0.1:80' },
+        { id: 'b', address: '10.0.0.2:80' },
+        { id: 'c', address: '10.0.0.2:80' },
+      ],
+      'DuplicateAddress',
+    ],
+  ];
+  return cases;
+}
+
+test('envoy_maglev takes what the refusals leave', async () => {
+  const em = /** @type {const} */ ({ algorithm: 'envoy_maglev' });
+  // Canonical addresses of every form, a draining node without one, and
+  // Envoy's largest table; maglev takes a table past it, and a table
+  // size under envoy_maglev is not checked under another algorithm.
+  const p = await build({ ...em, tableSize: 5_000_011 }, [
+    { id: 'a', address: '10.0.0.1:1' },
+    { id: 'b', address: '[::ffff:10.0.0.1]:65535' },
+    { id: 'c', address: '[2001:db8::1:0:0:1]:80', ramp: 2 },
+    { id: 'd', address: '[::]:80', weight: 3 },
+    { id: 'f', state: 'draining' },
+  ]);
+  assert.equal(p.nodes().length, 4);
+  assert.equal(p.hash, 'xxh64');
+  assert.equal(p.maglevTable()?.length, 5_000_011);
+  assert.equal((await build({ algorithm: 'maglev', tableSize: 5_000_077 }, [])).maglevTable()?.length, 0);
+  await build({ algorithm: 'envoy_ring_hash', tableSize: 4 }, []);
+  // The table size equal to the active nodes: one slot each.
+  const two = await build({ ...em, tableSize: 2 }, [
+    { id: 'a', address: '10.0.0.1:80', weight: 1_000_000 },
+    { id: 'b', address: '10.0.0.2:80' },
+  ]);
+  assert.deepEqual([...(two.maglevTable() ?? [])].sort(), ['a', 'b']);
+});
 
 test('envoy_ring_hash takes what the refusals leave', async () => {
   const envoy = /** @type {const} */ ({ algorithm: 'envoy_ring_hash' });
@@ -341,8 +471,9 @@ test('decode refuses a wrong fingerprint, and what no placement encodes', async 
   const changes = [
     ['magic', set(0, 0x58)],
     ['version', set(7, 2)],
-    ['algorithm', set(8, 11)],
+    ['algorithm', set(8, 12)],
     ['envoy_ring_hash with xxh3', set(8, 10)],
+    ['envoy_maglev with xxh3', set(8, 11)],
     ['hash', set(9, 99)],
     ['hash not accepted', set(9, 6)],
     ['zone_aware', set(10, 2)],

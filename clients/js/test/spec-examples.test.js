@@ -1,5 +1,5 @@
-// The worked examples of docs/placement-spec.md (sections 3, 5, 5.10, 9,
-// 9.4 and 10), produced by the reference implementation.
+// The worked examples of docs/placement-spec.md (sections 3, 5, 5.10,
+// 5.11, 9, 9.4 and 10), produced by the reference implementation.
 
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
@@ -161,6 +161,152 @@ test('envoy_ring_hash: xxh64, endpoint weights, entry counts and the two-hosts r
       7859399908942313493n - 5454692015285649509n + (16064866803292627174n - 13838424394637650569n),
     ],
   );
+});
+
+/**
+ * Envoy's OriginalMaglevTable fill as maglev_lb.cc writes it, in binary64:
+ * hosts are (hash key, weight), each weight normalized by their sum, and
+ * the result is each slot's index in hosts. Permutations from XXH64 here,
+ * not from maglev.js, so the table is checked against an independent fill.
+ * @param {[string, number][]} hosts
+ * @param {number} m
+ * @returns {number[]}
+ */
+function envoyMaglevFill(hosts, m) {
+  let sum = 0;
+  for (const [, w] of hosts) sum += w;
+  const seeded = (/** @type {string} */ key, /** @type {0 | 1} */ seed) => {
+    xxh64(utf8.encode(key), seed);
+    return toBigInt(r64.hi, r64.lo);
+  };
+  const entries = hosts
+    .map(([key, w], host) => ({
+      host,
+      key,
+      offset: Number(seeded(key, 0) % BigInt(m)),
+      skip: Number(seeded(key, 1) % BigInt(m - 1)) + 1,
+      weight: w / sum,
+      target: 0,
+      next: 0,
+    }))
+    .sort((a, b) => Buffer.compare(utf8.encode(a.key), utf8.encode(b.key)));
+  let max = 0;
+  for (const e of entries) max = Math.max(max, e.weight);
+  const table = new Array(m).fill(-1);
+  let filled = 0;
+  for (let iteration = 1; filled < m; iteration++) {
+    for (const e of entries) {
+      if (filled === m) break;
+      if (iteration * e.weight < e.target) continue;
+      e.target += max;
+      let c = (e.offset + e.skip * e.next) % m;
+      while (table[c] !== -1) c = (e.offset + e.skip * ++e.next) % m;
+      table[c] = e.host;
+      e.next++;
+      filled++;
+    }
+  }
+  return table;
+}
+
+test("envoy_maglev: maglev's fill on the EDS weights, Envoy's table (5.11)", async () => {
+  await loadHashes();
+  // The port gives Envoy's own test tables (maglev_lb_test.cc).
+  const reference = JSON.parse(
+    await readFile(new URL('../../../tests/placement/vectors/reference/envoy-maglev.json', import.meta.url), 'utf8'),
+  );
+  for (const c of reference.cases) {
+    const hosts = c.hosts.map((/** @type {any} */ h) => /** @type {[string, number]} */ ([h.hashed, h.weight]));
+    assert.deepEqual(envoyMaglevFill(hosts, c.table_size), c.expected_table, c.name);
+  }
+  // The example: weights 5 and 1 at M = 7 get e = 1789569707 and
+  // 357913941, and Envoy's table, which maglev's integer fill on the
+  // plain weights misses by a slot (5.3).
+  const nodes = [
+    { id: 'a', hashKey: '10.0.0.1:80', address: '10.0.0.1:80', weight: 5 },
+    { id: 'b', hashKey: '10.0.0.2:80', address: '10.0.0.2:80', weight: 1 },
+  ];
+  assert.deepEqual(envoyEndpointWeights(nodes.map((n) => makeNode(n))), [1789569707, 357913941]);
+  const p = await build({ algorithm: 'envoy_maglev', tableSize: 7 }, nodes);
+  assert.deepEqual(p.maglevTable(), ['a', 'a', 'a', 'a', 'b', 'a', 'a']);
+  assert.deepEqual(
+    envoyMaglevFill(
+      [
+        ['10.0.0.1:80', 5],
+        ['10.0.0.2:80', 1],
+      ],
+      7,
+    ),
+    [0, 0, 0, 0, 1, 0, 0],
+  );
+  const plain = await build({ algorithm: 'maglev', tableSize: 7 }, nodes);
+  assert.deepEqual(plain.maglevTable(), ['a', 'b', 'a', 'a', 'b', 'a', 'a']);
+  const vector = JSON.parse(
+    await readFile(new URL('../../../tests/placement/vectors/envoy_maglev-five-and-one.json', import.meta.url), 'utf8'),
+  );
+  assert.equal(p.fingerprint, vector.fingerprint);
+  // Keys hash with XXH64, seed 0: "hello" is 0x26c7827d889f6da3, slot 1.
+  assert.equal(p.hash, 'xxh64');
+  assert.equal(p.keyHash('hello'), 0x26c7827d889f6da3n);
+  assert.equal(0x26c7827d889f6da3n % 7n, 1n);
+  assert.equal(p.owner('hello'), 'a');
+  assert.deepEqual(p.preferenceList('hello', 2), ['a', 'b']);
+  assert.deepEqual(
+    p.ownership().nodes.map((n) => [n.id, n.units]),
+    [
+      ['a', 6n],
+      ['b', 1n],
+    ],
+  );
+  assert.equal(p.ownership().basis, 'table_entries');
+  // Six endpoints of weight 1 get EDS weights of two sizes, and still
+  // Envoy's own Basic table (the six-hosts vector).
+  const six = JSON.parse(
+    await readFile(new URL('../../../tests/placement/vectors/envoy_maglev-six-hosts.json', import.meta.url), 'utf8'),
+  );
+  const basic = reference.cases.find((/** @type {any} */ c) => c.name === 'Basic');
+  const sixTable = (await build(parseConfig(six.config), parseNodes(six.nodes))).maglevTable() ?? [];
+  const hashKeys = new Map(six.nodes.map((/** @type {any} */ n) => [n.id, n.hash_key]));
+  assert.deepEqual(
+    sixTable.map((id) => basic.hosts.findIndex((/** @type {any} */ h) => h.hashed === hashKeys.get(id))),
+    basic.expected_table,
+  );
+  assert.deepEqual(basic.expected_table, [2, 4, 0, 1, 5, 0, 3]);
+  // A single endpoint takes every slot (Envoy's DegenerateMaglevTable).
+  const one = await build({ algorithm: 'envoy_maglev', tableSize: 251 }, [{ id: 'x', address: '10.0.0.9:80' }]);
+  assert.ok(one.maglevTable()?.every((id) => id === 'x'));
+  // Envoy's binary64 fill on ringd's weights is ringd's table, weights,
+  // ramps and table sizes as they come: seeded random rings.
+  let state = 0x2545f491;
+  const next = (/** @type {number} */ bound) => {
+    state ^= state << 13;
+    state ^= state >>> 17;
+    state ^= state << 5;
+    return (state >>> 0) % bound;
+  };
+  const primes = [7, 13, 17, 101, 257, 1009, 4099];
+  for (let c = 0; c < 400; c++) {
+    const count = 1 + next(12);
+    const fitting = primes.filter((q) => q >= count);
+    const m = fitting[next(fitting.length)];
+    const ring = Array.from({ length: count }, (_, i) => ({
+      id: `n${String(i).padStart(2, '0')}`,
+      hashKey: `10.0.${c}.${i}:80`,
+      address: `10.${c >> 8}.${c & 255}.${i}:80`,
+      weight: 1 + next(10),
+      ramp: next(4) === 0 ? 1 + next(65_536) : 65_536,
+    }));
+    const eds = envoyEndpointWeights(ring.map((n) => makeNode(n)));
+    const table = (await build({ algorithm: 'envoy_maglev', tableSize: m }, ring)).maglevTable() ?? [];
+    assert.deepEqual(
+      table.map((id) => ring.findIndex((n) => n.id === id)),
+      envoyMaglevFill(
+        ring.map((n, i) => [n.hashKey, eds[i]]),
+        m,
+      ),
+      `case ${c}: ${JSON.stringify(ring.map((n) => [n.weight, n.ramp]))} at ${m}`,
+    );
+  }
 });
 
 test('jump and rendezvous test values (5.4.1, 5.5)', () => {

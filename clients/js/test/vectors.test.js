@@ -16,11 +16,12 @@ import { kindOf, runVector } from './vector-runner.js';
 const files = await vectorFiles();
 
 test('the vector files are all there', () => {
-  // 96 placement vectors, the twemproxy hashes and three reference files
+  // 106 placement vectors, the twemproxy hashes and three reference files
   // when this was written; more may come, none may be left unchecked.
-  assert.ok(files.length >= 100, `found ${files.length} vector files`);
+  assert.ok(files.length >= 110, `found ${files.length} vector files`);
   for (const rel of files) assert.notEqual(kindOf(rel), null, `${rel}: not a vector file this test recognises`);
-  // Every algorithm has its files, envoy_ring_hash these eleven (spec 12).
+  // Every algorithm has its files, envoy_ring_hash these eleven and
+  // envoy_maglev these ten (spec 12).
   for (const algorithm of ALGORITHMS) {
     assert.ok(
       files.some((f) => f.startsWith(`${algorithm}-`)),
@@ -43,6 +44,21 @@ test('the vector files are all there', () => {
       'weighted',
       'zoned',
     ].map((shape) => `envoy_ring_hash-${shape}.json`),
+  );
+  assert.deepEqual(
+    files.filter((f) => f.startsWith('envoy_maglev-')),
+    [
+      'colliding',
+      'five-and-one',
+      'forty',
+      'no-active',
+      'nodes-1000',
+      'ramped',
+      'single',
+      'six-hosts',
+      'weighted',
+      'zoned',
+    ].map((shape) => `envoy_maglev-${shape}.json`),
   );
 });
 

@@ -1,9 +1,9 @@
 """What moves between two verified placements, computed locally, as the Rust
 client's `DiffSummary` (src/placement/diff): exact for the algorithms whose
-layouts line up (`ring`/`ketama` arcs, `maglev` slots, `table` partitions,
-on the same hash), and from 65,536 sample keys otherwise. The Rust side is
-exact for `jump` and `rendezvous` too (closed-form models); this client
-samples them, and says so in `basis`."""
+layouts line up (`ring`/`ketama` arcs, `maglev` and `envoy_maglev` slots,
+`table` partitions, on the same hash), and from 65,536 sample keys
+otherwise. The Rust side is exact for `jump` and `rendezvous` too
+(closed-form models); this client samples them, and says so in `basis`."""
 
 from __future__ import annotations
 
@@ -97,7 +97,13 @@ def summarize(before: Placement, after: Placement) -> DiffSummary:
         space = 1 << (32 if alg == "ketama" else 64)
         _sweep_arcs(before, after, space, same, moved)
         basis = "ranges"
-    elif same_hash and alg == "maglev" and ca and cb and ca.table_size == cb.table_size:
+    elif (
+        same_hash
+        and alg in ("maglev", "envoy_maglev")
+        and ca
+        and cb
+        and ca.table_size == cb.table_size
+    ):
         space = ca.table_size
         _tally(
             _owners(before.maglev_table(), space, a_idx),

@@ -1,5 +1,6 @@
 """`envoy_ring_hash` (spec 5.10): the ring of Envoy's `RING_HASH` load
-balancer and of gRPC's `ring_hash`, entry for entry.
+balancer and of gRPC's `ring_hash`, entry for entry. Its EDS weights and
+node checks are also `envoy_maglev`'s (5.11, in `envoy_maglev`).
 
 Its nodes are xDS endpoints: every active node needs an address (an IP
 address and a port, written as Envoy writes it back), but is placed by its
@@ -147,20 +148,21 @@ def total_entries(active: Sequence[Node], minimum: int, maximum: int) -> int:
     return sum(entry_counts(endpoint_weights(active), minimum, maximum))
 
 
-def check_nodes(every: Sequence[Node], active: Sequence[Node]) -> None:
-    """Check 3a for `envoy_ring_hash` (5.10.4), after `MissingAddress`:
-    every node's address, in id order, active or not (a node no xDS client
-    could be given is refused when it is written, not when it is
-    activated); then, among the active nodes, one label each
-    (`EndpointKeyTaken`), one address each (`DuplicateAddress`: gRPC keys
-    endpoints by address) and a share of 2^31 each (`WeightShareTooSmall`)."""
+def check_nodes(every: Sequence[Node], active: Sequence[Node], algorithm: str) -> None:
+    """Check 3a for an xDS mode, `envoy_ring_hash` or `envoy_maglev`
+    (5.10.4, 5.11), after `MissingAddress`: every node's address, in id
+    order, active or not (a node no xDS client could be given is refused
+    when it is written, not when it is activated); then, among the active
+    nodes, one label each (`EndpointKeyTaken`), one address each
+    (`DuplicateAddress`: gRPC keys endpoints by address) and a share of
+    2^31 each (`WeightShareTooSmall`)."""
     for n in every:
         if n.address is not None:
             reason = check_address(n.address)
             if reason is not None:
                 raise PlacementError(
                     "AddressNotServer",
-                    f"{n.id} at {n.address!r} cannot be a server for envoy_ring_hash: {reason}",
+                    f"{n.id} at {n.address!r} cannot be a server for {algorithm}: {reason}",
                 )
     keyed = sorted((endpoint_key(n), n.id) for n in active)
     for (key, first), (other, second) in zip(keyed, keyed[1:]):

@@ -25,7 +25,8 @@ def permutation_seeds(label: str, m: int) -> tuple[int, int]:
 def fill(labels: Sequence[str], weights: Sequence[int], m: int) -> list[int]:
     """The table of 5.3 for nodes in index order with these labels and
     weights. Weights may be raw or scaled (`weight × ramp`): scaling all
-    alike changes no comparison, so callers pass what the set uses."""
+    alike changes no comparison, so callers pass what the set uses;
+    `envoy_maglev` passes its EDS weights (5.11)."""
     if not labels:
         return []
     # Fill order: labels in byte order (not str order: hash keys may be
@@ -94,7 +95,12 @@ class Maglev(Layout):
         return _LE32.pack(len(self.table)) + struct.pack(f"<{len(self.table)}I", *self.table)
 
     @classmethod
-    def decode(cls, ids: Sequence[str], body: bytes, key_hash: Hash64) -> Maglev:
+    def decode(
+        cls, ids: Sequence[str], body: bytes, key_hash: Hash64, max_size: int = MAX_TABLE_SIZE
+    ) -> Maglev:
+        """A body of 9.1: a table of a prime length up to `max_size` (2^24,
+        or Envoy's bound for `envoy_maglev`), naming every node. Which node
+        holds which slot is vouched for by the fingerprint."""
         if len(body) < 4:
             raise InvalidEncoding("the maglev table ends early")
         (m,) = _LE32.unpack_from(body)
@@ -102,8 +108,8 @@ class Maglev(Layout):
             raise InvalidEncoding(f"a table of {m} slots needs {4 + 4 * m} body bytes")
         if (m == 0) != (not ids) or (ids and m < len(ids)):
             raise InvalidEncoding(f"a table of {m} slots for {len(ids)} nodes")
-        if m and (m > MAX_TABLE_SIZE or not is_prime(m)):
-            raise InvalidEncoding(f"a table of {m} slots: not a prime up to 2^24")
+        if m and (m > max_size or not is_prime(m)):
+            raise InvalidEncoding(f"a table of {m} slots: not a prime up to {max_size}")
         table = list(struct.unpack_from(f"<{m}I", body, 4))
         if any(i >= len(ids) for i in table):
             raise InvalidEncoding("a slot names a node beyond the node records")

@@ -23,14 +23,27 @@ ALGORITHM_CODES: dict[str, int] = {
     "haproxy": 8,
     "twemproxy": 9,
     "envoy_ring_hash": 10,
+    "envoy_maglev": 11,
 }
 # The algorithms that place a node by its `address` (2.2): only their
 # encodings carry addresses (9.1).
 ADDRESS_ALGORITHMS: frozenset[str] = frozenset({"nginx", "twemproxy"})
+# The xDS modes (5.10, 5.11): their nodes are endpoints, sent to the proxies
+# with ringd's EDS weights (5.10.1) and placed by their label.
+XDS_ALGORITHMS: frozenset[str] = frozenset({"envoy_ring_hash", "envoy_maglev"})
 # The algorithms whose active nodes need an `address` (2.4 check 3a): those
-# that place by it, and `envoy_ring_hash`, whose nodes are xDS endpoints
-# placed by their label.
-NEEDS_ADDRESS: frozenset[str] = ADDRESS_ALGORITHMS | {"envoy_ring_hash"}
+# that place by it, and the xDS modes, whose nodes are endpoints placed by
+# their label.
+NEEDS_ADDRESS: frozenset[str] = ADDRESS_ALGORITHMS | XDS_ALGORITHMS
+# The largest Maglev table, and Envoy's bound on its `MAGLEV` table size.
+MAX_TABLE_SIZE = 1 << 24
+MAX_ENVOY_TABLE_SIZE = 5_000_011
+# The algorithms that fill a Maglev table of `table_size` slots, and the
+# largest size each takes (2.1).
+TABLE_SIZE_LIMITS: dict[str, int] = {
+    "maglev": MAX_TABLE_SIZE,
+    "envoy_maglev": MAX_ENVOY_TABLE_SIZE,
+}
 # The hashes each algorithm accepts, its default first (2.1).
 ACCEPTED_HASHES: dict[str, tuple[str, ...]] = {
     "ketama": ("md5",),
@@ -49,12 +62,12 @@ ACCEPTED_HASHES: dict[str, tuple[str, ...]] = {
         "fnv1_32",
     ),
     "envoy_ring_hash": ("xxh64",),
+    "envoy_maglev": ("xxh64",),
 }
 STATES = ("active", "draining", "joining")
 RAMP_FULL = 65_536
 MAX_POINTS = 1 << 23
 MAX_WEIGHT = 1_000_000
-MAX_TABLE_SIZE = 1 << 24
 MIN_PARTITIONS, MAX_PARTITIONS, DEFAULT_PARTITIONS = 1 << 8, 1 << 20, 1 << 16
 # `envoy_ring_hash`'s ring sizes (2.1): Envoy's and gRPC's minimum default,
 # gRPC's cap as the maximum default, and Envoy's bound on both.
@@ -120,7 +133,9 @@ class RingConfig:
     `hash_tag` is `twemproxy`'s alone: two characters, as `"{}"`, around
     the part of a key that is hashed; None hashes whole keys.
     `minimum_ring_size` and `maximum_ring_size` size an `envoy_ring_hash`
-    ring (5.10); they are checked whatever the algorithm."""
+    ring (5.10); they are checked whatever the algorithm. `table_size` is
+    the slot count of a `maglev` or `envoy_maglev` table, checked for those
+    two only."""
 
     algorithm: str = "ring"
     hash: str | None = None
@@ -201,10 +216,12 @@ class RingConfig:
             raise PlacementError(
                 "RingSizesInverted", f"minimum_ring_size {lo} is above maximum_ring_size {hi}"
             )
-        if self.algorithm == "maglev":
+        limit = TABLE_SIZE_LIMITS.get(self.algorithm)
+        if limit is not None:
             m = self.table_size
-            if not _is_int(m) or not 2 <= m <= MAX_TABLE_SIZE:
-                raise PlacementError("TableSizeOutOfRange", f"{m!r} not in 2..=2^24")
+            if not _is_int(m) or not 2 <= m <= limit:
+                bound = "2^24" if limit == MAX_TABLE_SIZE else f"{limit} (Envoy's bound)"
+                raise PlacementError("TableSizeOutOfRange", f"{m!r} not in 2..={bound}")
             if not is_prime(m):
                 raise PlacementError("TableSizeNotPrime", str(m))
 

@@ -9,7 +9,15 @@ from collections.abc import Sequence
 from . import envoy_ring_hash, twemproxy
 from .errors import PlacementError
 from .ketama import digest_count
-from .model import MAX_POINTS, NEEDS_ADDRESS, RAMP_FULL, Node, RingConfig
+from .model import (
+    MAX_POINTS,
+    NEEDS_ADDRESS,
+    RAMP_FULL,
+    TABLE_SIZE_LIMITS,
+    XDS_ALGORITHMS,
+    Node,
+    RingConfig,
+)
 from .nginx import POINTS_PER_WEIGHT, check_address
 
 
@@ -69,8 +77,9 @@ def normalize(config: RingConfig, nodes: Sequence[Node]) -> list[Node]:
         for n in every:
             twemproxy.server_name(n)
         twemproxy.names(active)
-    if config.algorithm == "envoy_ring_hash":
-        envoy_ring_hash.check_nodes(every, active)
+    if config.algorithm in XDS_ALGORITHMS:
+        # envoy_ring_hash and envoy_maglev: the same endpoints, checked alike.
+        envoy_ring_hash.check_nodes(every, active, config.algorithm)
     if config.algorithm in ("ketama", "jump", "table", "nginx", "haproxy", "twemproxy"):
         for n in active:
             if n.ramp != RAMP_FULL:
@@ -107,7 +116,7 @@ def normalize(config: RingConfig, nodes: Sequence[Node]) -> list[Node]:
         )
     if points > MAX_POINTS:
         raise PlacementError("TooManyPoints", f"{points} > {MAX_POINTS}")
-    if config.algorithm == "maglev" and config.table_size < len(active):
+    if config.algorithm in TABLE_SIZE_LIMITS and config.table_size < len(active):
         raise PlacementError(
             "TableSizeOutOfRange", f"table_size {config.table_size} < {len(active)} active nodes"
         )

@@ -9,7 +9,18 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, TypedDict, Union
 
-from . import envoy_ring_hash, haproxy, jump, ketama, maglev, nginx, rendezvous, ring, twemproxy
+from . import (
+    envoy_maglev,
+    envoy_ring_hash,
+    haproxy,
+    jump,
+    ketama,
+    maglev,
+    nginx,
+    rendezvous,
+    ring,
+    twemproxy,
+)
 from . import table as table_mod  # `table` is also a parameter of build()
 from .encoding import decode_header, encode_header, fingerprint_of, header_length
 from .errors import (
@@ -21,7 +32,7 @@ from .errors import (
 )
 from .hashes import GENERAL, HASHES, Hash64, md5_32
 from .layout import Layout
-from .model import ACCEPTED_HASHES, Node, RingConfig
+from .model import ACCEPTED_HASHES, TABLE_SIZE_LIMITS, Node, RingConfig
 from .nodeset import normalize, ramped, zone_numbers
 from .preference import select
 from .twemproxy_hashes import TWEMPROXY_HASHES
@@ -131,6 +142,8 @@ class Placement:
             )
         elif config.algorithm == "maglev":
             layout = maglev.build(active, h, config.table_size, is_ramped)
+        elif config.algorithm == "envoy_maglev":
+            layout = envoy_maglev.build(active, config.table_size)
         elif config.algorithm == "jump":
             order = jump.initial_runs(active) if buckets is None else jump.parse_order(buckets)
             layout = jump.restore(active, order, h)
@@ -274,8 +287,8 @@ class Placement:
             positions = [p for p, _ in circle.points]
             if alg == "nginx" and any(a == b for a, b in zip(positions, positions[1:])):
                 raise InvalidEncoding("nginx keeps one of equal points (5.7)")
-        elif alg == "maglev":
-            layout = maglev.Maglev.decode(ids, body, h)
+        elif alg in TABLE_SIZE_LIMITS:  # maglev, envoy_maglev: the same body
+            layout = maglev.Maglev.decode(ids, body, h, TABLE_SIZE_LIMITS[alg])
         elif alg == "jump":
             layout = jump.Jump.decode(active, body, h)
         elif alg == "rendezvous":
@@ -404,7 +417,7 @@ class Placement:
         return lay.tag if isinstance(lay, twemproxy.Twemproxy) else None
 
     def maglev_table(self) -> list[str] | None:
-        """`maglev`: the lookup table as node ids, slot by slot."""
+        """`maglev`, `envoy_maglev`: the lookup table as node ids, slot by slot."""
         lay = self._layout
         return [lay.ids[i] for i in lay.table] if isinstance(lay, maglev.Maglev) else None
 

@@ -61,7 +61,7 @@ from ringd.envoy_ring_hash import check_address
 HASHES = ("xxh3", "md5", "sha256", "murmur3")
 COMBOS = [(a, h) for a in ("ring", "maglev", "jump", "rendezvous", "table") for h in HASHES]
 COMBOS.insert(4, ("ketama", "md5"))
-COMBOS.append(("envoy_ring_hash", "xxh64"))  # its only hash
+COMBOS += [("envoy_ring_hash", "xxh64"), ("envoy_maglev", "xxh64")]  # their only hash
 # On etcd, one ring per algorithm, with this hash (the store changes nothing
 # in placement); on SQLite, every algorithm with every hash. Every ring gets
 # owners and preference lists of all 100,000 keys checked.
@@ -73,16 +73,20 @@ PRIMARY = {
     "rendezvous": "md5",
     "table": "xxh3",
     "envoy_ring_hash": "xxh64",
+    "envoy_maglev": "xxh64",
 }
 EXACT_BASES = {
     "ring": "ranges",
     "ketama": "ranges",
     "maglev": "table_entries",
+    "envoy_maglev": "table_entries",
     "table": "partitions",
 }
-RAMPS = ("ring", "maglev", "rendezvous", "envoy_ring_hash")  # the algorithms that take ramps
-# envoy_ring_hash nodes are xDS endpoints: each needs an IP address and a
-# port (an IPv6 one among them), which places nothing.
+# The algorithms that take ramps.
+RAMPS = ("ring", "maglev", "rendezvous", "envoy_ring_hash", "envoy_maglev")
+# The xDS modes' nodes are endpoints: each needs an IP address and a port
+# (an IPv6 one among them), which places nothing.
+XDS = ("envoy_ring_hash", "envoy_maglev")
 ENDPOINTS = {
     "a": "10.0.0.1:8080",
     "b": "10.0.0.2:8080",
@@ -137,7 +141,7 @@ def test_convergence_sync_and_async(server: Ringd, store: str) -> None:
         }
         if alg == "table":
             config["partitions"] = 4096
-        if alg == "maglev":
+        if alg in ("maglev", "envoy_maglev"):
             config["table_size"] = 4093  # prime; Python builds 65537 slots slowly
         assert api.json("PUT", f"/v1/rings/{ring}", config)["version"] == 1
     seen: dict[str, list[Change]] = {r: [] for r in rings}
@@ -234,8 +238,8 @@ def test_convergence_sync_and_async(server: Ringd, store: str) -> None:
 
 
 def node(alg: str, n: str, /, **fields: Any) -> dict[str, Any]:
-    """An upsert of node `n`, with its address in an envoy_ring_hash ring."""
-    if alg == "envoy_ring_hash":
+    """An upsert of node `n`, with its address in a ring of an xDS mode."""
+    if alg in XDS:
         fields["address"] = ENDPOINTS[n]
     return up(n, **fields)
 
@@ -363,30 +367,7 @@ def test_envoy_ring_hash_agrees_with_the_server(server: Ringd) -> None:
         assert (refused.value.status, refused.value.field) == (400, "address"), address
         assert "cannot be a server for envoy_ring_hash" in refused.value.detail
     assert version == 2 + 2 * sum(check_address(a) is None for a in ENVOY_ADDRESSES)
-    # Node sets the client refuses with each kind, and the field the
-    # server names for it.
-    refusals = [
-        ([up("y")], "MissingAddress", "address"),
-        ([up("y", address="10.0.0.9:80", hash_key="a")], "EndpointKeyTaken", "hash_key"),
-        ([up("y", address="10.0.0.1:80")], "DuplicateAddress", "address"),
-        (
-            [
-                up("y", address="10.0.0.9:80", weight=1_000_000),
-                up("z", address="10.0.0.10:80", ramp=1),
-            ],
-            "WeightShareTooSmall",
-            "weight",
-        ),
-        ([up("y", address="cache.local:80")], "AddressNotServer", "address"),
-    ]
-    for ops, expected, field in refusals:
-        mine = [*local_nodes, *(Node.from_json(op["node"]) for op in ops)]
-        with pytest.raises(PlacementError) as e:
-            Placement.build(local_config, mine)
-        assert e.value.kind == expected
-        with pytest.raises(InvalidRequest) as theirs:
-            change(api, ring, *ops)
-        assert theirs.value.field == field, (expected, theirs.value.body)
+    check_xds_refusals(api, ring, local_config, local_nodes)
     with pytest.raises(InvalidRequest) as inverted:
         change(api, ring, {"op": "update_config", "config": {"minimum_ring_size": 257}})
     assert "minimum_ring_size" in (inverted.value.field or "")
@@ -432,6 +413,116 @@ def test_envoy_ring_hash_agrees_with_the_server(server: Ringd) -> None:
         assert last.basis == "sampled"
         d = api.json("GET", f"/v1/rings/{ring}/diff?from={version - 1}&to={version}")["diff"]
         assert abs(last.moved_fraction - d["moved_fraction"]) < 0.01
+
+
+def check_xds_refusals(api: Api, ring: str, config: RingConfig, nodes: list[Node]) -> None:
+    """Node sets an xDS ring (holding `a` at 10.0.0.1:80) refuses: the
+    client with each kind, the server naming the field for it."""
+    refusals = [
+        ([up("y")], "MissingAddress", "address"),
+        ([up("y", address="10.0.0.9:80", hash_key="a")], "EndpointKeyTaken", "hash_key"),
+        ([up("y", address="10.0.0.1:80")], "DuplicateAddress", "address"),
+        (
+            [
+                up("y", address="10.0.0.9:80", weight=1_000_000),
+                up("z", address="10.0.0.10:80", ramp=1),
+            ],
+            "WeightShareTooSmall",
+            "weight",
+        ),
+        ([up("y", address="cache.local:80")], "AddressNotServer", "address"),
+    ]
+    for ops, expected, field in refusals:
+        mine = [*nodes, *(Node.from_json(op["node"]) for op in ops)]
+        with pytest.raises(PlacementError) as e:
+            Placement.build(config, mine)
+        assert e.value.kind == expected
+        with pytest.raises(InvalidRequest) as theirs:
+            change(api, ring, *ops)
+        assert theirs.value.field == field, (expected, theirs.value.body)
+        if expected == "AddressNotServer":
+            phrase = f"cannot be a server for {config.algorithm}"
+            assert phrase in str(e.value)
+            assert phrase in theirs.value.detail
+
+
+def test_envoy_maglev_agrees_with_the_server(server: Ringd) -> None:
+    """Table sizes in the config (Envoy's bound), the node-set refusals as
+    the server makes them, a ramped node, a replacement through
+    `hash_key`, and the watching client on the server's lookups and exact
+    diffs."""
+    api, ring = Api(server.url), unique("envoy-maglev")
+    # Config refusals: each kind here, the server naming the field.
+    # 5,000,017 (= 11 × 454,547) is refused as out of range, checked first;
+    # 5,000,077 is a prime above Envoy's bound that `maglev` takes.
+    bad_configs: list[tuple[dict[str, Any], str, str]] = [
+        ({"table_size": 5_000_017}, "TableSizeOutOfRange", "table_size"),
+        ({"table_size": 5_000_077}, "TableSizeOutOfRange", "table_size"),
+        ({"table_size": 65_536}, "TableSizeNotPrime", "table_size"),
+        ({"table_size": 1}, "TableSizeOutOfRange", "table_size"),
+        ({"hash": "xxh3"}, "HashNotAccepted", "hash"),
+    ]
+    for config, expected, field in bad_configs:
+        with pytest.raises(PlacementError) as e:
+            RingConfig.from_json({"algorithm": "envoy_maglev", **config})
+        assert e.value.kind == expected, config
+        with pytest.raises(InvalidRequest) as theirs:
+            api.json("PUT", f"/v1/rings/{ring}", {"algorithm": "envoy_maglev", **config})
+        assert theirs.value.field == field, (config, theirs.value.body)
+    assert RingConfig(algorithm="maglev", table_size=5_000_077).table_size == 5_000_077
+    largest = {"algorithm": "envoy_maglev", "table_size": 5_000_011}
+    assert api.json("PUT", f"/v1/rings/{ring}-big", largest)["config"]["table_size"] == 5_000_011
+    assert RingConfig.from_json(largest).table_size == 5_000_011
+    created = api.json(
+        "PUT", f"/v1/rings/{ring}", {"algorithm": "envoy_maglev", "table_size": 1009}
+    )
+    assert (created["config"]["hash"], created["config"]["table_size"]) == ("xxh64", 1009)
+    nodes = [
+        up("a", address="10.0.0.1:80"),
+        up("b", weight=3, address="[2001:db8::b]:80"),
+        up("c", weight=2, ramp=20000, address="10.0.0.3:80", hash_key="cache-c"),
+    ]
+    assert change(api, ring, *nodes) == 2
+    snap = api.json("GET", f"/v1/rings/{ring}/snapshot")
+    local_nodes = [Node.from_json(n) for n in snap["nodes"]]
+    local_config = RingConfig.from_json(snap["config"])
+    assert local_config.table_size == 1009
+    assert Placement.from_snapshot(snap).fingerprint() == snap["fingerprint"]
+    check_xds_refusals(api, ring, local_config, local_nodes)
+    # A table smaller than the active node count (check 6).
+    with pytest.raises(PlacementError) as e:
+        Placement.build(RingConfig(algorithm="envoy_maglev", table_size=2), local_nodes)
+    assert e.value.kind == "TableSizeOutOfRange"
+    with pytest.raises(InvalidRequest) as theirs:
+        change(api, ring, {"op": "update_config", "config": {"table_size": 2}})
+    assert theirs.value.field == "table_size"
+    seen: list[Change] = []
+    with RingClient(server.url, ring, ack=False, on_change=seen.append) as c:
+        c.ready(10)
+        keys = KEYS[:20_000]
+        _, expected_lookups = server_lookups(api, ring, keys)
+        check_lookups(c, expected_lookups, keys, 5000)
+        before = c.placement
+        assert before is not None
+        # A replacement takes b's label and keeps every slot b had.
+        version = change(
+            api,
+            ring,
+            up("b", weight=3, address="[2001:db8::b]:80", state="draining"),
+            up("b2", weight=3, address="10.0.0.22:80", hash_key="b"),
+        )
+        after = c.wait_for_version(version, 15).placement
+        assert after.maglev_table() == [
+            "b2" if x == "b" else x for x in before.maglev_table() or []
+        ]
+        # The ramped node at full weight: its EDS weight grows, slots move.
+        version = change(api, ring, up("c", weight=2, address="10.0.0.3:80", hash_key="cache-c"))
+        view = c.wait_for_version(version, 15)
+        assert view.placement.fingerprint() == api.json("GET", f"/v1/rings/{ring}")["fingerprint"]
+        _, expected_lookups = server_lookups(api, ring, keys)
+        check_lookups(c, expected_lookups, keys, 5000)
+        wait_until(lambda: bool(seen) and seen[-1].to == version, 5, "the change")
+        check_diffs(api, ring, "envoy_maglev", seen[1:])
 
 
 def test_long_poll_mode_fetches_every_version(server: Ringd) -> None:

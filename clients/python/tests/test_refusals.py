@@ -54,14 +54,15 @@ def test_config_refusals() -> None:
     assert kind(RingConfig, partitions=1000) == "PartitionsOutOfRange"
     assert kind(RingConfig, algorithm="maglev", table_size=65536) == "TableSizeNotPrime"
     assert kind(RingConfig, algorithm="maglev", table_size=1) == "TableSizeOutOfRange"
-    RingConfig(table_size=65536)  # not checked outside maglev
+    RingConfig(table_size=65536)  # not checked outside maglev and envoy_maglev
     assert RingConfig(algorithm="ketama").hash == "md5"
 
 
 def test_envoy_ring_hash_config_refusals() -> None:
     envoy = RingConfig(algorithm="envoy_ring_hash")
     assert (envoy.hash, envoy.minimum_ring_size, envoy.maximum_ring_size) == ("xxh64", 1024, 4096)
-    # xxh64 is envoy_ring_hash's only hash, and no other algorithm's.
+    # xxh64 is envoy_ring_hash's only hash, and no other algorithm's but
+    # envoy_maglev's (tests/test_envoy_maglev.py).
     for other in ("xxh3", "md5", "crc32", "fnv1a_64"):
         assert kind(RingConfig, algorithm="envoy_ring_hash", hash=other) == "HashNotAccepted"
     for algorithm in ("ring", "maglev", "nginx", "twemproxy", "haproxy"):
@@ -193,14 +194,14 @@ def test_joining_and_draining_nodes_change_nothing() -> None:
         assert (
             Placement.build(config, base).encode() == Placement.build(config, base + extra).encode()
         )
-    # envoy_ring_hash: a draining or joining node needs no address, and
+    # The xDS modes: a draining or joining node needs no address, and
     # takes no share of 2^31.
-    envoy = RingConfig(algorithm="envoy_ring_hash")
     addressed = [Node("a", address="10.0.0.1:80"), Node("b", weight=3, address="10.0.0.2:80")]
-    assert (
-        Placement.build(envoy, addressed).encode()
-        == Placement.build(envoy, addressed + extra).encode()
-    )
+    for envoy in (RingConfig(algorithm="envoy_ring_hash"), RingConfig(algorithm="envoy_maglev")):
+        assert (
+            Placement.build(envoy, addressed).encode()
+            == Placement.build(envoy, addressed + extra).encode()
+        )
 
 
 def test_bucket_order_refusals() -> None:

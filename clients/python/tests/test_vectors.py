@@ -34,9 +34,10 @@ ALGORITHMS = [
     "haproxy",
     "twemproxy",
     "envoy_ring_hash",
+    "envoy_maglev",
 ]
 SHAPES = ["single", "weighted", "zoned", "colliding", "nodes-1000"]
-RAMPED = ["ring", "rendezvous", "maglev", "envoy_ring_hash"]
+RAMPED = ["ring", "rendezvous", "maglev", "envoy_ring_hash", "envoy_maglev"]
 # One input each that the shapes leave at its default (spec 12), and every
 # algorithm with nothing active.
 EXTRAS = [
@@ -72,6 +73,10 @@ EXTRAS += [
 # envoy_ring_hash: Envoy's own UnevenHosts ring, the hosts of its Basic and
 # BasicWithMetadataHashKey tests, and 40 nodes over IPv4 and IPv6.
 EXTRAS += [f"envoy_ring_hash-{s}" for s in ("two-hosts", "six-hosts", "hash-keys", "forty")]
+# envoy_maglev: the hosts of Envoy's maglev `Basic` test at table 7, weights
+# 5 and 1 at table 7 (where `maglev` is not Envoy's table, 5.3), and the 40
+# endpoints on a table of 251.
+EXTRAS += [f"envoy_maglev-{s}" for s in ("six-hosts", "five-and-one", "forty")]
 
 
 @cache
@@ -129,9 +134,9 @@ def test_every_vector_file_is_here() -> None:
     expected = {f"{a}-{s}.json" for a in ALGORITHMS for s in SHAPES}
     expected |= {f"{a}-ramped.json" for a in RAMPED}
     expected |= {f"{e}.json" for e in EXTRAS}
-    # 96: the 86 of the Rust vectors test and the 10 of its haproxy ones.
+    # 106: the 96 of the Rust vectors test and the 10 of its haproxy ones.
     assert set(FILES) == expected
-    assert len(FILES) == 96
+    assert len(FILES) == 106
     assert set(REFERENCE_FILES) == set(REFERENCE_CHECKS)
 
 

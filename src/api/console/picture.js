@@ -1,5 +1,5 @@
 // The placement picture: the ring as a circle (ring, ketama), a table as a
-// grid of slots (maglev) or partitions' primaries (table), jump's buckets
+// grid of slots (maglev, envoy_maglev) or partitions' primaries (table), jump's buckets
 // as a bar, and rendezvous (which has no structure) as a bar of shares.
 // Drawn on a canvas; the legend and the node table say the same in text.
 
@@ -8,7 +8,7 @@ import { NO_NODE } from "./placement.js";
 import { drawCircle, drawGrid, drawBar, drawShares } from "./draw.js";
 import { HOLE } from "./colours.js";
 
-const KIND = { ring: "circle", ketama: "circle", nginx: "circle", haproxy: "circle", twemproxy: "circle", envoy_ring_hash: "circle", maglev: "grid", table: "grid", jump: "bar", rendezvous: "shares" };
+const KIND = { ring: "circle", ketama: "circle", nginx: "circle", haproxy: "circle", twemproxy: "circle", envoy_ring_hash: "circle", maglev: "grid", envoy_maglev: "grid", table: "grid", jump: "bar", rendezvous: "shares" };
 const LEGEND_MAX = 24;
 
 export function createPicture() {

@@ -49,8 +49,9 @@ export async function readPlacement(buffer, expected) {
 }
 
 // The decoded encoding as the picture reads it: the active nodes in index
-// order, and per kind of picture points (pos, owner), cells (maglev's
-// slots, jump's buckets) or a table's partitions × replicas cells.
+// order, and per kind of picture points (pos, owner), cells (maglev's and
+// envoy_maglev's slots, jump's buckets) or a table's partitions × replicas
+// cells.
 function drawable(e) {
   const body = e.body;
   const out = { nodes: e.nodes };
@@ -69,6 +70,7 @@ function drawable(e) {
       out.points = fractions(haproxyBoundaries(body.points));
       break;
     case "maglev":
+    case "envoy_maglev":
       out.cells = body.table;
       break;
     case "jump":

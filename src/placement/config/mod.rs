@@ -17,6 +17,9 @@ pub const MAX_VNODES_PER_WEIGHT: u32 = 10_000;
 pub const DEFAULT_TABLE_SIZE: u64 = 65_537;
 /// Largest accepted Maglev table size.
 pub const MAX_TABLE_SIZE: u64 = 1 << 24;
+/// Largest `envoy_maglev` table size: Envoy's bound on
+/// `maglev_lb_config.table_size` (a prime).
+pub const MAX_ENVOY_TABLE_SIZE: u64 = 5_000_011;
 /// `envoy_ring_hash`'s fewest ring entries unless configured (Envoy's and
 /// gRPC's `minimum_ring_size` default).
 pub const DEFAULT_MINIMUM_RING_SIZE: u64 = 1024;
@@ -156,11 +159,12 @@ impl RingConfig {
             || self.maximum_ring_size != DEFAULT_MAXIMUM_RING_SIZE
     }
 
-    /// Whether `table_size` is shown and stored: for `maglev`, and for any
+    /// Whether `table_size` is shown and stored: for the Maglev
+    /// algorithms, and for any
     /// other algorithm only when it was set to something else than the
     /// default (so that it reads back as it was).
     pub fn table_size_written(&self) -> bool {
-        self.algorithm == Algorithm::Maglev || self.table_size != DEFAULT_TABLE_SIZE
+        self.algorithm.uses_table_size() || self.table_size != DEFAULT_TABLE_SIZE
     }
 
     /// Whether `partitions` is shown and stored: for `table`, and for any
@@ -219,14 +223,18 @@ impl RingConfig {
                 maximum: self.maximum_ring_size,
             });
         }
-        if self.algorithm != Algorithm::Maglev {
+        if !self.algorithm.uses_table_size() {
             return Ok(());
         }
-        if self.table_size < 2 || self.table_size > MAX_TABLE_SIZE {
+        let max = match self.algorithm {
+            Algorithm::EnvoyMaglev => MAX_ENVOY_TABLE_SIZE,
+            _ => MAX_TABLE_SIZE,
+        };
+        if self.table_size < 2 || self.table_size > max {
             return Err(PlacementError::TableSizeOutOfRange {
                 size: self.table_size,
                 nodes: 0,
-                max: MAX_TABLE_SIZE,
+                max,
             });
         }
         if !is_prime(self.table_size) {

@@ -64,7 +64,7 @@ impl RingConfigSpec {
     /// complete config only for `maglev`, and `partitions` only for
     /// `table` (others show them only when set to other than the default).
     pub fn missing_fields(&self) -> Vec<&'static str> {
-        let maglev = self.algorithm == Some(Algorithm::Maglev);
+        let maglev = self.algorithm.is_some_and(Algorithm::uses_table_size);
         let table = self.algorithm == Some(Algorithm::Table);
         let haproxy = self.algorithm == Some(Algorithm::Haproxy);
         let envoy = self.algorithm == Some(Algorithm::EnvoyRingHash);

@@ -6,7 +6,7 @@ use std::net::SocketAddr;
 
 use crate::placement::error::{excerpt, PlacementError};
 use crate::placement::node::first_shared;
-use crate::placement::Node;
+use crate::placement::{Algorithm, Node};
 
 /// The sum of the weights ringd gives an `envoy_ring_hash` ring's
 /// endpoints. gRPC (gRFC A113, on by default since 1.75) turns each EDS
@@ -87,18 +87,23 @@ pub fn endpoint_weights(nodes: &[Node]) -> Result<Vec<u32>, PlacementError> {
     Ok(weights.into_iter().map(|w| w as u32).collect())
 }
 
-/// Checks a node set for an `envoy_ring_hash` ring: every address (of
-/// every node, so that a node is refused when written, not when it is
-/// activated), then among the active nodes distinct hash keys, distinct
-/// addresses and weights that give each a share of 2^31.
-pub(crate) fn check_nodes(all: &[&Node], active: &[Node]) -> Result<(), PlacementError> {
+/// Checks a node set for a ring of an xDS mode (`algorithm`:
+/// `envoy_ring_hash` or `envoy_maglev`): every address (of every node,
+/// so that a node is refused when written, not when it is activated),
+/// then among the active nodes distinct hash keys, distinct addresses and
+/// weights that give each a share of 2^31.
+pub(crate) fn check_nodes(
+    algorithm: Algorithm,
+    all: &[&Node],
+    active: &[Node],
+) -> Result<(), PlacementError> {
     for n in all {
         if let Some(a) = &n.address {
             check_address(a.as_str()).map_err(|reason| PlacementError::AddressNotServer {
                 node: n.id.to_string(),
                 address: excerpt(a.as_str()),
                 reason,
-                algorithm: "envoy_ring_hash",
+                algorithm: algorithm.name(),
             })?;
         }
     }
@@ -120,7 +125,7 @@ pub(crate) fn check_nodes(all: &[&Node], active: &[Node]) -> Result<(), Placemen
         .collect();
     if let Some((address, first, second)) = first_shared(addressed) {
         return Err(PlacementError::DuplicateAddress {
-            algorithm: "envoy_ring_hash",
+            algorithm: algorithm.name(),
             address: excerpt(address),
             first: first.id.to_string(),
             second: second.id.to_string(),

@@ -90,9 +90,12 @@ impl Plan {
             Algorithm::Ketama => whole_unit_steps(base, placement, direct, policy, &deltas, notes, "ketama: weights step in whole units, and libketama clients know no ramp; since every server's point count depends on the total weight, each step also re-cuts the unchanged servers and moves some keys between them", "ketama weights step in whole units, so this change has at most that many distinct steps; give the nodes larger weights (say 100 per unit) for finer ones"),
             Algorithm::Twemproxy => whole_unit_steps(base, placement, direct, policy, &deltas, notes, "twemproxy: weights step in whole units, as nutcracker takes whole weights and ringd gives it no ramp; since every server's point count depends on the total weight, each step also re-cuts the unchanged servers and moves some keys between them", "twemproxy weights step in whole units, so this change has at most that many distinct steps; give the nodes larger weights for finer ones"),
             Algorithm::Haproxy => whole_unit_steps(base, placement, direct, policy, &deltas, notes, "haproxy: weights step in whole units (HAProxy takes integer weights up to 256, 16 points each, and no ramp); a server's points depend only on its id and weight, so each step moves keys only to or from the changing servers", "haproxy weights step in whole units, so this change has at most that many distinct steps; give the nodes larger weights for finer ones"),
-            Algorithm::Ring | Algorithm::Rendezvous | Algorithm::Maglev | Algorithm::EnvoyRingHash => {
-                if algorithm == Algorithm::Maglev {
+            Algorithm::Ring | Algorithm::Rendezvous | Algorithm::Maglev | Algorithm::EnvoyRingHash | Algorithm::EnvoyMaglev => {
+                if algorithm.uses_table_size() {
                     notes.push("maglev: ramped weights refill the whole table, so each step also moves some slots between unchanged nodes: about 6% more than the change at once over 5 steps, 10% over 10 (docs/benchmarks.md)".into());
+                }
+                if algorithm == Algorithm::EnvoyMaglev {
+                    notes.push("envoy_maglev: the ramped weights are the EDS weights Envoy is sent, so ringd paces its slow start".into());
                 }
                 if algorithm == Algorithm::EnvoyRingHash {
                     notes.push("envoy_ring_hash: the ramped weights are the EDS weights Envoy and gRPC are sent, so ringd paces their slow start; each step re-cuts every endpoint's entries (the ring's scale follows the smallest share), so it also moves some keys between unchanged nodes".into());

@@ -7,8 +7,9 @@ use utoipa::openapi::schema::{ObjectBuilder, Type};
 use super::{integer, named_schema};
 use crate::placement::config::{
     DEFAULT_MAXIMUM_RING_SIZE, DEFAULT_MINIMUM_RING_SIZE, DEFAULT_PARTITIONS,
-    DEFAULT_REPLICATION_FACTOR, DEFAULT_TABLE_SIZE, DEFAULT_VNODES_PER_WEIGHT, MAX_PARTITIONS,
-    MAX_REPLICATION_FACTOR, MAX_RING_SIZE, MAX_TABLE_SIZE, MAX_VNODES_PER_WEIGHT, MIN_PARTITIONS,
+    DEFAULT_REPLICATION_FACTOR, DEFAULT_TABLE_SIZE, DEFAULT_VNODES_PER_WEIGHT,
+    MAX_ENVOY_TABLE_SIZE, MAX_PARTITIONS, MAX_REPLICATION_FACTOR, MAX_RING_SIZE, MAX_TABLE_SIZE,
+    MAX_VNODES_PER_WEIGHT, MIN_PARTITIONS,
 };
 use crate::ring::membership_policy::MAX_AUTO_CHANGES_PER_MINUTE;
 
@@ -28,7 +29,7 @@ named_schema!(
     integer(
         2,
         MAX_TABLE_SIZE,
-        format!("`maglev`: the lookup table size, a prime of at least the active node count and at most {MAX_TABLE_SIZE} (checked only for `maglev`); defaults to {DEFAULT_TABLE_SIZE}.")
+        format!("`maglev` and `envoy_maglev`: the lookup table size, a prime of at least the active node count and at most {MAX_TABLE_SIZE} ({MAX_ENVOY_TABLE_SIZE}, Envoy's bound, for `envoy_maglev`; checked only for those two); defaults to {DEFAULT_TABLE_SIZE}.")
     )
 );
 

@@ -6,7 +6,7 @@ import { fail } from './errors.js';
 /**
  * A placement algorithm (spec 5).
  * @typedef {'ring' | 'ketama' | 'maglev' | 'jump' | 'rendezvous' | 'table' | 'nginx' | 'haproxy' | 'twemproxy'
- *   | 'envoy_ring_hash'} Algorithm
+ *   | 'envoy_ring_hash' | 'envoy_maglev'} Algorithm
  */
 
 /**
@@ -28,6 +28,7 @@ export const ALGORITHMS = /** @type {const} */ ([
   'haproxy',
   'twemproxy',
   'envoy_ring_hash',
+  'envoy_maglev',
 ]);
 
 /** Every hash, in code order: a hash's code is its position + 1. */
@@ -72,6 +73,7 @@ const ACCEPTED = {
     'fnv1_32',
   ],
   envoy_ring_hash: ['xxh64'],
+  envoy_maglev: ['xxh64'],
 };
 
 /**
@@ -148,14 +150,35 @@ export function placesByAddress(algorithm) {
 }
 
 /**
+ * Whether a ring of this algorithm is served over xDS, its nodes sent as
+ * EDS endpoints with ringd's weights (5.10.1): envoy_ring_hash and
+ * envoy_maglev.
+ * @param {Algorithm} algorithm
+ * @returns {boolean}
+ */
+export function isXds(algorithm) {
+  return algorithm === 'envoy_ring_hash' || algorithm === 'envoy_maglev';
+}
+
+/**
+ * Whether a ring of this algorithm fills a Maglev table of table_size
+ * slots: maglev and envoy_maglev (2.1).
+ * @param {Algorithm} algorithm
+ * @returns {boolean}
+ */
+export function usesTableSize(algorithm) {
+  return algorithm === 'maglev' || algorithm === 'envoy_maglev';
+}
+
+/**
  * Whether every active node needs an address (2.4 check 3a): the
- * algorithms that place by address, and envoy_ring_hash, whose nodes are
- * xDS endpoints placed by their labels.
+ * algorithms that place by address, and the xDS ones (envoy_ring_hash,
+ * envoy_maglev), whose nodes are endpoints placed by their labels.
  * @param {Algorithm} algorithm
  * @returns {boolean}
  */
 export function needsAddress(algorithm) {
-  return placesByAddress(algorithm) || algorithm === 'envoy_ring_hash';
+  return placesByAddress(algorithm) || isXds(algorithm);
 }
 
 /**
@@ -164,7 +187,5 @@ export function needsAddress(algorithm) {
  * @returns {boolean}
  */
 export function takesRamps(algorithm) {
-  return (
-    algorithm === 'ring' || algorithm === 'rendezvous' || algorithm === 'maglev' || algorithm === 'envoy_ring_hash'
-  );
+  return algorithm === 'ring' || algorithm === 'rendezvous' || usesTableSize(algorithm) || isXds(algorithm);
 }

@@ -1,7 +1,16 @@
 // The ring config of spec 2.1: defaults, validation (2.4 check 1) and its
 // JSON form.
 
-import { accepts, acceptedHashes, defaultHash, isAlgorithm, isHash, parseAlgorithm, parseHash } from './algorithms.js';
+import {
+  accepts,
+  acceptedHashes,
+  defaultHash,
+  isAlgorithm,
+  isHash,
+  parseAlgorithm,
+  parseHash,
+  usesTableSize,
+} from './algorithms.js';
 import { fail } from './errors.js';
 import { jsonBool, jsonInt, jsonString, objectFields, parseJson } from './json.js';
 
@@ -15,7 +24,8 @@ import { jsonBool, jsonInt, jsonString, objectFields, parseJson } from './json.j
  * @property {Algorithm} algorithm places the keys
  * @property {Hash} hash hashes keys (and, for most algorithms, points)
  * @property {number} vnodesPerWeight ring's points per unit of weight, 1..=10,000
- * @property {number} tableSize maglev's table length, a prime in 2..=2^24
+ * @property {number} tableSize maglev's and envoy_maglev's table length, a prime in 2..=2^24
+ *   (2..=5,000,011 for envoy_maglev)
  * @property {number} replicationFactor the default preference list length, 1..=64
  * @property {boolean} zoneAware spread preference lists over zones first
  * @property {number} partitions table's partition count, a power of two in 2^8..=2^20
@@ -34,6 +44,8 @@ import { jsonBool, jsonInt, jsonString, objectFields, parseJson } from './json.j
 /** Limits of spec 2.1 and 2.4. */
 export const MAX_POINTS = 1 << 23;
 export const MAX_TABLE_SIZE = 1 << 24;
+/** The largest envoy_maglev table size: Envoy's bound on maglev_lb_config.table_size (a prime). */
+export const MAX_ENVOY_TABLE_SIZE = 5_000_011;
 export const DEFAULT_TABLE_SIZE = 65_537;
 export const DEFAULT_VNODES_PER_WEIGHT = 160;
 export const DEFAULT_REPLICATION_FACTOR = 3;
@@ -104,12 +116,23 @@ export function validateConfig(c) {
       `minimum_ring_size ${c.minimumRingSize} is above maximum_ring_size ${c.maximumRingSize}: Envoy and gRPC refuse such a cluster`,
     );
   }
-  if (c.algorithm === 'maglev') {
-    if (!Number.isInteger(c.tableSize) || c.tableSize < 2 || c.tableSize > MAX_TABLE_SIZE) {
-      throw fail('TableSizeOutOfRange', `table_size ${c.tableSize} not in 2..=2^24`);
+  if (usesTableSize(c.algorithm)) {
+    const max = maxTableSize(c.algorithm);
+    if (!Number.isInteger(c.tableSize) || c.tableSize < 2 || c.tableSize > max) {
+      throw fail('TableSizeOutOfRange', `table_size ${c.tableSize} not in 2..=${max} (${c.algorithm})`);
     }
     if (!isPrime(c.tableSize)) throw fail('TableSizeNotPrime', `table_size ${c.tableSize} is not prime`);
   }
+}
+
+/**
+ * The largest table_size an algorithm takes: 2^24 for maglev, Envoy's
+ * 5,000,011 for envoy_maglev (2.1).
+ * @param {Algorithm} algorithm
+ * @returns {number}
+ */
+export function maxTableSize(algorithm) {
+  return algorithm === 'envoy_maglev' ? MAX_ENVOY_TABLE_SIZE : MAX_TABLE_SIZE;
 }
 
 /**

@@ -26,6 +26,7 @@ export function bodySize(body, nodes) {
     case 'haproxy':
       return 1 + 4 * nodes + 4 + 8 * body.points.owner.length;
     case 'maglev':
+    case 'envoy_maglev':
       return 4 + 4 * body.table.length;
     case 'jump':
       return 4 + 4 * body.runs.length;
@@ -92,6 +93,7 @@ export function writeBody(body, nodes, view, at) {
       writePoints(body.points, false, view, at);
       return;
     case 'maglev':
+    case 'envoy_maglev':
       view.setUint32(at, body.table.length, true);
       at += 4;
       for (const o of body.table) {

@@ -5,7 +5,7 @@
 // not: the console imports this module as it is, without a bundler.
 
 import { ALGORITHMS, HASHES, accepts, placesByAddress, takesRamps } from './algorithms.js';
-import { MAX_REPLICATION, MAX_TABLE_SIZE, isPrime, validPartitions, checkHashTag } from './config.js';
+import { MAX_REPLICATION, isPrime, maxTableSize, validPartitions, checkHashTag } from './config.js';
 import { twemproxySplitAddress } from './addresses.js';
 import { excerpt, fail, PlacementError } from './errors.js';
 import { HAPROXY_MAX_WEIGHT, haproxyPoints, haproxyServerIds } from './haproxy.js';
@@ -36,7 +36,11 @@ import { restoreTableBody } from './table.js';
  * haproxy: avalanche, the server ids by node index, HAProxy's points (5.8).
  * @typedef {{ algorithm: 'haproxy', avalanche: boolean, serverIds: Uint32Array, points: Points }} HaproxyBody
  */
-/** @typedef {{ algorithm: 'maglev', table: Uint32Array }} MaglevBody */
+/**
+ * maglev and envoy_maglev: the lookup table, a node index per slot (5.3,
+ * 5.11; one body, another algorithm code).
+ * @typedef {{ algorithm: 'maglev' | 'envoy_maglev', table: Uint32Array }} MaglevBody
+ */
 /** @typedef {{ algorithm: 'jump', runs: BucketRuns }} JumpBody */
 /**
  * rendezvous: each node's label hash, as halves, by node index (5.5).
@@ -293,14 +297,15 @@ function decodeParts(r) {
       body = { algorithm, hashTag: tag === '' ? null : tag, points: readPoints(r, count, false, false, true) };
       break;
     }
-    case 'maglev': {
+    case 'maglev':
+    case 'envoy_maglev': {
       const m = r.u32();
       if (
         m * 4 > r.remaining() ||
         (m === 0) !== (count === 0) ||
-        (m > 0 && (m < count || m > MAX_TABLE_SIZE || !isPrime(m)))
+        (m > 0 && (m < count || m > maxTableSize(algorithm) || !isPrime(m)))
       ) {
-        throw bad(`a maglev table of ${m} slots for ${count} nodes`);
+        throw bad(`a ${algorithm} table of ${m} slots for ${count} nodes`);
       }
       const table = new Uint32Array(m);
       for (let i = 0; i < m; i++) {

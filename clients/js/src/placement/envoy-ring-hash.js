@@ -12,6 +12,7 @@ import { xxh64 } from './hashes.js';
 import { compareUtf8, label } from './node.js';
 import { r64 } from './u64.js';
 
+/** @typedef {import('./algorithms.js').Algorithm} Algorithm */
 /** @typedef {import('./node.js').Node} Node */
 /** @typedef {import('./continuum.js').Points} Points */
 
@@ -35,11 +36,13 @@ function labelOrder(active) {
  * in proportion to weight × ramp, ⌊s × 2^31 / S⌋ each, then one more to
  * each of the largest remainders, equal remainders in label byte order.
  * The products pass 2^53, so they are BigInts. A node whose share is 0 is
- * WeightShareTooSmall (EDS weights start at 1).
+ * WeightShareTooSmall (EDS weights start at 1). envoy_maglev's table is
+ * filled on these weights too (5.11).
  * @param {Node[]} active
+ * @param {Algorithm} [algorithm] the ring's, for the message: envoy_ring_hash or envoy_maglev
  * @returns {number[]}
  */
-export function envoyEndpointWeights(active) {
+export function envoyEndpointWeights(active, algorithm = 'envoy_ring_hash') {
   const scaled = active.map((n) => BigInt(n.weight * n.ramp));
   let total = 0n;
   for (const s of scaled) total += s;
@@ -63,7 +66,7 @@ export function envoyEndpointWeights(active) {
     const n = active[i];
     throw fail(
       'WeightShareTooSmall',
-      `node ${n.id} has ${n.weight * n.ramp} of the ${total} total weight (weight × ramp), less than one part in 2^31, the smallest share an envoy_ring_hash endpoint can have: raise its weight or ramp, or lower the others'`,
+      `node ${n.id} has ${n.weight * n.ramp} of the ${total} total weight (weight × ramp), less than one part in 2^31, the smallest share an ${algorithm} endpoint can have: raise its weight or ramp, or lower the others'`,
     );
   }
   return weights;
@@ -115,16 +118,17 @@ export function envoyEntryTotal(active, minimum, maximum) {
 }
 
 /**
- * Check 3a for envoy_ring_hash (5.10.4), after MissingAddress: every
- * node's address in id order, active or not, so that a node no xDS client
- * could be given is refused when it is written (AddressNotServer); then
- * among the active nodes one label each (EndpointKeyTaken), one address
- * each (DuplicateAddress: gRPC keys endpoints by address) and a share of
- * 2^31 each (WeightShareTooSmall).
+ * Check 3a for envoy_ring_hash and envoy_maglev (5.10.4, 5.11), after
+ * MissingAddress: every node's address in id order, active or not, so
+ * that a node no xDS client could be given is refused when it is written
+ * (AddressNotServer); then among the active nodes one label each
+ * (EndpointKeyTaken), one address each (DuplicateAddress: gRPC keys
+ * endpoints by address) and a share of 2^31 each (WeightShareTooSmall).
  * @param {Node[]} every all nodes in id order
  * @param {Node[]} active the active nodes in id order
+ * @param {Algorithm} [algorithm] the ring's, for the messages: envoy_ring_hash or envoy_maglev
  */
-export function checkEnvoyNodes(every, active) {
+export function checkEnvoyNodes(every, active, algorithm = 'envoy_ring_hash') {
   for (const n of every) {
     if (n.address === null) continue;
     const problem = envoyAddressProblem(n.address);
@@ -138,7 +142,7 @@ export function checkEnvoyNodes(every, active) {
     if (label(a) === label(b)) {
       throw fail(
         'EndpointKeyTaken',
-        `${a.id} and ${b.id} would both be the envoy_ring_hash endpoint ${JSON.stringify(excerpt(label(a)))}: give one a distinct hash_key`,
+        `${a.id} and ${b.id} would both be the ${algorithm} endpoint ${JSON.stringify(excerpt(label(a)))}: give one a distinct hash_key`,
       );
     }
   }
@@ -152,7 +156,7 @@ export function checkEnvoyNodes(every, active) {
       throw fail('DuplicateAddress', `nodes ${a.id} and ${b.id} share the address ${JSON.stringify(a.address)}`);
     }
   }
-  envoyEndpointWeights(active);
+  envoyEndpointWeights(active, algorithm);
 }
 
 /**

@@ -98,8 +98,8 @@ function digest(h, data) {
 }
 
 /**
- * H(f, data) of spec 3.1 for the four general hashes, and envoy_ring_hash's
- * xxh64 (XXH64 with seed 0, 3.2), into r64.
+ * H(f, data) of spec 3.1 for the four general hashes, and xxh64 (XXH64
+ * with seed 0, 3.2: envoy_ring_hash's and envoy_maglev's), into r64.
  * @param {import('./algorithms.js').Hash} f
  * @param {Uint8Array} data
  */
@@ -148,8 +148,9 @@ export function hash64(f, data) {
 }
 
 /**
- * Classic XXH64 with seed 0 or 1 (maglev's permutations, 5.3; seed 0 is
- * envoy_ring_hash's hash, 5.10), into r64.
+ * Classic XXH64 with seed 0 or 1 (maglev's and envoy_maglev's
+ * permutations, 5.3; seed 0 is envoy_ring_hash's and envoy_maglev's
+ * hash, 5.10, 5.11), into r64.
  * @param {Uint8Array} data
  * @param {0 | 1} seed
  */

@@ -118,7 +118,8 @@ export class KeyHasher {
       algorithm === 'jump' ||
       algorithm === 'rendezvous' ||
       algorithm === 'table' ||
-      algorithm === 'envoy_ring_hash'
+      algorithm === 'envoy_ring_hash' ||
+      algorithm === 'envoy_maglev'
     );
   }
 

@@ -34,6 +34,7 @@ export function lookupOf(parts) {
     case 'haproxy':
       return new Continuum(haproxyBoundaries(body.points), 32);
     case 'maglev':
+    case 'envoy_maglev':
       return new MaglevLookup(body.table);
     case 'jump':
       return new JumpLookup(body.runs);

@@ -1,5 +1,6 @@
 // maglev (spec 5.3): a Maglev lookup table filled as Envoy fills it; M
-// slots, each a node index, empty with no active node.
+// slots, each a node index, empty with no active node. envoy_maglev
+// (5.11) fills the same way on its EDS weights (envoy-maglev.js).
 
 import { xxh64 } from './hashes.js';
 import { compareUtf8, label } from './node.js';
@@ -37,10 +38,11 @@ export function maglevPermutation(name, m) {
 }
 
 /**
- * Fills the table (5.3). weights are the raw weights, or weight × ramp in
- * a ramped set: scaling all alike changes no comparison.
+ * Fills the table (5.3). weights are integers: the raw weights, or weight
+ * × ramp in a ramped set (scaling all alike changes no comparison), or
+ * envoy_maglev's EDS weights (5.11).
  * @param {Node[]} active
- * @param {number[]} weights
+ * @param {readonly number[]} weights
  * @param {number} m
  * @returns {Uint32Array}
  */
@@ -49,10 +51,13 @@ export function buildMaglev(active, weights, m) {
   // Fill order: labels in byte order, ties by node index (Envoy's host
   // order, sorted by hash key).
   const order = active.map((_, i) => i).sort((a, b) => compareUtf8(label(active[a]), label(active[b])) || a - b);
-  const top = Math.max(...weights);
+  let top = 0;
+  for (const w of weights) top = Math.max(top, w);
+  // A node's target is turns × top: counting its turns keeps the target
+  // exact where summing top in binary64 would round past 2^53.
   const entries = order.map((i) => {
     const [offset, skip] = maglevPermutation(label(active[i]), m);
-    return { node: i, offset, skip, weight: weights[i], next: 0, target: 0 };
+    return { node: i, offset, skip, weight: weights[i], next: 0, turns: 0 };
   });
   const EMPTY = 0xffffffff;
   const table = new Uint32Array(m).fill(EMPTY);
@@ -60,12 +65,14 @@ export function buildMaglev(active, weights, m) {
   for (let round = 1; filled < m; round++) {
     for (const e of entries) {
       if (filled === m) break;
-      // Not this node's turn. round × weight and target stay exact below
-      // 2^53; past that (big ramped tables) they are compared as BigInt.
+      // Not this node's turn: round × weight < target. Both products are
+      // exact below 2^53; past that (big ramped or envoy_maglev tables)
+      // they are compared as BigInt.
       const due = round * e.weight;
-      if (due < SAFE && e.target < SAFE ? due < e.target : BigInt(round) * BigInt(e.weight) < BigInt(e.target))
+      const target = e.turns * top;
+      if (due < SAFE && target < SAFE ? due < target : BigInt(round) * BigInt(e.weight) < BigInt(e.turns) * BigInt(top))
         continue;
-      e.target += top;
+      e.turns++;
       let c = (e.offset + e.skip * e.next) % m;
       while (table[c] !== EMPTY) {
         e.next++;

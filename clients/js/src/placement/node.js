@@ -21,7 +21,7 @@ import { jsonInt, jsonString, objectFields, parseJson } from './json.js';
  * @property {NodeState} state whether the node owns keys
  * @property {number} ramp parts per 65,536 of its weight the node takes, 1..=65,536
  * @property {string | null} address host:port; places only under nginx and twemproxy, and
- *   envoy_ring_hash needs an IP:port on every active node
+ *   envoy_ring_hash and envoy_maglev need an IP:port on every active node
  */
 
 /**

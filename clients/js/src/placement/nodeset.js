@@ -2,7 +2,7 @@
 // of 2.4 in their order. Check 7 belongs to a server computing a table,
 // which a client never does.
 
-import { needsAddress, takesRamps } from './algorithms.js';
+import { isXds, needsAddress, takesRamps, usesTableSize } from './algorithms.js';
 import { checkNginxAddresses, serverName, serverNames } from './addresses.js';
 import { MAX_POINTS } from './config.js';
 import { checkEnvoyNodes, envoyEntryTotal } from './envoy-ring-hash.js';
@@ -68,9 +68,9 @@ export function normalize(c, nodes) {
 }
 
 /**
- * Check 3a: the algorithms that place by address, and envoy_ring_hash,
- * whose nodes are xDS endpoints, need one on every active node, and one
- * their proxy takes as a server.
+ * Check 3a: the algorithms that place by address, and the xDS ones
+ * (envoy_ring_hash, envoy_maglev), whose nodes are endpoints, need one on
+ * every active node, and one their proxy takes as a server.
  * @param {Config} c
  * @param {Node[]} every
  * @param {Node[]} active
@@ -85,8 +85,8 @@ function checkAddresses(c, every, active) {
     checkNginxAddresses(active);
     return;
   }
-  if (c.algorithm === 'envoy_ring_hash') {
-    checkEnvoyNodes(every, active);
+  if (isXds(c.algorithm)) {
+    checkEnvoyNodes(every, active, c.algorithm);
     return;
   }
   // twemproxy: every node is checked, not only the active ones, so that a
@@ -96,7 +96,7 @@ function checkAddresses(c, every, active) {
 }
 
 /**
- * Checks 5 and 6: the point cap and maglev's table size.
+ * Checks 5 and 6: the point cap and maglev's and envoy_maglev's table size.
  * @param {Config} c
  * @param {Node[]} active
  */
@@ -133,7 +133,7 @@ function checkCaps(c, active) {
     }
   }
   if (points > MAX_POINTS) throw fail('TooManyPoints', `${points} points > ${MAX_POINTS}`);
-  if (c.algorithm === 'maglev' && c.tableSize < active.length) {
+  if (usesTableSize(c.algorithm) && c.tableSize < active.length) {
     throw fail('TableSizeOutOfRange', `table_size ${c.tableSize} < ${active.length} active nodes`);
   }
 }

@@ -67,7 +67,8 @@ export function ownershipOf(e) {
       basis = 'arcs';
       total = arcs(haproxyBoundaries(body.points), 32, units);
       break;
-    case 'maglev': {
+    case 'maglev':
+    case 'envoy_maglev': {
       basis = 'table_entries';
       const counts = new Array(n).fill(0);
       for (const o of body.table) counts[o]++;

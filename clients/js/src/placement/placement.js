@@ -24,6 +24,7 @@ import { buildRing } from './ring.js';
 import { restoreTableBody, tableFromRows } from './table.js';
 import { buildTwemproxy } from './twemproxy.js';
 import { buildEnvoyRingHash } from './envoy-ring-hash.js';
+import { buildEnvoyMaglev } from './envoy-maglev.js';
 import { serverNames } from './addresses.js';
 import { r64, toBigInt } from './u64.js';
 
@@ -195,12 +196,13 @@ export class Placement {
   }
 
   /**
-   * maglev's lookup table as node ids, slot by slot; null otherwise.
+   * maglev's and envoy_maglev's lookup table as node ids, slot by slot;
+   * null otherwise.
    * @returns {string[] | null}
    */
   maglevTable() {
     const b = this.parts.body;
-    return b.algorithm === 'maglev' ? Array.from(b.table, (o) => this.ids[o]) : null;
+    return b.algorithm === 'maglev' || b.algorithm === 'envoy_maglev' ? Array.from(b.table, (o) => this.ids[o]) : null;
   }
 
   /**
@@ -306,6 +308,8 @@ function buildBody(c, all, active, ramped, stored) {
       };
     case 'maglev':
       return { algorithm: 'maglev', table: buildMaglev(active, placingWeights(active, ramped), c.tableSize) };
+    case 'envoy_maglev':
+      return { algorithm: 'envoy_maglev', table: buildEnvoyMaglev(active, c.tableSize) };
     case 'rendezvous':
       return { algorithm: 'rendezvous', ...buildRendezvous(active, c.hash) };
     case 'jump':

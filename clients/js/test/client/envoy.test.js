@@ -1,9 +1,9 @@
-// envoy_ring_hash rings on a real ringd: a RingClient following one places
-// keys as POST …/lookup does through versions that move every address
-// (IPv4, IPv6, IPv4-mapped), give a node's label to a replacement, ramp a
-// node in through a rollout and change the ring sizes; and the node sets
-// and configs the placement core refuses, ringd refuses too, while those
-// it takes, ringd takes.
+// envoy_ring_hash and envoy_maglev rings on a real ringd: a RingClient
+// following one places keys as POST …/lookup does through versions that
+// move every address (IPv4, IPv6, IPv4-mapped), give a node's label to a
+// replacement, ramp a node in through a rollout and change the ring sizes
+// (the table size); and the node sets and configs the placement core
+// refuses, ringd refuses too, while those it takes, ringd takes.
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -61,17 +61,17 @@ async function agrees(api, client, v) {
   return view.fingerprint;
 }
 
-test('an envoy_ring_hash ring followed through its versions', { skip: SKIP }, async (t) => {
-  const s = await Ringd.start(t);
-  const api = s.api('edge');
-  await api.create({ algorithm: 'envoy_ring_hash', minimum_ring_size: 64, maximum_ring_size: 2048 });
-  const config = (await api.do('GET', '', undefined, 200)).config;
-  assert.deepEqual(
-    [config.hash, config.minimum_ring_size, config.maximum_ring_size],
-    ['xxh64', 64, 2048],
-    'the ring sizes read back',
-  );
-  const client = new RingClient([s.url], 'edge', { ...FAST, clientId: 'js-envoy', ack: false });
+/**
+ * Follows api's ring (created, no nodes) through the versions both xDS algorithms
+ * share: endpoints, moved addresses, a replacement by label and a ramped
+ * rollout, each placed as the server places it.
+ * @param {Ringd} s
+ * @param {Api} api
+ * @param {import("node:test").TestContext} t
+ * @returns {Promise<RingClient>} the client, at the rollout's last step
+ */
+async function followEndpoints(s, api, t) {
+  const client = new RingClient([s.url], api.ring, { ...FAST, clientId: `js-${api.ring}`, ack: false });
   t.after(() => client.close());
 
   const v2 = await api.change(...ENDPOINTS);
@@ -125,12 +125,53 @@ test('an envoy_ring_hash ring followed through its versions', { skip: SKIP }, as
   }
   assert.ok(ramped, 'a step has e-6 below full ramp');
   await agrees(api, client, steps[2]);
+  return client;
+}
+
+test('an envoy_ring_hash ring followed through its versions', { skip: SKIP }, async (t) => {
+  const s = await Ringd.start(t);
+  const api = s.api('edge');
+  await api.create({ algorithm: 'envoy_ring_hash', minimum_ring_size: 64, maximum_ring_size: 2048 });
+  const config = (await api.do('GET', '', undefined, 200)).config;
+  assert.deepEqual(
+    [config.hash, config.minimum_ring_size, config.maximum_ring_size],
+    ['xxh64', 64, 2048],
+    'the ring sizes read back',
+  );
+  const client = await followEndpoints(s, api, t);
 
   // Other ring sizes re-cut every endpoint's entries.
   const v5 = await api.change({ op: 'update_config', config: { minimum_ring_size: 2000, maximum_ring_size: 3000 } });
   await agrees(api, client, v5);
   const entries = client.current()?.placement.points()?.length ?? 0;
   assert.ok(entries >= 2000 && entries <= 3000, `${entries} entries`);
+});
+
+test('an envoy_maglev ring followed through its versions', { skip: SKIP }, async (t) => {
+  const s = await Ringd.start(t);
+  const api = s.api('maglev-edge');
+  await api.create({ algorithm: 'envoy_maglev', table_size: 1009 });
+  const config = (await api.do('GET', '', undefined, 200)).config;
+  assert.deepEqual([config.hash, config.table_size], ['xxh64', 1009], 'the table size reads back');
+  const client = await followEndpoints(s, api, t);
+  assert.equal(client.current()?.placement.maglevTable()?.length, 1009);
+
+  // Another table size refills every slot.
+  const v5 = await api.change({ op: 'update_config', config: { table_size: 65_521 } });
+  await agrees(api, client, v5);
+  assert.equal(client.current()?.placement.maglevTable()?.length, 65_521);
+
+  // Spec 5.11's example: weights 5 and 1 at M = 7, Envoy's table.
+  const small = s.api('five-and-one');
+  await small.create({ algorithm: 'envoy_maglev', table_size: 7 });
+  const v = await small.change(
+    upsert('a', '10.0.0.1:80', { weight: 5, hash_key: '10.0.0.1:80' }),
+    upsert('b', '10.0.0.2:80', { hash_key: '10.0.0.2:80' }),
+  );
+  const follower = new RingClient([s.url], 'five-and-one', { ...FAST, clientId: 'js-five-and-one', ack: false });
+  t.after(() => follower.close());
+  await agrees(small, follower, v);
+  assert.deepEqual(follower.current()?.placement.maglevTable(), ['a', 'a', 'a', 'a', 'b', 'a', 'a']);
 });
 
 /**
@@ -185,10 +226,75 @@ const JUDGED = [
   ['xxh3', { hash: 'xxh3' }, [], 'HashNotAccepted'],
 ];
 
+/**
+ * envoy_maglev's: 5.10.4's checks, and table sizes (spec 5.11, 2.4 checks 1 and 6).
+ * @type {[string, Record<string, unknown>, object[], ErrorCode | null][]}
+ */
+const JUDGED_MAGLEV = [
+  ['no address', {}, [{ op: 'upsert', node: { id: 'a' } }], 'MissingAddress'],
+  ['a host name', {}, [upsert('a', 'cache-a:8080')], 'AddressNotServer'],
+  ['IPv6 not shortest', {}, [upsert('a', '[2001:db8:0:0:1::1]:80')], 'AddressNotServer'],
+  [
+    'one label twice',
+    {},
+    [upsert('a', '10.0.0.1:80'), upsert('b', '10.0.0.2:80', { hash_key: 'a' })],
+    'EndpointKeyTaken',
+  ],
+  ['one address twice', {}, [upsert('a', '[::1]:80'), upsert('b', '[::1]:80')], 'DuplicateAddress'],
+  [
+    'a share below 2^-31',
+    {},
+    [upsert('a', '10.0.0.1:80', { weight: 1_000_000 }), upsert('b', '10.0.0.2:80', { weight: 1, ramp: 1 })],
+    'WeightShareTooSmall',
+  ],
+  [
+    'canonical forms, ramps, a draining node without an address',
+    { table_size: 13 },
+    [
+      upsert('a', '0.0.0.0:1', { ramp: 300 }),
+      upsert('b', '[::]:65535', { weight: 7 }),
+      upsert('c', '[1::1:0:0:1:0]:80'),
+      { op: 'upsert', node: { id: 'd', state: 'draining' } },
+    ],
+    null,
+  ],
+  ['table_size 4', { table_size: 4 }, [], 'TableSizeNotPrime'],
+  ['table_size 1', { table_size: 1 }, [], 'TableSizeOutOfRange'],
+  ['table_size 5000017', { table_size: 5_000_017 }, [], 'TableSizeOutOfRange'],
+  ['table_size 5000077, a prime past the bound', { table_size: 5_000_077 }, [], 'TableSizeOutOfRange'],
+  ['table_size 5000011', { table_size: 5_000_011 }, [], null],
+  [
+    'table_size below the nodes',
+    { table_size: 2 },
+    [upsert('a', '10.0.0.1:80'), upsert('b', '10.0.0.2:80'), upsert('c', '10.0.0.3:80')],
+    'TableSizeOutOfRange',
+  ],
+  [
+    'the largest table, one endpoint past 99.9 %',
+    { table_size: 5_000_011 },
+    [upsert('a', '10.0.0.1:80', { weight: 1_000_000 }), upsert('b', '10.0.0.2:80', { ramp: 40_000 })],
+    null,
+  ],
+  ['xxh3', { hash: 'xxh3' }, [], 'HashNotAccepted'],
+];
+
 test('ringd refuses what the placement core refuses, and takes what it takes', { skip: SKIP }, async (t) => {
   const s = await Ringd.start(t);
-  for (const [i, [name, extra, ops, code]] of JUDGED.entries()) {
-    const config = { algorithm: 'envoy_ring_hash', ...extra };
+  const judged = [
+    ...JUDGED.map(([name, extra, ops, code]) => ({
+      name,
+      config: { algorithm: 'envoy_ring_hash', ...extra },
+      ops,
+      code,
+    })),
+    ...JUDGED_MAGLEV.map(([name, extra, ops, code]) => ({
+      name: `envoy_maglev: ${name}`,
+      config: { algorithm: 'envoy_maglev', ...extra },
+      ops,
+      code,
+    })),
+  ];
+  for (const [i, { name, config, ops, code }] of judged.entries()) {
     const nodes = ops.map((op) => /** @type {{ node: import("../../src/placement/json.js").JsonObject }} */ (op).node);
     /** @type {PlacementError | null} */
     let refused = null;
