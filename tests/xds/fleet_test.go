@@ -202,3 +202,17 @@ func waitAck(t testing.TB, r *ringdtest.Ring, nodeID string, version uint64) {
 // insecureBackends are the credentials of the channel to the backends,
 // which serve plain gRPC; the xDS stream has its own, from the bootstrap.
 func insecureBackends() credentials.TransportCredentials { return insecure.NewCredentials() }
+
+// ringOfBackends makes an envoy_ring_hash ring of n backends, n0 to
+// n<n-1> with weights 1 to n, and returns it with its version.
+func ringOfBackends(t testing.TB, s *ringdtest.Server, name string, n int) (*ringdtest.Ring, uint64) {
+	t.Helper()
+	r := s.Ring(name)
+	r.Create(map[string]any{"algorithm": "envoy_ring_hash"})
+	var ops []ringdtest.Op
+	for i := range n {
+		id := fmt.Sprintf("n%d", i)
+		ops = append(ops, ringdtest.Upsert(ringdtest.Node{ID: id, Address: startBackend(t, id).addr, Weight: i + 1}))
+	}
+	return r, r.Change(ops...)
+}

@@ -2,6 +2,7 @@ package xds
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -15,21 +16,14 @@ import (
 // keeps routing every key as that version places it.
 func TestGrpcRefusesAMaglevRingAndSaysSo(t *testing.T) {
 	s := ringdtest.Start(t, "--xds-listen", "127.0.0.1:0")
-	r := s.Ring("cache")
-	r.Create(map[string]any{"algorithm": "envoy_ring_hash"})
-	var ops []ringdtest.Op
-	for i := range 4 {
-		id := fmt.Sprintf("n%d", i)
-		ops = append(ops, ringdtest.Upsert(ringdtest.Node{ID: id, Address: startBackend(t, id).addr, Weight: i + 1}))
-	}
-	v := r.Change(ops...)
+	r, v := ringOfBackends(t, s, "cache", 4)
 	c := dial(t, s.XDS, "grpc-go-1", "cache")
 	keys := make([]string, 2000)
 	for i := range keys {
 		keys[i] = fmt.Sprintf("maglev-%d", i)
 	}
 	want := owners(t, r, v, keys)
-	if got := route(t, c, keys); !equal(got, want) {
+	if got := route(t, c, keys); !slices.Equal(got, want) {
 		t.Fatal("grpc-go does not route on the ring_hash version")
 	}
 	waitAck(t, r, "grpc-go-1", v)
@@ -40,7 +34,7 @@ func TestGrpcRefusesAMaglevRingAndSaysSo(t *testing.T) {
 		t.Fatalf("after the switch: %+v, want version %d and a failure of %d naming MAGLEV", failed, v, switched)
 	}
 	t.Logf("grpc-go's refusal, as ringd lists it: %q", failed.Failure.Error)
-	if got := route(t, c, keys); !equal(got, want) {
+	if got := route(t, c, keys); !slices.Equal(got, want) {
 		t.Fatal("grpc-go stopped routing on the version it holds")
 	}
 }

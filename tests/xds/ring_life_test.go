@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -61,7 +62,7 @@ func (l *life) check(version uint64, what string) {
 	}
 	settled := false
 	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); {
-		if equal(route(l.t, l.grpc, probe), want) {
+		if slices.Equal(route(l.t, l.grpc, probe), want) {
 			settled = true
 			break
 		}
@@ -88,18 +89,6 @@ func (l *life) check(version uint64, what string) {
 	l.checked += len(keys)
 	l.versions++
 	l.t.Logf("version %d (%s): %d keys, 0 disagreements", version, what, len(keys))
-}
-
-func equal(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // upserts adds nodes first..last-1 (named n<i>) with random weights.

@@ -43,14 +43,7 @@ func TestTheXDSPortServesMutualTLS(t *testing.T) {
 
 	s := ringdtest.Start(t, "--xds-listen", "127.0.0.1:0",
 		"--tls-cert", pki.ServerCert, "--tls-key", pki.ServerKey, "--tls-client-ca", pki.CA)
-	r := s.Ring("cache")
-	r.Create(map[string]any{"algorithm": "envoy_ring_hash"})
-	var ops []ringdtest.Op
-	for i := range 5 {
-		id := fmt.Sprintf("n%d", i)
-		ops = append(ops, ringdtest.Upsert(ringdtest.Node{ID: id, Address: startBackend(t, id).addr, Weight: i + 1}))
-	}
-	v := r.Change(ops...)
+	r, v := ringOfBackends(t, s, "cache", 5)
 
 	bootstrap := fmt.Sprintf(`{"xds_servers":[{"server_uri":%q,"channel_creds":[{"type":"tls","config":{"ca_certificate_file":%q,"certificate_file":%q,"private_key_file":%q}}],"server_features":["xds_v3"]}],"node":{"id":"tls-1"}}`,
 		s.XDS, pki.CA, pki.ClientCert, pki.ClientKey)
