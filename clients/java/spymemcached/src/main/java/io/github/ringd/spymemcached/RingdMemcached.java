@@ -199,7 +199,7 @@ public final class RingdMemcached implements AutoCloseable {
       if (delayMillis == 0) {
         follower.execute(this::catchUp);
       } else {
-        // Errors surface in catchUp, which runs on the follower; the Future holds nothing more.
+        // Nothing waits on the delayed retry: it only hands catchUp to the follower again.
         var unused = retirer.schedule(() -> schedule(0), delayMillis, TimeUnit.MILLISECONDS);
       }
     } catch (RejectedExecutionException e) {
@@ -296,7 +296,7 @@ public final class RingdMemcached implements AutoCloseable {
       retiring.add(old);
     }
     try {
-      // retire() logs nothing it could fail on; the Future carries no result worth keeping.
+      // Nothing waits on the retirement: close() shuts down every client still retiring.
       var unused =
           retirer.schedule(() -> retire(old), retireAfter.toMillis(), TimeUnit.MILLISECONDS);
     } catch (RejectedExecutionException e) {
