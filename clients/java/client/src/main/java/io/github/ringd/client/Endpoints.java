@@ -14,6 +14,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ScheduledFuture;
@@ -194,6 +195,10 @@ final class Endpoints {
       } catch (InterruptedException e) {
         cf.cancel(true);
         throw e;
+      } catch (CancellationException e) {
+        // Only close() cancels a request still awaited (Inflight): the thread is to stop, as when
+        // interrupted, rather than die of an uncaught exception on the application's stderr.
+        throw new InterruptedException("closed");
       } catch (ExecutionException e) {
         if (inflight.closed()) {
           throw new InterruptedException("closed");
